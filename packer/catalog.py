@@ -1,0 +1,67 @@
+"""The document catalog as a lookup table, and revision applicability."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from schemas import CatalogDocument, Revision
+
+
+@dataclass(frozen=True)
+class RevisionState:
+    """Where one revision stands at `as_of`: applicable, superseded, or not yet effective."""
+
+    applicable: str | None
+    effective: frozenset[str]
+    revisions: Mapping[str, Revision]
+
+
+class Catalog:
+    """Canonical access and version facts, keyed by (tenant_id, document_id).
+
+    Immutable once built, so one instance can be shared by all threads of a worker.
+    """
+
+    def __init__(self, documents: Iterable[CatalogDocument]) -> None:
+        table: dict[tuple[str, str], CatalogDocument] = {}
+        for doc in documents:
+            key = (doc.tenant_id, doc.document_id)
+            if key in table:
+                raise ValueError(f"catalog lists document {key} twice")
+            table[key] = doc
+        self._documents = table
+        self._revisions: dict[tuple[str, str], dict[str, Revision]] = {
+            key: {r.revision_id: r for r in doc.revisions} for key, doc in table.items()
+        }
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def get(self, tenant_id: str, document_id: str) -> CatalogDocument | None:
+        """The catalog entry, or None for an unknown document (callers fail closed)."""
+        return self._documents.get((tenant_id, document_id))
+
+    def revision_state(self, tenant_id: str, document_id: str, as_of: datetime) -> RevisionState:
+        """Which revision applies at `as_of`.
+
+        Effective revisions are those with `effective_at <= as_of`. A revision is
+        superseded when an effective revision names it in `supersedes`, directly or
+        through a chain. Of the remaining heads, the one with the latest
+        `effective_at` (ties: greatest `revision_id`) applies.
+        """
+        revisions = self._revisions.get((tenant_id, document_id), {})
+        effective = {rid for rid, r in revisions.items() if r.effective_at <= as_of}
+        superseded: set[str] = set()
+        for rid in effective:
+            target = revisions[rid].supersedes
+            while target is not None and target not in superseded:
+                superseded.add(target)
+                nxt = revisions.get(target)
+                target = nxt.supersedes if nxt is not None else None
+        heads = [revisions[rid] for rid in effective - superseded]
+        applicable = max(heads, key=lambda r: (r.effective_at, r.revision_id), default=None)
+        return RevisionState(
+            applicable=applicable.revision_id if applicable else None,
+            effective=frozenset(effective),
+            revisions=revisions,
+        )

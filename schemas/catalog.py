@@ -1,0 +1,29 @@
+"""The canonical document catalog: the only source of truth for access and revisions."""
+
+from pydantic import BaseModel, ConfigDict
+
+from schemas._types import NonEmptyStr, UtcDatetime
+
+
+class Revision(BaseModel):
+    """One revision of a document; `supersedes` names the revision it replaces."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    revision_id: NonEmptyStr
+    effective_at: UtcDatetime
+    supersedes: str | None = None
+
+
+class CatalogDocument(BaseModel):
+    """Access and version facts for one (tenant, document)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    tenant_id: NonEmptyStr
+    document_id: NonEmptyStr
+    allowed_users: tuple[str, ...] = ()
+    allowed_groups: tuple[str, ...] = ()
+    deleted: bool = False
+    sensitivity: str | None = None
+    revisions: tuple[Revision, ...] = ()

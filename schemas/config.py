@@ -1,0 +1,74 @@
+"""The packing config: every knob that changes a prompt, hashed into `config_hash`."""
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class UtilityWeights(_Config):
+    """Weights of the utility function that ranks candidates after facet coverage.
+
+    utility = relevance*r + new_facet*f + new_source*s + authority*a + recency*c
+              - redundancy*d - token_cost*(tokens / evidence budget)
+    Candidates are then filled by utility per token (see README, packing rules).
+    """
+
+    relevance: float = 1.0
+    new_facet: float = 0.5
+    new_source: float = 0.25
+    authority: float = 0.2
+    recency: float = 0.1
+    redundancy: float = 0.5
+    token_cost: float = 0.1
+
+
+class DedupConfig(_Config):
+    """Near-duplicate and conflict detection settings."""
+
+    near_duplicate_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+    minhash_permutations: int = Field(default=64, ge=16, le=512)
+    shingle_words: int = Field(default=3, ge=1, le=10)
+
+
+class PackingConfig(_Config):
+    """How one request is packed. Defaults are documented in the README."""
+
+    model: str = "gpt-4-turbo"
+    tokenizer: str = "cl100k_base"
+    tokenizer_file: str | None = None
+    input_limit: int = Field(default=8192, gt=0)
+    reserved_answer: int = Field(default=1024, ge=0)
+    safety_margin: int = Field(default=32, ge=0)
+    max_evidence_tokens: int | None = Field(default=None, gt=0)
+    order_policy: OrderPolicy = "relevance"
+    per_document_cap: int = Field(default=3, ge=1)
+    weights: UtilityWeights = UtilityWeights()
+    dedup: DedupConfig = DedupConfig()
+    enable_dedup: bool = True
+    enable_facet_coverage: bool = True
+    enable_document_cap: bool = True
+
+    @model_validator(mode="after")
+    def _fits(self) -> "PackingConfig":
+        if self.reserved_answer + self.safety_margin >= self.input_limit:
+            raise ValueError(
+                f"reserved_answer ({self.reserved_answer}) + safety_margin "
+                f"({self.safety_margin}) must be below input_limit ({self.input_limit})"
+            )
+        return self
+
+    def canonical_json(self) -> str:
+        """Sorted-key JSON of every setting: the input of `config_hash`."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def config_hash(self) -> str:
+        """Short stable hash naming this exact configuration in manifests."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]

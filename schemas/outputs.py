@@ -1,0 +1,132 @@
+"""Output records: the prompt message and the audit rows (ids only, never evidence text)."""
+
+from pydantic import BaseModel, ConfigDict
+
+from schemas._types import UtcDatetime
+from schemas.reasons import ExclusionReason
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RenderedMessage(_Output):
+    """One chat message of the rendered prompt."""
+
+    role: str
+    content: str
+
+
+class LabelEntry(_Output):
+    """Request-local citation label and the evidence it stands for."""
+
+    label: str
+    evidence_id: str
+
+
+class PromptMessage(_Output):
+    """What the generation queue receives for one request."""
+
+    request_id: str
+    tenant_id: str
+    model: str
+    messages: list[RenderedMessage]
+    label_map: list[LabelEntry]
+    prompt_tokens: int
+    builder_version: str
+    config_hash: str
+
+
+class BudgetLedger(_Output):
+    """The token ledger of one prompt, counted with the configured tokenizer."""
+
+    input_limit: int
+    reserved_answer: int
+    safety_margin: int
+    available: int
+    used: int
+    prompt_tokens: int
+
+
+class ManifestEvidence(_Output):
+    """One packed evidence block: its label, identity and cost."""
+
+    label: str
+    evidence_id: str
+    document_id: str
+    revision_id: str
+    chunk_id: str
+    source_url: str
+    tokens: int
+    facets: list[str]
+    derived_from: list[str]
+
+
+class Conflict(_Output):
+    """Passages from different documents that agree but for numbers, dates or names."""
+
+    evidence_ids: list[str]
+    labels: list[str]
+
+
+class ReasonCount(_Output):
+    """How many candidates one reason excluded."""
+
+    reason: str
+    count: int
+
+
+class ManifestRow(_Output):
+    """The audit record of one request: enough to rebuild and verify its prompt."""
+
+    request_id: str
+    tenant_id: str
+    event_time: UtcDatetime | None
+    as_of: UtcDatetime | None
+    builder_version: str
+    config_hash: str
+    model: str
+    tokenizer: str
+    budget: BudgetLedger
+    order_policy: str
+    candidates_in: int
+    evidence: list[ManifestEvidence]
+    uncovered_facets: list[str]
+    conflicts: list[Conflict]
+    excluded: list[ReasonCount]
+    prompt_sha256: str
+
+
+class ExclusionRecord(_Output):
+    """One left-out candidate and its single reason."""
+
+    request_id: str
+    tenant_id: str
+    event_time: UtcDatetime | None
+    evidence_id: str
+    document_id: str | None
+    revision_id: str | None
+    reason: ExclusionReason
+    detail: str
+    builder_version: str
+
+
+class ExclusionCount(_Output):
+    """Exclusions per tenant and reason, over a window (or the whole batch run)."""
+
+    tenant_id: str
+    reason: str
+    count: int
+    window_start: UtcDatetime | None
+    window_end: UtcDatetime | None
+
+
+class DeadLetter(_Output):
+    """An input that could not be processed, kept whole with the reason."""
+
+    stage: str
+    error: str
+    payload: str
+    source: str
+    request_id: str | None
+    builder_version: str
