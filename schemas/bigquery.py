@@ -17,10 +17,7 @@ _BQ_TYPES = {
 
 
 def _bq_field(spec: FieldSpec) -> dict[str, Any]:
-    if spec.repeated:
-        mode = "REPEATED"
-    else:
-        mode = "NULLABLE" if spec.nullable else "REQUIRED"
+    mode = "REPEATED" if spec.repeated else "NULLABLE" if spec.nullable else "REQUIRED"
     field: dict[str, Any] = {"name": spec.name, "type": _BQ_TYPES[spec.kind], "mode": mode}
     if spec.children:
         field["fields"] = [_bq_field(c) for c in spec.children]

@@ -88,3 +88,12 @@ class Request(_Input):
     history: bool = False
     budget: BudgetOverride | None = None
     candidates: tuple[Candidate, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_evidence(self) -> "Request":
+        seen: set[str] = set()
+        for cand in self.candidates:
+            if cand.evidence_id in seen:
+                raise ValueError(f"evidence_id {cand.evidence_id!r} appears twice in the request")
+            seen.add(cand.evidence_id)
+        return self

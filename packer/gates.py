@@ -1,0 +1,120 @@
+"""Gates: reauthorize, check provenance, applicable revision, policy.
+
+Every candidate either passes as `Evidence` or is excluded with exactly one
+reason. Candidate-supplied ACL, tenant and date fields are never trusted: the
+catalog decides.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from packer.catalog import Catalog, RevisionState
+from packer.records import Evidence, normalize_text, score_of, sha256_hex
+from schemas import Candidate, CatalogDocument, ExclusionReason, Request
+from schemas._types import SENSITIVITY_LEVELS
+
+R = ExclusionReason
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A candidate left out, with its single reason and a short, text-free detail."""
+
+    candidate: Candidate
+    reason: ExclusionReason
+    detail: str
+
+
+def _authorization(
+    request: Request, cand: Candidate, doc: CatalogDocument | None
+) -> Exclusion | None:
+    if cand.tenant_id is not None and cand.tenant_id != request.tenant_id:
+        return Exclusion(cand, R.UNAUTHORIZED, "candidate belongs to another tenant")
+    if doc is None:
+        return Exclusion(cand, R.UNKNOWN_DOCUMENT, "document not in the tenant's catalog")
+    principal = request.principal
+    if principal.user_id not in doc.allowed_users and not set(principal.groups) & set(
+        doc.allowed_groups
+    ):
+        return Exclusion(cand, R.UNAUTHORIZED, "principal not allowed by the catalog")
+    if doc.deleted:
+        return Exclusion(cand, R.DELETED, "document deleted in the catalog")
+    return None
+
+
+def _provenance(cand: Candidate) -> Exclusion | None:
+    missing = [
+        name
+        for name in ("tenant_id", "revision_id", "source_url", "text_sha256")
+        if not getattr(cand, name)
+    ]
+    if not cand.chunk_id and cand.span is None:
+        missing.append("chunk_id or span")
+    if missing:
+        return Exclusion(cand, R.MISSING_PROVENANCE, "missing " + ", ".join(missing))
+    if cand.text_sha256.lower() != sha256_hex(cand.text):  # type: ignore[union-attr]
+        return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
+    return None
+
+
+def _revision(cand: Candidate, state: RevisionState, history: bool) -> Exclusion | None:
+    rid = cand.revision_id
+    if rid not in state.revisions:
+        return Exclusion(cand, R.UNKNOWN_DOCUMENT, f"revision {rid} not in the catalog")
+    if rid not in state.effective:
+        return Exclusion(cand, R.NOT_YET_EFFECTIVE, f"revision {rid} not effective at as_of")
+    if rid != state.applicable and not history:
+        return Exclusion(cand, R.SUPERSEDED, f"revision {rid} superseded by {state.applicable}")
+    return None
+
+
+def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion | None:
+    labels = [label for label in (doc.sensitivity, cand.sensitivity) if label is not None]
+    unknown = [label for label in labels if label not in SENSITIVITY_LEVELS]
+    if unknown:
+        return Exclusion(cand, R.POLICY_BLOCKED, f"unknown sensitivity label {unknown[0]}")
+    allowed = SENSITIVITY_LEVELS.index(clearance)
+    if any(SENSITIVITY_LEVELS.index(label) > allowed for label in labels):
+        return Exclusion(cand, R.POLICY_BLOCKED, f"sensitivity above clearance {clearance}")
+    return None
+
+
+def apply_gates(
+    request: Request, catalog: Catalog, as_of: datetime
+) -> tuple[list[Evidence], list[Exclusion]]:
+    """Split a request's candidates into gated evidence and exclusions, gates in order."""
+    passed: list[Evidence] = []
+    excluded: list[Exclusion] = []
+    states: dict[str, RevisionState] = {}
+    tenant = request.tenant_id
+    for cand in request.candidates:
+        doc = catalog.get(tenant, cand.document_id) if cand.document_id else None
+        verdict = _authorization(request, cand, doc) or _provenance(cand)
+        if verdict is None:
+            assert doc is not None
+            state = states.get(doc.document_id)
+            if state is None:
+                state = states[doc.document_id] = catalog.revision_state(
+                    tenant, doc.document_id, as_of
+                )
+            verdict = _revision(cand, state, request.history) or _policy(
+                cand, doc, request.principal.clearance
+            )
+            if verdict is None:
+                revision = state.revisions[cand.revision_id]  # type: ignore[index]
+                passed.append(
+                    Evidence(
+                        candidate=cand,
+                        document_id=doc.document_id,
+                        revision_id=revision.revision_id,
+                        effective_at=revision.effective_at,
+                        text=cand.text,
+                        normalized=normalize_text(cand.text),
+                        score=score_of(cand),
+                        facets=tuple(sorted(set(cand.query_facets))),
+                        span=(cand.span.start, cand.span.end) if cand.span else None,
+                    )
+                )
+                continue
+        excluded.append(verdict)
+    return passed, excluded

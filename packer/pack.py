@@ -1,0 +1,333 @@
+"""`pack_request`: one request in, its prompt, manifest and exclusions out.
+
+Deterministic: candidates are processed in evidence-id order and every tie
+breaks on stable ids, so input order, runner and worker count never change a
+byte of the result.
+"""
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from packer.catalog import Catalog
+from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
+from packer.gates import Exclusion, apply_gates
+from packer.order import order_records
+from packer.records import Evidence
+from packer.render import block_body, prompt_tokens, render_block, render_notes, render_user
+from packer.render import messages as render_messages
+from packer.select import SelectionInput, SelectionPolicy, select
+from packer.tokens import TokenCounter
+from packer.version import BUILDER_VERSION
+from schemas import (
+    BudgetLedger,
+    Conflict,
+    ExclusionReason,
+    ExclusionRecord,
+    LabelEntry,
+    ManifestEvidence,
+    ManifestRow,
+    PackingConfig,
+    PromptMessage,
+    ReasonCount,
+    RenderedMessage,
+    Request,
+)
+
+R = ExclusionReason
+
+
+class PackError(ValueError):
+    """The request cannot be packed at all (e.g. its question alone exceeds the limit)."""
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """Everything one request produces."""
+
+    prompt: PromptMessage
+    manifest: ManifestRow
+    exclusions: list[ExclusionRecord]
+
+
+@dataclass(frozen=True)
+class _Limits:
+    input_limit: int
+    reserved_answer: int
+    max_evidence_tokens: int | None
+
+
+def _limits(request: Request, config: PackingConfig) -> _Limits:
+    override = request.budget
+    return _Limits(
+        input_limit=(override and override.input_limit) or config.input_limit,
+        reserved_answer=(
+            override.reserved_answer
+            if override is not None and override.reserved_answer is not None
+            else config.reserved_answer
+        ),
+        max_evidence_tokens=(override and override.max_evidence_tokens)
+        or config.max_evidence_tokens,
+    )
+
+
+def _dedup(
+    records: list[Evidence], config: PackingConfig
+) -> tuple[list[Evidence], dict[str, ExclusionReason], list[Exclusion]]:
+    """Run the three dedup levels; return kept records, folded ids' reasons, near drops."""
+    if not config.enable_dedup:
+        return records, {}, []
+    kept, folded = dedup_exact(records)
+    folded_reason = {r.evidence_id: R.DUPLICATE_EXACT for r in folded}
+    kept, merged = merge_overlaps(kept)
+    folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
+    kept, near = drop_near_duplicates(kept, config.dedup)
+    return kept, folded_reason, near
+
+
+def _evidence_budget(
+    request: Request, config: PackingConfig, limits: _Limits, tokens: TokenCounter
+) -> tuple[int, int]:
+    """(evidence budget, tokens of the evidence-free prompt) from the ledger.
+
+    budget = input limit - rendered system text and question - reserved answer
+    - safety margin, capped by `max_evidence_tokens`.
+    """
+    base = prompt_tokens(tokens, render_user([], [], "", request.question))
+    available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
+    if available < tokens.count(render_notes([], [], has_evidence=False)):
+        raise PackError(
+            f"question and instructions take {base} tokens: no room under input_limit "
+            f"{limits.input_limit} with reserved_answer {limits.reserved_answer}"
+        )
+    if limits.max_evidence_tokens is not None:
+        return min(available, limits.max_evidence_tokens), base
+    return available, base
+
+
+def _notes_reserve(
+    kept: list[Evidence], conflicts: list[tuple[str, ...]], request: Request, tokens: TokenCounter
+) -> int:
+    """Tokens set aside for the label list and notes, at their worst case."""
+    widest = f"E{max(1, len(kept))}"
+    worst = render_notes([[widest] * len(g) for g in conflicts], request.facets, has_evidence=True)
+    listed = render_user([], [widest] * len(kept), "", "")
+    return tokens.count(worst) + tokens.count(listed)
+
+
+@dataclass
+class _Rendered:
+    """One rendering of the chosen evidence, with its exact token count."""
+
+    ordered: list[Evidence]
+    labels: dict[str, str]
+    uncovered: list[str]
+    user: str
+    prompt_tokens: int
+
+
+def _render(
+    chosen: list[Evidence],
+    bodies: dict[str, str],
+    conflicts: list[tuple[str, ...]],
+    request: Request,
+    config: PackingConfig,
+    tokens: TokenCounter,
+) -> _Rendered:
+    ordered = order_records(chosen, config.order_policy)
+    labels = {r.evidence_id: f"E{i}" for i, r in enumerate(ordered, start=1)}
+    conflict_labels = [
+        [labels[e] for e in group if e in labels]
+        for group in conflicts
+        if sum(e in labels for e in group) > 1
+    ]
+    uncovered = sorted(set(request.facets) - {f for r in ordered for f in r.facets})
+    notes = render_notes(conflict_labels, uncovered, has_evidence=bool(ordered))
+    blocks = [render_block(labels[r.evidence_id], bodies[r.evidence_id]) for r in ordered]
+    user = render_user(blocks, list(labels.values()), notes, request.question)
+    return _Rendered(ordered, labels, uncovered, user, prompt_tokens(tokens, user))
+
+
+def pack_request(
+    request: Request,
+    catalog: Catalog,
+    config: PackingConfig,
+    tokens: TokenCounter,
+    event_time: datetime | None = None,
+) -> PackResult:
+    """Gate, deduplicate, select, order, label and render one request.
+
+    `event_time` stands in when the request carries neither `event_time` nor
+    `as_of` (the run's start in batch, the publish time in streaming).
+    Raises `PackError` when even an evidence-free prompt cannot fit.
+    """
+    event_time = request.event_time or event_time
+    as_of = request.as_of or event_time
+    if as_of is None:
+        raise PackError("request has no as_of or event_time, and none was supplied")
+    limits = _limits(request, config)
+    request = request.model_copy(
+        update={"candidates": tuple(sorted(request.candidates, key=lambda c: c.evidence_id))}
+    )
+    by_id = {c.evidence_id: c for c in request.candidates}
+
+    gated, exclusions = apply_gates(request, catalog, as_of)
+    kept, folded_reason, near = _dedup(gated, config)
+    exclusions.extend(near)
+    kept.sort(key=Evidence.rank_key)
+    conflicts = find_conflicts(kept)
+
+    budget, base = _evidence_budget(request, config, limits, tokens)
+    bodies = {r.evidence_id: block_body(r) for r in kept}
+    label_cost = tokens.count(render_block(f"E{max(1, len(kept))}", "")) + 1
+    items = [SelectionInput(r, tokens.count(bodies[r.evidence_id]) + label_cost) for r in kept]
+    selection = select(
+        items,
+        request.facets if config.enable_facet_coverage else (),
+        conflicts,
+        SelectionPolicy(
+            budget=max(0, budget - _notes_reserve(kept, conflicts, request, tokens)),
+            weights=config.weights,
+            per_document_cap=config.per_document_cap if config.enable_document_cap else None,
+            facet_coverage=config.enable_facet_coverage,
+            as_of=as_of,
+        ),
+    )
+    left_out = dict(selection.left_out)
+    chosen = [item.record for item in selection.chosen]
+    rendered = _render(chosen, bodies, conflicts, request, config, tokens)
+    # The exact count is the admission control: estimates that ran over drop the
+    # least valuable block (the last chosen) until the prompt fits.
+    while chosen and (
+        rendered.prompt_tokens + limits.reserved_answer + config.safety_margin > limits.input_limit
+        or rendered.prompt_tokens - base > budget
+    ):
+        left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
+        rendered = _render(chosen, bodies, conflicts, request, config, tokens)
+
+    for record in kept:
+        reason = left_out.get(record.evidence_id)
+        if reason is None:
+            continue
+        exclusions.append(Exclusion(record.candidate, reason, f"{reason.value} at budget {budget}"))
+        exclusions.extend(
+            Exclusion(by_id[f], folded_reason[f], f"folded into {record.evidence_id}")
+            for f in record.derived_from
+        )
+    block_tokens = {
+        r.evidence_id: tokens.count(render_block(rendered.labels[r.evidence_id], ""))
+        + tokens.count(bodies[r.evidence_id])
+        for r in rendered.ordered
+    }
+    return _result(
+        request,
+        config,
+        limits,
+        event_time,
+        as_of,
+        rendered,
+        block_tokens,
+        conflicts,
+        exclusions,
+        base,
+        budget,
+        tokens.name,
+    )
+
+
+def _result(
+    request: Request,
+    config: PackingConfig,
+    limits: _Limits,
+    event_time: datetime | None,
+    as_of: datetime,
+    rendered: _Rendered,
+    block_tokens: dict[str, int],
+    conflicts: list[tuple[str, ...]],
+    exclusions: list[Exclusion],
+    base: int,
+    budget: int,
+    tokenizer: str,
+) -> PackResult:
+    """Assemble the prompt message and the audit rows (ids only, no evidence text)."""
+    ordered, labels = rendered.ordered, rendered.labels
+    messages = [
+        RenderedMessage(role=role, content=text) for role, text in render_messages(rendered.user)
+    ]
+    prompt_sha = hashlib.sha256(
+        json.dumps([m.model_dump() for m in messages], sort_keys=True).encode()
+    ).hexdigest()
+    config_hash = config.config_hash()
+    exclusions.sort(key=lambda x: x.candidate.evidence_id)
+    counts = Counter(x.reason.value for x in exclusions)
+    prompt = PromptMessage(
+        request_id=request.request_id,
+        tenant_id=request.tenant_id,
+        model=config.model,
+        messages=messages,
+        label_map=[
+            LabelEntry(label=labels[r.evidence_id], evidence_id=r.evidence_id) for r in ordered
+        ],
+        prompt_tokens=rendered.prompt_tokens,
+        builder_version=BUILDER_VERSION,
+        config_hash=config_hash,
+    )
+    evidence = [
+        ManifestEvidence(
+            label=labels[r.evidence_id],
+            evidence_id=r.evidence_id,
+            document_id=r.document_id,
+            revision_id=r.revision_id,
+            chunk_id=r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
+            source_url=r.candidate.source_url or "",
+            tokens=block_tokens[r.evidence_id],
+            facets=list(r.facets),
+            derived_from=sorted(r.derived_from),
+        )
+        for r in ordered
+    ]
+    manifest = ManifestRow(
+        request_id=request.request_id,
+        tenant_id=request.tenant_id,
+        event_time=event_time,
+        as_of=as_of,
+        builder_version=BUILDER_VERSION,
+        config_hash=config_hash,
+        model=config.model,
+        tokenizer=tokenizer,
+        budget=BudgetLedger(
+            input_limit=limits.input_limit,
+            reserved_answer=limits.reserved_answer,
+            safety_margin=config.safety_margin,
+            available=budget,
+            used=rendered.prompt_tokens - base,
+            prompt_tokens=rendered.prompt_tokens,
+        ),
+        order_policy=config.order_policy,
+        candidates_in=len(request.candidates),
+        evidence=evidence,
+        uncovered_facets=rendered.uncovered,
+        conflicts=[
+            Conflict(evidence_ids=list(g), labels=[labels[e] for e in g if e in labels])
+            for g in conflicts
+        ],
+        excluded=[ReasonCount(reason=r, count=n) for r, n in sorted(counts.items())],
+        prompt_sha256=prompt_sha,
+    )
+    records = [
+        ExclusionRecord(
+            request_id=request.request_id,
+            tenant_id=request.tenant_id,
+            event_time=event_time,
+            evidence_id=x.candidate.evidence_id,
+            document_id=x.candidate.document_id,
+            revision_id=x.candidate.revision_id,
+            reason=x.reason,
+            detail=x.detail,
+            builder_version=BUILDER_VERSION,
+        )
+        for x in exclusions
+    ]
+    return PackResult(prompt=prompt, manifest=manifest, exclusions=records)

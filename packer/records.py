@@ -1,0 +1,55 @@
+"""The packer's working record: a gated candidate with its derived facts computed once."""
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from schemas import Candidate
+
+
+def normalize_text(text: str) -> str:
+    """Unicode NFKC, case-folded, whitespace collapsed: the exact-duplicate key."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().split())
+
+
+def sha256_hex(text: str) -> str:
+    """SHA-256 of the UTF-8 bytes: the provenance hash rule."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def score_of(candidate: Candidate) -> float:
+    """The ranking score: the reranker's when present, else the retriever's."""
+    return (
+        candidate.rerank_score if candidate.rerank_score is not None else candidate.retrieval_score
+    )
+
+
+@dataclass(slots=True)
+class Evidence:
+    """A candidate that passed the gates; mutable only while dedup merges it.
+
+    `derived_from` names the other candidates folded into this one (exact
+    duplicates, merged overlapping spans): they reach the prompt through it.
+    """
+
+    candidate: Candidate
+    document_id: str
+    revision_id: str
+    effective_at: datetime | None
+    text: str
+    normalized: str
+    score: float
+    facets: tuple[str, ...]
+    span: tuple[int, int] | None
+    derived_from: list[str] = field(default_factory=list)
+
+    @property
+    def evidence_id(self) -> str:
+        return self.candidate.evidence_id
+
+    def rank_key(self) -> tuple[float, str]:
+        """Best first: higher score, then the stable id."""
+        return (-self.score, self.candidate.evidence_id)
