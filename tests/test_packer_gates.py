@@ -1,0 +1,163 @@
+"""Each gate rule, with the edge cases a reviewer would try."""
+
+import pytest
+
+from packer import Catalog, TokenCounter, pack_request
+from schemas import PackingConfig, Principal, Revision
+from tests.factories import candidate, document, request, sha
+
+
+@pytest.fixture(scope="module")
+def tokens() -> TokenCounter:
+    return TokenCounter.load()
+
+
+def reasons(result) -> dict[str, str]:
+    return {x.evidence_id: x.reason.value for x in result.exclusions}
+
+
+def packed(result) -> set[str]:
+    return {e.evidence_id for e in result.manifest.evidence}
+
+
+def run(tokens, catalog_docs, *cands, **req):
+    return pack_request(request(*cands, **req), Catalog(catalog_docs), PackingConfig(), tokens)
+
+
+def test_same_document_id_in_another_tenant_is_not_authorization(tokens):
+    docs = [document("d1", tenant_id="t2", allowed_users=("u1",))]
+    result = run(tokens, docs, candidate("e1", "d1"))
+    assert reasons(result) == {"e1": "unknown_document"}
+
+
+def test_candidate_claiming_another_tenant_is_unauthorized(tokens):
+    docs = [document("d1"), document("d1", tenant_id="t2")]
+    result = run(tokens, docs, candidate("e1", "d1", tenant_id="t2"))
+    assert reasons(result) == {"e1": "unauthorized"}
+
+
+def test_group_only_access_admits_and_missing_group_refuses(tokens):
+    docs = [document("d1", allowed_groups=("support",)), document("d2", allowed_groups=("legal",))]
+    result = run(tokens, docs, candidate("e1", "d1"), candidate("e2", "d2"))
+    assert packed(result) == {"e1"}
+    assert reasons(result) == {"e2": "unauthorized"}
+
+
+def test_user_grant_admits_without_group(tokens):
+    docs = [document("d1", allowed_groups=(), allowed_users=("u1",))]
+    principal = Principal(user_id="u1", groups=())
+    result = run(tokens, docs, candidate("e1", "d1"), principal=principal)
+    assert packed(result) == {"e1"}
+
+
+def test_candidate_acl_snapshot_is_not_trusted(tokens):
+    docs = [document("d1", allowed_groups=("legal",))]
+    result = run(tokens, docs, candidate("e1", "d1", acl_snapshot=("support",)))
+    assert reasons(result) == {"e1": "unauthorized"}
+
+
+def test_unknown_document_fails_closed(tokens):
+    result = run(tokens, [document("d1")], candidate("e1", "nope"))
+    assert reasons(result) == {"e1": "unknown_document"}
+
+
+def test_deleted_document(tokens):
+    result = run(tokens, [document("d1", deleted=True)], candidate("e1", "d1"))
+    assert reasons(result) == {"e1": "deleted"}
+
+
+@pytest.mark.parametrize("field", ["revision_id", "source_url", "text_sha256", "tenant_id"])
+def test_missing_provenance(tokens, field):
+    result = run(tokens, [document("d1")], candidate("e1", "d1", **{field: None}))
+    assert reasons(result) == {"e1": "missing_provenance"}
+
+
+def test_span_can_stand_in_for_chunk_id(tokens):
+    text = "Returns within 30 days."
+    cand = candidate("e1", "d1", text=text, chunk_id=None, span={"start": 0, "end": len(text)})
+    result = run(tokens, [document("d1")], cand)
+    assert packed(result) == {"e1"}
+    assert result.manifest.evidence[0].chunk_id == f"span:0-{len(text)}"
+
+
+def test_hash_mismatch(tokens):
+    result = run(tokens, [document("d1")], candidate("e1", "d1", text_sha256=sha("other text")))
+    assert reasons(result) == {"e1": "hash_mismatch"}
+
+
+def _versioned(**fields):
+    return document(
+        "d1",
+        revisions=(
+            Revision(revision_id="r1", effective_at="2026-01-01T00:00:00Z"),
+            Revision(revision_id="r2", effective_at="2026-03-01T00:00:00Z", supersedes="r1"),
+            Revision(revision_id="r3", effective_at="2026-07-01T00:00:00Z", supersedes="r2"),
+            Revision(revision_id="r4", effective_at="2026-09-01T00:00:00Z", supersedes="r3"),
+        ),
+        **fields,
+    )
+
+
+def _four_revisions():
+    return [
+        candidate(f"e{i}", "d1", revision_id=f"r{i}", text=f"Rule version {i}.")
+        for i in range(1, 5)
+    ]
+
+
+def test_supersedes_chain_and_revision_effective_exactly_at_as_of(tokens):
+    result = run(tokens, [_versioned()], *_four_revisions())
+    assert packed(result) == {"e3"}  # r3 takes effect exactly at as_of
+    assert reasons(result) == {"e1": "superseded", "e2": "superseded", "e4": "not_yet_effective"}
+
+
+def test_history_keeps_earlier_revisions_but_not_future_ones(tokens):
+    result = run(tokens, [_versioned()], *_four_revisions(), history=True)
+    assert packed(result) == {"e1", "e2", "e3"}
+    assert reasons(result) == {"e4": "not_yet_effective"}
+    revisions = {e.revision_id for e in result.manifest.evidence}
+    assert revisions == {"r1", "r2", "r3"}
+    assert 'revision="r1"' in result.prompt.messages[1].content
+
+
+def test_revision_unknown_to_catalog(tokens):
+    result = run(tokens, [document("d1")], candidate("e1", "d1", revision_id="r9"))
+    assert reasons(result) == {"e1": "unknown_document"}
+
+
+def test_candidate_effective_at_is_not_trusted(tokens):
+    cand = candidate("e1", "d1", revision_id="r2", effective_at="2020-01-01T00:00:00Z")
+    docs = [
+        document("d1", revisions=(Revision(revision_id="r2", effective_at="2027-01-01T00:00:00Z"),))
+    ]
+    assert reasons(run(tokens, docs, cand)) == {"e1": "not_yet_effective"}
+
+
+def test_as_of_defaults_to_event_time(tokens):
+    docs = [_versioned()]
+    result = run(tokens, docs, *_four_revisions(), as_of=None, event_time="2026-04-01T00:00:00Z")
+    assert packed(result) == {"e2"}
+
+
+def test_policy_gate_sensitivity_against_clearance(tokens):
+    docs = [document("d1", sensitivity="confidential"), document("d2"), document("d3")]
+    cands = [
+        candidate("e1", "d1"),
+        candidate("e2", "d2", sensitivity="restricted"),
+        candidate("e3", "d3", sensitivity="made-up"),
+    ]
+    result = run(tokens, docs, *cands)
+    assert reasons(result) == {
+        "e1": "policy_blocked",
+        "e2": "policy_blocked",
+        "e3": "policy_blocked",
+    }
+    cleared = Principal(user_id="u1", groups=("support",), clearance="restricted")
+    result = run(tokens, docs, *cands[:2], principal=cleared)
+    assert packed(result) == {"e1", "e2"}
+
+
+def test_gates_run_in_order_unauthorized_before_provenance(tokens):
+    docs = [document("d1", allowed_groups=("legal",))]
+    result = run(tokens, docs, candidate("e1", "d1", source_url=None))
+    assert reasons(result) == {"e1": "unauthorized"}
