@@ -1,0 +1,154 @@
+"""Start the real Pub/Sub and BigQuery emulators on free ports, and stop them.
+
+Used by the test fixtures and by the local streaming demo. Each emulator runs in
+its own process group so stopping it also stops the JVM or server it spawns.
+Clients find them through `PUBSUB_EMULATOR_HOST` (host:port, no scheme) and
+`BIGQUERY_EMULATOR_HOST` (with scheme), which `Emulators.env()` returns.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+PUBSUB_EMULATOR = Path(
+    os.environ.get(
+        "PUBSUB_EMULATOR_BIN",
+        "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator",
+    )
+)
+STARTUP_SECONDS = 90.0
+
+
+class EmulatorError(RuntimeError):
+    """An emulator could not be started; the message says how to install it."""
+
+
+def free_port() -> int:
+    """A TCP port free right now on 127.0.0.1 (the emulator binds it next)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@contextmanager
+def _process(name: str, argv: list[str], ready_url: str) -> Iterator[None]:
+    """Run `argv` until the context exits, once `ready_url` answers 200."""
+    with tempfile.TemporaryFile(prefix=f"{name}-") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while not _http_ok(ready_url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = log.read().decode(errors="replace")[-2000:]
+                    raise EmulatorError(f"{name} did not start ({argv[0]}):\n{tail}")
+                time.sleep(0.3)
+            yield
+        finally:
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@contextmanager
+def pubsub_emulator() -> Iterator[str]:
+    """The Pub/Sub emulator; yields its `PUBSUB_EMULATOR_HOST` value."""
+    if not PUBSUB_EMULATOR.exists():
+        raise EmulatorError(
+            f"{PUBSUB_EMULATOR} is missing: install the Debian package "
+            "google-cloud-cli-pubsub-emulator (or set PUBSUB_EMULATOR_BIN)"
+        )
+    port = free_port()
+    argv = [str(PUBSUB_EMULATOR), "--host=127.0.0.1", f"--port={port}"]
+    with _process("pubsub-emulator", argv, f"http://127.0.0.1:{port}/"):
+        yield f"127.0.0.1:{port}"
+
+
+def _bqemulator_bin() -> str:
+    beside_python = Path(sys.executable).with_name("bqemulator")
+    found = str(beside_python) if beside_python.exists() else shutil.which("bqemulator")
+    if not found:
+        raise EmulatorError("bqemulator is missing: pip install -e '.[emulators]'")
+    return found
+
+
+@contextmanager
+def bigquery_emulator(project: str) -> Iterator[str]:
+    """The BigQuery emulator (bqemulator, in memory); yields `BIGQUERY_EMULATOR_HOST`."""
+    rest, grpc = free_port(), free_port()
+    argv = [
+        _bqemulator_bin(),
+        "start",
+        "--rest-host",
+        "127.0.0.1",
+        "--rest-port",
+        str(rest),
+        "--grpc-port",
+        str(grpc),
+        "--ephemeral",
+        "--project",
+        project,
+    ]
+    host = f"http://127.0.0.1:{rest}"
+    with _process("bigquery-emulator", argv, f"{host}/bigquery/v2/projects/{project}/datasets"):
+        yield host
+
+
+@dataclass(frozen=True)
+class Emulators:
+    """Where the running emulators listen, for one GCP project id."""
+
+    project: str
+    pubsub_host: str
+    bigquery_host: str
+
+    def env(self) -> dict[str, str]:
+        """The environment variables the Google clients read to find the emulators."""
+        return {
+            "PUBSUB_EMULATOR_HOST": self.pubsub_host,
+            "BIGQUERY_EMULATOR_HOST": self.bigquery_host,
+            "GOOGLE_CLOUD_PROJECT": self.project,
+        }
+
+
+@contextmanager
+def emulators(project: str) -> Iterator[Emulators]:
+    """Both emulators, started side by side and stopped on exit."""
+    with ExitStack() as stack:
+        pubsub = stack.enter_context(pubsub_emulator())
+        bigquery = stack.enter_context(bigquery_emulator(project))
+        yield Emulators(project, pubsub, bigquery)

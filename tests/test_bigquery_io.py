@@ -1,0 +1,97 @@
+"""The BigQuery sink and table creation, against the real BigQuery emulator."""
+
+from datetime import UTC, datetime
+
+import apache_beam as beam
+import pytest
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+from apache_beam.testing.util import assert_that, equal_to
+from google.api_core import exceptions as api_exceptions
+
+from schemas import ExclusionRecord
+from schemas.bigquery import bigquery_schema
+from transforms.bigquery_io import (
+    AUDIT_TABLES,
+    DEAD_LETTER_STAGE,
+    WriteToBigQueryRows,
+    bigquery_client,
+    create_tables,
+    is_transient,
+)
+
+pytestmark = pytest.mark.emulators
+
+
+def _exclusion(i: int) -> ExclusionRecord:
+    return ExclusionRecord(
+        request_id=f"r{i}",
+        tenant_id=f"t{i % 2}",
+        event_time=datetime(2026, 3, 1, 12, i, tzinfo=UTC),
+        evidence_id=f"e{i}",
+        document_id=None,
+        revision_id=None,
+        reason="unauthorized",
+        detail="group not granted",
+        builder_version="b",
+    )
+
+
+def test_create_tables_derives_schema_partitioning_and_clustering(gcp_emulators) -> None:
+    client = bigquery_client(gcp_emulators.project)
+    ids = create_tables(client, "audit_create")
+    assert create_tables(client, "audit_create") == ids  # idempotent
+    for table_id, spec in zip(ids, AUDIT_TABLES.values(), strict=True):
+        table = client.get_table(table_id)
+        assert [f.to_api_repr()["name"] for f in table.schema] == [
+            f["name"] for f in bigquery_schema(spec.model)
+        ]
+        assert table.time_partitioning.field == spec.partition_field
+        assert table.clustering_fields == ["tenant_id"]
+
+
+def test_sink_writes_rows_that_read_back_equal(gcp_emulators) -> None:
+    client = bigquery_client(gcp_emulators.project)
+    create_tables(client, "audit_sink", [AUDIT_TABLES["exclusions"]])
+    table_id = f"{gcp_emulators.project}.audit_sink.exclusions"
+    records = [_exclusion(i) for i in range(7)]
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        letters = (
+            p
+            | beam.Create(records)
+            | WriteToBigQueryRows(table_id, row_id=lambda r: r["evidence_id"], batch_size=3)
+        )
+        assert_that(letters, equal_to([]))
+    rows = client.query(f"SELECT * FROM `{table_id}`").result()
+    read_back = sorted((ExclusionRecord.model_validate(dict(r)) for r in rows), key=str)
+    assert read_back == sorted(records, key=str)
+
+
+def test_permanent_error_becomes_dead_letters_not_a_failure(gcp_emulators) -> None:
+    missing = f"{gcp_emulators.project}.audit_sink_missing.nowhere"
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        letters = p | beam.Create([_exclusion(1), _exclusion(2)]) | WriteToBigQueryRows(missing)
+        assert_that(
+            letters | beam.Map(lambda d: (d.stage, d.source, d.request_id)),
+            equal_to([(DEAD_LETTER_STAGE, missing, "r1"), (DEAD_LETTER_STAGE, missing, "r2")]),
+        )
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (api_exceptions.ServiceUnavailable("x"), True),
+        (api_exceptions.TooManyRequests("x"), True),
+        (ConnectionError("reset"), True),
+        (api_exceptions.from_http_status(408, "request timeout"), True),
+        (api_exceptions.BadRequest("x"), False),
+        (api_exceptions.NotFound("x"), False),
+        (api_exceptions.Forbidden("x"), False),
+    ],
+)
+def test_error_classification(error: Exception, transient: bool) -> None:
+    assert is_transient(error) is transient
+
+
+def test_sink_rejects_a_bare_table_name() -> None:
+    with pytest.raises(ValueError, match=r"project\.dataset\.table"):
+        WriteToBigQueryRows("exclusions")
