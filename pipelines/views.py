@@ -1,0 +1,97 @@
+"""Dashboard views: one SQL source for BigQuery and for the local report.
+
+Each view is a BigQuery SQL file in `deploy/views/` whose leading comment says
+which question it answers. BigQuery gets the file with `${dataset}` replaced by
+`project.dataset`; the local report gets the same query transpiled to DuckDB,
+so a dashboard and a report can never disagree on what a figure means. The one
+deliberate difference: DuckDB computes exact quantiles where BigQuery uses
+`APPROX_QUANTILES` (the approximation only pays off at warehouse scale).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+import sqlglot
+from google.api_core.exceptions import Conflict
+from google.cloud import bigquery
+from sqlglot import exp
+
+VIEWS_DIR = Path(__file__).resolve().parents[1] / "deploy" / "views"
+"""Where the view files live in a source checkout (the views are created from one)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """One dashboard view: its name (the file stem), its question and its query."""
+
+    name: str
+    question: str
+    sql: str
+
+    def bigquery_sql(self, dataset: str) -> str:
+        """The query for BigQuery; `dataset` is `project.dataset`."""
+        if dataset.count(".") != 1:
+            raise ValueError(f"dataset must be 'project.dataset', got {dataset!r}")
+        return Template(self.sql).substitute(dataset=dataset)
+
+    def duckdb_sql(self, schema: str) -> str:
+        """The same query in DuckDB's dialect over tables of `schema`, with exact quantiles."""
+        tree = sqlglot.parse_one(Template(self.sql).substitute(dataset=schema), read="bigquery")
+        duck = sqlglot.parse_one(tree.sql(dialect="duckdb", comments=False), read="duckdb")
+        return duck.transform(_exact_quantile).sql(dialect="duckdb")
+
+
+def _exact_quantile(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.ApproxQuantile):
+        return exp.Anonymous(this="QUANTILE_DISC", expressions=[node.this, node.args["quantile"]])
+    return node
+
+
+def _question(sql: str) -> str:
+    """The leading `--` comment block, joined into one paragraph."""
+    lines = []
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line.removeprefix("--").strip())
+    return " ".join(lines)
+
+
+def load_views(directory: Path = VIEWS_DIR) -> tuple[View, ...]:
+    """Every `*.sql` view of `directory`, sorted by name; each must state its question."""
+    paths = sorted(directory.glob("*.sql"))
+    if not paths:
+        raise ValueError(f"no view files (*.sql) in {directory}")
+    views = []
+    for path in paths:
+        sql = path.read_text(encoding="utf-8")
+        question = _question(sql)
+        if not question.startswith("Question:"):
+            raise ValueError(f"{path} must open with a '-- Question: ...' comment")
+        question = question.removeprefix("Question:").strip()
+        views.append(View(name=path.stem, question=question[:1].upper() + question[1:], sql=sql))
+    return tuple(views)
+
+
+def create_views(
+    client: bigquery.Client, dataset: str, views: Sequence[View] | None = None
+) -> list[str]:
+    """Create the views in `dataset`, or update their query; returns the view ids.
+
+    `dataset` is `project.dataset` or a dataset id in the client's project; the
+    audit tables the views read must exist already (BigQuery checks at creation).
+    """
+    qualified = dataset if "." in dataset else f"{client.project}.{dataset}"
+    created = []
+    for view in load_views() if views is None else views:
+        table = bigquery.Table(f"{qualified}.{view.name}")
+        table.view_query = view.bigquery_sql(qualified)
+        table.description = view.question
+        try:
+            client.create_table(table)
+        except Conflict:
+            client.update_table(table, ["view_query", "description"])
+        created.append(f"{qualified}.{view.name}")
+    return created

@@ -1,0 +1,210 @@
+"""Hand-made audit rows with known aggregates, shared by the view and report tests.
+
+Both engines (BigQuery through its emulator, DuckDB in the report) must return
+`EXPECTED` for these rows: one expectation, two engines.
+"""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pydantic import BaseModel
+
+from schemas import (
+    BudgetLedger,
+    Conflict,
+    DeadLetter,
+    ExclusionReason,
+    ExclusionRecord,
+    ManifestEvidence,
+    ManifestRow,
+    ReasonCount,
+)
+from schemas.arrow import arrow_schema
+
+DAY1_0905 = datetime(2026, 3, 1, 9, 5, tzinfo=UTC)
+DAY1_0940 = datetime(2026, 3, 1, 9, 40, tzinfo=UTC)
+DAY1_0950 = datetime(2026, 3, 1, 9, 50, tzinfo=UTC)
+DAY1_0910 = datetime(2026, 3, 1, 9, 10, tzinfo=UTC)
+DAY2_1000 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+
+
+def _manifest(
+    request_id: str,
+    tenant: str,
+    at: datetime,
+    prompt_tokens: int,
+    used: int,
+    available: int,
+    uncovered: list[str],
+    conflicts: int,
+    excluded: dict[str, int],
+) -> ManifestRow:
+    return ManifestRow(
+        request_id=request_id,
+        tenant_id=tenant,
+        event_time=at,
+        as_of=at,
+        builder_version="bv1",
+        config_hash="cfg",
+        model="gpt-4-turbo",
+        tokenizer="cl100k_base",
+        budget=BudgetLedger(
+            input_limit=available + 1056,
+            reserved_answer=1024,
+            safety_margin=32,
+            available=available,
+            used=used,
+            prompt_tokens=prompt_tokens,
+        ),
+        order_policy="relevance",
+        candidates_in=1 + sum(excluded.values()),
+        evidence=[
+            ManifestEvidence(
+                label="E1",
+                evidence_id=f"{request_id}-e1",
+                document_id="doc-1",
+                revision_id="rev-1",
+                chunk_id="c1",
+                source_url="https://docs.example/doc-1",
+                tokens=used,
+                facets=[],
+                derived_from=[],
+            )
+        ],
+        uncovered_facets=uncovered,
+        conflicts=[
+            Conflict(evidence_ids=[f"x{i}", f"y{i}"], labels=["E1", "E2"]) for i in range(conflicts)
+        ],
+        excluded=[ReasonCount(reason=r, count=n) for r, n in sorted(excluded.items())],
+        prompt_sha256="0" * 64,
+    )
+
+
+MANIFESTS = [
+    _manifest("a1", "acme", DAY1_0905, 100, 60, 200, [], 0, {"over_budget": 2}),
+    _manifest(
+        "a2",
+        "acme",
+        DAY1_0940,
+        300,
+        200,
+        200,
+        ["pricing"],
+        1,
+        {"over_budget": 1, "unauthorized": 1},
+    ),
+    _manifest("a3", "acme", DAY1_0950, 200, 100, 200, [], 0, {}),
+    _manifest("a4", "acme", DAY2_1000, 150, 50, 100, ["sla", "region"], 2, {"superseded": 2}),
+    _manifest("g1", "globex", DAY1_0910, 400, 300, 400, [], 0, {"duplicate_exact": 1}),
+]
+
+
+def _exclusions(manifest: ManifestRow) -> list[ExclusionRecord]:
+    return [
+        ExclusionRecord(
+            request_id=manifest.request_id,
+            tenant_id=manifest.tenant_id,
+            event_time=manifest.event_time,
+            evidence_id=f"{manifest.request_id}-{item.reason}-{k}",
+            document_id="doc-9",
+            revision_id="rev-1",
+            reason=ExclusionReason(item.reason),
+            detail="sample",
+            builder_version=manifest.builder_version,
+        )
+        for item in manifest.excluded
+        for k in range(item.count)
+    ]
+
+
+EXCLUSIONS = [row for m in MANIFESTS for row in _exclusions(m)]
+
+DEAD_LETTERS = [
+    DeadLetter(
+        stage="parse",
+        error="not JSON",
+        payload="{",
+        source="in.jsonl",
+        request_id=None,
+        builder_version="bv1",
+    ),
+    DeadLetter(
+        stage="validate",
+        error="candidates: too short",
+        payload="{}",
+        source="in.jsonl",
+        request_id="z9",
+        builder_version="bv0",
+    ),
+]
+
+ROWS: dict[str, list[BaseModel]] = {
+    "manifests": MANIFESTS,
+    "exclusions": EXCLUSIONS,
+    "dead_letters": DEAD_LETTERS,
+}
+
+H9 = datetime(2026, 3, 1, 9, tzinfo=UTC)
+H10 = datetime(2026, 3, 2, 10, tzinfo=UTC)
+D1, D2 = DAY1_0905.date(), DAY2_1000.date()
+
+EXPECTED: dict[str, list[tuple]] = {
+    "context_tokens_hourly": [
+        (H9, "acme", 3, 200, 300, 100, 200),
+        (H9, "globex", 1, 400, 400, 300, 300),
+        (H10, "acme", 1, 150, 150, 50, 50),
+    ],
+    "exclusions_daily": [
+        (D1, "acme", "over_budget", 3),
+        (D1, "acme", "unauthorized", 1),
+        (D1, "globex", "duplicate_exact", 1),
+        (D2, "acme", "superseded", 2),
+    ],
+    "facet_coverage_daily": [
+        (D1, "acme", 3, 1, 1 / 3),
+        (D1, "globex", 1, 0, 0.0),
+        (D2, "acme", 1, 1, 1.0),
+    ],
+    "conflicts_daily": [
+        (D1, "acme", 3, 1, 1),
+        (D1, "globex", 1, 0, 0),
+        (D2, "acme", 1, 1, 2),
+    ],
+    "budget_utilization_daily": [
+        (D1, "acme", 3, 0.6, 1.0, 2),
+        (D1, "globex", 1, 0.75, 0.75, 0),
+        (D2, "acme", 1, 0.5, 0.5, 0),
+    ],
+    "dead_letter_rate": [
+        ("bv0", 0, 1, 1.0),
+        ("bv1", 5, 1, 1 / 6),
+    ],
+}
+"""Each view's rows for `ROWS`, sorted by every column."""
+
+
+def write_parquet(directory: Path) -> Path:
+    """Write `ROWS` as `<directory>/<table>/part-0.parquet` with the derived schemas."""
+    for table, records in ROWS.items():
+        schema = arrow_schema(type(records[0]))
+        data = pa.Table.from_pylist([r.model_dump() for r in records], schema=schema)
+        (directory / table).mkdir(parents=True, exist_ok=True)
+        pq.write_table(data, directory / table / "part-0.parquet")
+    return directory
+
+
+def assert_view_rows(name: str, rows: list[tuple]) -> None:
+    """The rows of view `name` equal `EXPECTED` (floats to 1e-9), whatever their order."""
+    got = sorted(rows)
+    expected = EXPECTED[name]
+    assert len(got) == len(expected), (name, got)
+    for got_row, want_row in zip(got, expected, strict=True):
+        assert len(got_row) == len(want_row), (name, got_row)
+        for value, want in zip(got_row, want_row, strict=True):
+            if isinstance(want, float):
+                assert value == pytest.approx(want, abs=1e-9), (name, got_row)
+            else:
+                assert value == want, (name, got_row)

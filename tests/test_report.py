@@ -1,0 +1,67 @@
+"""The local report: the dashboard views run by DuckDB over audit Parquet, drawn as a page."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pipelines.report import PLOTS, open_audit, run_views, write_report
+from pipelines.views import load_views
+from tests.audit_rows import EXPECTED, assert_view_rows, write_parquet
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def audit_dir(tmp_path: Path) -> Path:
+    return write_parquet(tmp_path / "audit")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_duckdb_views_match_the_bigquery_expectations(audit_dir: Path, name: str) -> None:
+    (view,) = [v for v in load_views() if v.name == name]
+    (figure,) = run_views(open_audit(audit_dir), [view])
+    assert_view_rows(name, list(figure.rows))
+
+
+def test_report_writes_a_page_with_every_view_and_its_plot(audit_dir: Path, tmp_path: Path) -> None:
+    page = write_report(audit_dir, tmp_path / "report")
+    text = page.read_text(encoding="utf-8")
+    for view in load_views():
+        assert f'<section id="{view.name}">' in text
+        assert view.question.split("?")[0] in text
+    images = re.findall(r'<img src="([^"]+)"', text)
+    assert sorted(images) == sorted(f"{name}.png" for name in PLOTS)
+    for image in images:
+        data = (page.parent / image).read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 5_000, image
+    # the run at a glance: 5 manifests, 7 exclusions, 0 windowed counts, 2 dead letters
+    counts = dict(re.findall(r"<tr><th>(\w+)</th><td>(\d+)</td></tr>", text))
+    assert counts == {
+        "manifests": "5",
+        "exclusions": "7",
+        "exclusion_counts": "0",
+        "dead_letters": "2",
+    }
+
+
+def test_report_is_deterministic(audit_dir: Path, tmp_path: Path) -> None:
+    first = write_report(audit_dir, tmp_path / "a").read_text(encoding="utf-8")
+    second = write_report(audit_dir, tmp_path / "b").read_text(encoding="utf-8")
+    assert first == second
+
+
+def test_tables_the_run_did_not_write_read_as_empty(audit_dir: Path, tmp_path: Path) -> None:
+    for part in (audit_dir / "dead_letters").iterdir():
+        part.unlink()
+    (figure,) = run_views(
+        open_audit(audit_dir), [v for v in load_views() if v.name == "dead_letter_rate"]
+    )
+    assert figure.rows == (("bv1", 5, 0, 0.0),)
+
+
+def test_an_audit_dir_without_parquet_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no audit Parquet"):
+        write_report(tmp_path, tmp_path / "report")
+    with pytest.raises(ValueError, match="not a directory"):
+        write_report(tmp_path / "missing", tmp_path / "report")

@@ -1,0 +1,61 @@
+"""The dashboard views on the BigQuery emulator, over the sample audit rows."""
+
+import pytest
+from google.cloud import bigquery
+
+from pipelines.views import create_views, load_views
+from schemas import DeadLetter
+from schemas.bigquery import bigquery_schema
+from tests.audit_rows import EXPECTED, ROWS, assert_view_rows
+from tests.conftest import EMULATOR_PROJECT
+from transforms.bigquery_io import bigquery_client, create_tables, to_bigquery_row
+
+
+def test_every_view_states_its_question_and_has_expectations() -> None:
+    views = load_views()
+    assert {v.name for v in views} == set(EXPECTED)
+    for view in views:
+        assert len(view.question) > 40, view.name
+        assert "${dataset}" in view.sql, f"{view.name} must read tables of ${{dataset}}"
+
+
+def test_bigquery_sql_needs_a_qualified_dataset() -> None:
+    view = load_views()[0]
+    assert "`p.d.manifests`" in view.bigquery_sql("p.d")
+    with pytest.raises(ValueError, match=r"project\.dataset"):
+        view.bigquery_sql("d")
+
+
+@pytest.fixture(scope="module")
+def audit_dataset(gcp_emulators: object) -> tuple[bigquery.Client, str]:
+    """The audit tables with the sample rows, and the views over them."""
+    client = bigquery_client(EMULATOR_PROJECT)
+    dataset = f"{EMULATOR_PROJECT}.views_test"
+    create_tables(client, dataset)
+    dead_letters = [bigquery.SchemaField.from_api_repr(f) for f in bigquery_schema(DeadLetter)]
+    client.create_table(bigquery.Table(f"{dataset}.dead_letters", schema=dead_letters))
+    for table, records in ROWS.items():
+        errors = client.insert_rows_json(
+            f"{dataset}.{table}", [to_bigquery_row(r) for r in records]
+        )
+        assert errors == [], errors
+    create_views(client, dataset)
+    return client, dataset
+
+
+@pytest.mark.emulators
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_view_returns_expected_aggregates(
+    audit_dataset: tuple[bigquery.Client, str], name: str
+) -> None:
+    client, dataset = audit_dataset
+    rows = client.query(f"SELECT * FROM `{dataset}.{name}`").result()
+    assert_view_rows(name, [tuple(row.values()) for row in rows])
+
+
+@pytest.mark.emulators
+def test_create_views_is_idempotent(audit_dataset: tuple[bigquery.Client, str]) -> None:
+    client, dataset = audit_dataset
+    again = create_views(client, dataset)
+    listed = {t.table_id for t in client.list_tables(dataset) if t.table_type == "VIEW"}
+    assert listed == {view_id.rsplit(".", 1)[1] for view_id in again} == set(EXPECTED)
