@@ -1,13 +1,18 @@
-"""A static HTML report over the audit Parquet of a run, for users without BigQuery.
+"""A static HTML report over the audit files of a run, for users without BigQuery.
+
+    evpack report --audit out/run1 --out report/
+
 
 The figures are the dashboard views (`pipelines.views`) run by DuckDB over the
 audit tables, each drawn as a matplotlib PNG and listed as a table under the
 question it answers. A table the run did not write (e.g. no dead letters) is
-read as empty, with its schema derived from `schemas/`.
+read as empty, with its schema derived from `schemas/`. Local directories only.
 """
 
+import argparse
 import html
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +39,7 @@ AUDIT_MODELS: dict[str, type[BaseModel]] = {
     "exclusion_counts": ExclusionCount,
     "dead_letters": DeadLetter,
 }
-"""Audit tables as the Parquet sink names them, with the model of their rows."""
+"""Audit tables as the file sinks name them, with the model of their rows."""
 
 SCHEMA = "audit"
 MAX_TABLE_ROWS = 200
@@ -78,10 +83,19 @@ class Figure:
 
 
 def table_files(audit_dir: Path, table: str) -> list[Path]:
-    """The Parquet files of one table: `<dir>/<table>/**.parquet` or `<dir>/<table>-*.parquet`."""
-    nested = sorted((audit_dir / table).rglob("*.parquet"))
-    flat = sorted(p for p in audit_dir.glob(f"{table}*.parquet") if p.stem.split("-")[0] == table)
-    return nested + flat
+    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters)."""
+    folder = audit_dir / table
+    return sorted([*folder.rglob("*.parquet"), *folder.rglob("*.jsonl")])
+
+
+def read_table(path: Path, model: type[BaseModel]) -> pa.Table:
+    """One audit file as Arrow rows of `model`'s derived schema (JSONL is validated first)."""
+    schema = arrow_schema(model)
+    if path.suffix == ".parquet":
+        return pq.read_table(path, schema=schema)
+    with path.open(encoding="utf-8") as lines:
+        records = [model.model_validate_json(line).model_dump() for line in lines if line.strip()]
+    return pa.Table.from_pylist(records, schema=schema)
 
 
 def open_audit(audit_dir: Path) -> duckdb.DuckDBPyConnection:
@@ -93,18 +107,15 @@ def open_audit(audit_dir: Path) -> duckdb.DuckDBPyConnection:
     con.execute(f"CREATE SCHEMA {SCHEMA}")
     found = False
     for table, model in AUDIT_MODELS.items():
-        schema = arrow_schema(model)
         files = table_files(audit_dir, table)
         found = found or bool(files)
-        rows = pa.concat_tables(
-            [pq.read_table(f, schema=schema) for f in files] or [schema.empty_table()]
-        )
-        con.register("_rows", rows)
+        parts = [read_table(f, model) for f in files] or [arrow_schema(model).empty_table()]
+        con.register("_rows", pa.concat_tables(parts))
         con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM _rows")
         con.unregister("_rows")
     if not found:
         raise ValueError(
-            f"no audit Parquet under {audit_dir} (expected e.g. {audit_dir}/manifests/*.parquet)"
+            f"no audit files under {audit_dir} (expected e.g. {audit_dir}/manifests/*.parquet)"
         )
     return con
 
@@ -245,3 +256,29 @@ def write_report(audit_dir: Path, out_dir: Path, views_dir: Path = VIEWS_DIR) ->
         encoding="utf-8",
     )
     return page
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry (`evpack report`); a bad directory exits 2 with the reason."""
+    parser = argparse.ArgumentParser(prog="evpack report", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--audit", type=Path, required=True, help="output directory of a run (local)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
+    )
+    parser.add_argument(
+        "--views", type=Path, default=VIEWS_DIR, help="directory of the view SQL files"
+    )
+    args = parser.parse_args(argv)
+    try:
+        page = write_report(args.audit, args.out, args.views)
+    except ValueError as err:
+        print(f"evpack report: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -186,13 +186,18 @@ EXPECTED: dict[str, list[tuple]] = {
 """Each view's rows for `ROWS`, sorted by every column."""
 
 
-def write_parquet(directory: Path) -> Path:
-    """Write `ROWS` as `<directory>/<table>/part-0.parquet` with the derived schemas."""
+def write_audit(directory: Path) -> Path:
+    """Write `ROWS` in the batch output layout: Parquet audit tables, JSONL dead letters."""
     for table, records in ROWS.items():
+        folder = directory / table
+        folder.mkdir(parents=True, exist_ok=True)
+        if table == "dead_letters":
+            lines = "".join(r.model_dump_json() + "\n" for r in records)
+            (folder / f"{table}-00000-of-00001.jsonl").write_text(lines, encoding="utf-8")
+            continue
         schema = arrow_schema(type(records[0]))
         data = pa.Table.from_pylist([r.model_dump() for r in records], schema=schema)
-        (directory / table).mkdir(parents=True, exist_ok=True)
-        pq.write_table(data, directory / table / "part-0.parquet")
+        pq.write_table(data, folder / f"{table}-00000-of-00001.parquet")
     return directory
 
 

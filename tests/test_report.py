@@ -7,14 +7,14 @@ import pytest
 
 from pipelines.report import PLOTS, open_audit, run_views, write_report
 from pipelines.views import load_views
-from tests.audit_rows import EXPECTED, assert_view_rows, write_parquet
+from tests.audit_rows import EXPECTED, assert_view_rows, write_audit
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
 def audit_dir(tmp_path: Path) -> Path:
-    return write_parquet(tmp_path / "audit")
+    return write_audit(tmp_path / "audit")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -61,7 +61,7 @@ def test_tables_the_run_did_not_write_read_as_empty(audit_dir: Path, tmp_path: P
 
 
 def test_an_audit_dir_without_parquet_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="no audit Parquet"):
+    with pytest.raises(ValueError, match="no audit files"):
         write_report(tmp_path, tmp_path / "report")
     with pytest.raises(ValueError, match="not a directory"):
         write_report(tmp_path / "missing", tmp_path / "report")
