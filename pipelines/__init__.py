@@ -1,0 +1,1 @@
+"""Pipelines: entry points that compose transforms; no decision logic lives here."""

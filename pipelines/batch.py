@@ -1,0 +1,121 @@
+"""The batch pipeline: request files in; prompts, audit tables and dead letters out.
+
+    evpack batch --input 'in/*.jsonl' --catalog catalog.jsonl --config config.yaml \\
+        --output out/run1 [--direct_num_workers 2 --direct_running_mode multi_processing]
+
+Runner: unless `--runner` names another one (e.g. DataflowRunner), the job runs
+on Beam's in-process FnApiRunner, the engine the DirectRunner itself uses for
+batch. The plain DirectRunner first tries the Prism runner, whose binary is
+downloaded at run time; offline that fails. `--direct_num_workers` and
+`--direct_running_mode` are honoured by the FnApiRunner.
+"""
+
+import logging
+import sys
+import time
+from dataclasses import dataclass
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.options import Settings, resolve, settings_summary
+from pipelines.summary import RunSummary, summarize
+from schemas import ExclusionCount, ExclusionRecord, ManifestRow
+from transforms.catalog_io import ReadCatalog
+from transforms.counts import CountExclusions
+from transforms.files import WriteJsonl, WriteParquet, output_prefix
+from transforms.pack import PackRequests
+from transforms.parse import ParseRequests, ReadRecords
+from transforms.stats import CountDeadLetters, PromptTokenPercentiles
+
+LOCAL_RUNNER = "FnApiRunner"
+_DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
+
+_LOG = logging.getLogger(__name__)
+
+
+def output_files(output: str) -> dict[str, str]:
+    """Where each output of a run lands (globs)."""
+    return {
+        "prompts": output_prefix(output, "prompts") + "-*.jsonl",
+        "manifests": output_prefix(output, "manifests") + "-*.parquet",
+        "exclusions": output_prefix(output, "exclusions") + "-*.parquet",
+        "exclusion_counts": output_prefix(output, "exclusion_counts") + "-*.parquet",
+        "dead_letters": output_prefix(output, "dead_letters") + "-*.jsonl",
+    }
+
+
+def build(p: beam.Pipeline, settings: Settings) -> None:
+    """Compose the batch job; every stage is a transform from `transforms/`."""
+    assert settings.input is not None and settings.input_format is not None
+    parsed = (
+        p
+        | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+        | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
+    )
+    catalog = p | "ReadCatalog" >> ReadCatalog(settings.catalog, settings.catalog_format)
+    packed = parsed.requests | "Pack" >> PackRequests(settings.config, catalog, settings.event_time)
+    dead_letters = (
+        (parsed.dead_letters, packed.dead_letters)
+        | "AllDeadLetters" >> beam.Flatten()
+        | "CountDeadLetters" >> CountDeadLetters()
+    )
+    _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
+    out = settings.output
+    _ = packed.prompts | "WritePrompts" >> WriteJsonl(out, "prompts")
+    _ = packed.manifests | "WriteManifests" >> WriteParquet(out, "manifests", ManifestRow)
+    _ = packed.exclusions | "WriteExclusions" >> WriteParquet(out, "exclusions", ExclusionRecord)
+    _ = (
+        packed.exclusions
+        | "CountExclusions" >> CountExclusions()
+        | "WriteCounts" >> WriteParquet(out, "exclusion_counts", ExclusionCount)
+    )
+    _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(out, "dead_letters")
+
+
+def pin_local_runner(options: PipelineOptions) -> None:
+    """Replace the Prism-first DirectRunner by the in-process FnApiRunner (batch)."""
+    standard = options.view_as(StandardOptions)
+    if standard.runner in _DIRECT_NAMES:
+        standard.runner = LOCAL_RUNNER
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """A finished run: its settings and summary."""
+
+    settings: Settings
+    summary: RunSummary
+
+
+def run(argv: list[str] | None = None) -> BatchRun:
+    """Parse flags, run the batch job to completion and summarize it."""
+    options = PipelineOptions(argv)
+    settings = resolve(options)
+    pin_local_runner(options)
+    _LOG.info("evpack batch settings: %s", settings_summary(settings))
+    started = time.monotonic()
+    pipeline = beam.Pipeline(options=options)
+    build(pipeline, settings)
+    result = pipeline.run()
+    result.wait_until_finish()
+    elapsed = time.monotonic() - started
+    summary = summarize(result.metrics(), elapsed, output_files(settings.output))
+    return BatchRun(settings=settings, summary=summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry: run, print the summary; bad flags exit 2 with the reason."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("apache_beam").setLevel(logging.WARNING)
+    try:
+        finished = run(argv)
+    except ValueError as err:
+        print(f"evpack batch: {err}", file=sys.stderr)
+        return 2
+    print(finished.summary.render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,35 @@
+"""`evpack`: one console command, one subcommand per pipeline or tool.
+
+Each subcommand is a module with `main(argv) -> int`; it is imported only when
+chosen. Adding one is one line in COMMANDS.
+"""
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "batch": ("pipelines.batch", "pack request files into prompts and audit tables"),
+    "schema": ("pipelines.schema", "write the input JSON Schema (schemas/request.schema.json)"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: evpack COMMAND [--help | options]", "", "commands:"]
+    lines += [f"  {name:<10} {about}" for name, (_, about) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if args[0] not in COMMANDS:
+        print(f"evpack: unknown command {args[0]!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[args[0]][0])
+    return module.main(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

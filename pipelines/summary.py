@@ -1,0 +1,94 @@
+"""The run summary, read from the pipeline's metrics after it finished."""
+
+from dataclasses import dataclass, field
+
+from apache_beam.metrics.metric import MetricResults, MetricsFilter
+
+from transforms.parse import METRICS_NAMESPACE
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run did, from its counters, distributions and gauges."""
+
+    records_in: int
+    requests_in: int
+    prompts_out: int
+    candidates_in: int
+    evidence_packed: int
+    dead_letters: dict[str, int]
+    excluded: dict[str, int]
+    prompt_tokens_p50: int | None
+    prompt_tokens_p95: int | None
+    prompt_tokens_max: int | None
+    elapsed_seconds: float
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dead_letters_total(self) -> int:
+        return sum(self.dead_letters.values())
+
+    @property
+    def requests_per_second(self) -> float:
+        return self.requests_in / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
+
+    def render(self) -> str:
+        """A short human-readable report."""
+
+        def by_key(counts: dict[str, int]) -> str:
+            return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+        def tokens(value: int | None) -> str:
+            return "-" if value is None else str(value)
+
+        lines = [
+            f"evpack: done in {self.elapsed_seconds:.1f} s "
+            f"({self.requests_per_second:.1f} requests/s)",
+            f"  records read     {self.records_in}",
+            f"  requests         {self.requests_in}",
+            f"  prompts out      {self.prompts_out}",
+            f"  dead letters     {self.dead_letters_total} ({by_key(self.dead_letters)})",
+            f"  candidates in    {self.candidates_in} (evidence blocks {self.evidence_packed}, "
+            f"excluded {sum(self.excluded.values())})",
+            f"  exclusions       {by_key(self.excluded)}",
+            f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
+            f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
+        ]
+        lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
+        return "\n".join(lines)
+
+
+def summarize(
+    metrics: MetricResults, elapsed_seconds: float, outputs: dict[str, str] | None = None
+) -> RunSummary:
+    """Collect the evpack metrics of a finished run."""
+    found = metrics.query(MetricsFilter().with_namespace(METRICS_NAMESPACE))
+    counters: dict[str, int] = {}
+    for result in found[MetricResults.COUNTERS]:
+        name = result.key.metric.name
+        counters[name] = counters.get(name, 0) + result.committed
+    gauges = {r.key.metric.name: r.committed.value for r in found[MetricResults.GAUGES]}
+    token_max = None
+    for result in found[MetricResults.DISTRIBUTIONS]:
+        if result.key.metric.name == "prompt_tokens" and result.committed.count:
+            token_max = result.committed.max
+
+    def prefixed(prefix: str) -> dict[str, int]:
+        return {
+            k.removeprefix(prefix): v for k, v in counters.items() if k.startswith(prefix) and v
+        }
+
+    return RunSummary(
+        records_in=counters.get("records_in", 0),
+        requests_in=counters.get("requests_in", 0),
+        prompts_out=counters.get("requests_packed", 0),
+        candidates_in=counters.get("candidates_in", 0),
+        evidence_packed=counters.get("evidence_packed", 0),
+        dead_letters=prefixed("dead_letters_"),
+        excluded=prefixed("excluded_"),
+        prompt_tokens_p50=gauges.get("prompt_tokens_p50"),
+        prompt_tokens_p95=gauges.get("prompt_tokens_p95"),
+        prompt_tokens_max=token_max,
+        elapsed_seconds=elapsed_seconds,
+        outputs=outputs or {},
+    )

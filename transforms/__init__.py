@@ -1,0 +1,1 @@
+"""Thin Beam transforms around the pure packer: parse, catalog, pack, counts, writers."""

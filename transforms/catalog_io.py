@@ -1,0 +1,111 @@
+"""The document catalog as a side input.
+
+The catalog is trusted configuration, so a malformed catalog row fails the job
+with its file and error rather than silently hiding documents (which would
+exclude their candidates as `unknown_document`).
+
+The side input is one `CatalogSnapshot`: the documents and a fingerprint of
+their content. `CatalogCache` turns a snapshot into a `packer.Catalog` once per
+worker and rebuilds it only when the fingerprint changes (a refreshed catalog).
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import apache_beam as beam
+from apache_beam.io.parquetio import ReadAllFromParquet
+from apache_beam.io.textio import ReadFromTextWithFilename
+from pydantic import ValidationError
+
+from packer import Catalog
+from pipelines.options import FileFormat, describe_validation_error
+from schemas import CatalogDocument
+from transforms.parse import row_payload
+
+
+@dataclass(frozen=True)
+class CatalogSnapshot:
+    """The whole catalog at one moment, named by the hash of its sorted content."""
+
+    fingerprint: str
+    documents: tuple[CatalogDocument, ...]
+
+
+def parse_catalog_row(source: str, payload: str) -> CatalogDocument:
+    """One catalog document; raises ValueError naming the file on a bad row."""
+    try:
+        return CatalogDocument.model_validate_json(payload)
+    except ValidationError as err:
+        raise ValueError(
+            f"catalog {source}: bad document row ({describe_validation_error(err)}): "
+            f"{payload[:200]}"
+        ) from err
+
+
+def snapshot(documents: Iterable[CatalogDocument]) -> CatalogSnapshot:
+    """A snapshot in canonical order; fails on a document listed twice."""
+    ordered = tuple(sorted(documents, key=lambda d: (d.tenant_id, d.document_id)))
+    Catalog(ordered)  # raises ValueError on duplicates, before any request is packed
+    digest = hashlib.sha256()
+    for doc in ordered:
+        digest.update(json.dumps(doc.model_dump(mode="json"), sort_keys=True).encode())
+        digest.update(b"\n")
+    return CatalogSnapshot(fingerprint=digest.hexdigest()[:16], documents=ordered)
+
+
+class CatalogCache:
+    """Keeps the `Catalog` of the last snapshot seen, for one DoFn instance."""
+
+    def __init__(self) -> None:
+        self._fingerprint: str | None = None
+        self._catalog: Catalog | None = None
+
+    def get(self, snap: CatalogSnapshot) -> Catalog:
+        if self._catalog is None or snap.fingerprint != self._fingerprint:
+            self._catalog = Catalog(snap.documents)
+            self._fingerprint = snap.fingerprint
+        return self._catalog
+
+
+class ReadCatalogDocuments(beam.PTransform):
+    """Every CatalogDocument of a JSONL or Parquet file or glob."""
+
+    def __init__(self, pattern: str, file_format: FileFormat) -> None:
+        super().__init__()
+        self._pattern = pattern
+        self._format = file_format
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[CatalogDocument]:
+        if self._format == "parquet":
+            rows = (
+                pbegin
+                | "Pattern" >> beam.Create([self._pattern])
+                | "ReadParquet" >> ReadAllFromParquet(with_filename=True)
+                | "ToJson" >> beam.MapTuple(lambda source, row: (source, row_payload(row)))
+            )
+        else:
+            rows = (
+                pbegin
+                | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern)
+                | "SkipBlank" >> beam.Filter(lambda row: bool(row[1].strip()))
+            )
+        return rows | "Parse" >> beam.MapTuple(parse_catalog_row)
+
+
+class ReadCatalog(beam.PTransform):
+    """The catalog file(s) as a single `CatalogSnapshot` element (use with AsSingleton)."""
+
+    def __init__(self, pattern: str, file_format: FileFormat) -> None:
+        super().__init__()
+        self._pattern = pattern
+        self._format = file_format
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[CatalogSnapshot]:
+        return (
+            pbegin
+            | "Documents" >> ReadCatalogDocuments(self._pattern, self._format)
+            | "All" >> beam.combiners.ToList()
+            | "Snapshot" >> beam.Map(snapshot)
+        )

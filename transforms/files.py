@@ -1,0 +1,50 @@
+"""File writers: prompts and dead letters as JSONL, audit rows as Parquet.
+
+Parquet schemas come from `schemas.arrow`, derived from the same pydantic
+models as the BigQuery tables. Each output is a directory of sharded files
+`<output>/<name>/<name>-SSSSS-of-NNNNN.<ext>`, so a reader globs
+`<output>/<name>/*.parquet`.
+"""
+
+import apache_beam as beam
+from apache_beam.io.parquetio import WriteToParquet
+from apache_beam.io.textio import WriteToText
+from pydantic import BaseModel
+
+from schemas.arrow import arrow_schema
+
+
+def output_prefix(output: str, name: str) -> str:
+    """The file prefix of one named output under the run's output directory."""
+    return f"{output}/{name}/{name}"
+
+
+class WriteJsonl(beam.PTransform):
+    """Models as JSON lines (the generation queue's message shape for prompts)."""
+
+    def __init__(self, output: str, name: str) -> None:
+        super().__init__()
+        self._prefix = output_prefix(output, name)
+
+    def expand(self, rows: beam.PCollection[BaseModel]) -> beam.pvalue.PDone:
+        return (
+            rows
+            | "ToJson" >> beam.Map(lambda row: row.model_dump_json())
+            | "Write" >> WriteToText(self._prefix, file_name_suffix=".jsonl")
+        )
+
+
+class WriteParquet(beam.PTransform):
+    """Models as Parquet rows with the Arrow schema derived from their model."""
+
+    def __init__(self, output: str, name: str, model: type[BaseModel]) -> None:
+        super().__init__()
+        self._prefix = output_prefix(output, name)
+        self._schema = arrow_schema(model)
+
+    def expand(self, rows: beam.PCollection[BaseModel]) -> beam.pvalue.PDone:
+        return (
+            rows
+            | "ToDict" >> beam.Map(lambda row: row.model_dump(mode="python"))
+            | "Write" >> WriteToParquet(self._prefix, self._schema, file_name_suffix=".parquet")
+        )

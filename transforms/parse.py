@@ -1,0 +1,306 @@
+"""Read request records, validate them, and dead-letter what cannot be packed.
+
+Every input record ends in exactly one place: inside one packed request, or in a
+dead letter that keeps its raw payload, the error, the stage and its file.
+
+Two record shapes are accepted:
+- nested: one request per record, with its `candidates` list;
+- flat: one candidate per record, carrying the request fields; records are
+  grouped by `request_id` and must agree on every request field.
+In `auto` shape a record with `candidates` is nested, one with `evidence_id` flat.
+
+Duplicate `request_id`s within a run (a request retried upstream, two files
+overlapping): one record is kept, the one whose payload has the smallest
+SHA-256, so the choice does not depend on file order, splitting or workers;
+every other record with that id is dead-lettered at stage `dedupe`. In flat
+shape, an exact repeat of a row is dead-lettered the same way.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import apache_beam as beam
+from apache_beam import pvalue
+from apache_beam.io.parquetio import ReadAllFromParquet
+from apache_beam.io.textio import ReadFromTextWithFilename
+from apache_beam.metrics import Metrics
+from apache_beam.typehints.decorators import no_annotations
+from pydantic import ValidationError
+
+from packer import BUILDER_VERSION
+from pipelines.options import FileFormat, InputShape, describe_validation_error
+from schemas import Candidate, DeadLetter, Request
+
+DEAD_LETTERS = "dead_letters"
+METRICS_NAMESPACE = "evpack"
+
+REQUEST_FIELDS = frozenset(Request.model_fields) - {"candidates"}
+CANDIDATE_FIELDS = frozenset(Candidate.model_fields) - {"tenant_id"}
+
+Shape = Literal["nested", "flat"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One decoded record on its way to grouping by request_id."""
+
+    shape: Shape
+    sha256: str
+    source: str
+    payload: str
+
+
+def dead_letter(stage: str, error: str, payload: str, source: str, request_id: Any) -> DeadLetter:
+    """A dead letter stamped with this builder's version."""
+    return DeadLetter(
+        stage=stage,
+        error=error,
+        payload=payload,
+        source=source,
+        request_id=request_id if isinstance(request_id, str) and request_id else None,
+        builder_version=BUILDER_VERSION,
+    )
+
+
+def row_payload(row: dict[str, Any]) -> str:
+    """A Parquet row as a JSON payload; a null column is an absent field."""
+    return json.dumps({k: v for k, v in row.items() if v is not None}, default=str)
+
+
+def decode(
+    source: str, payload: str, shape: InputShape, max_record_bytes: int
+) -> tuple[str, Entry] | DeadLetter:
+    """Check size, JSON and shape of one record and key it by its request_id."""
+    size = len(payload.encode("utf-8"))
+    if size > max_record_bytes:
+        return dead_letter(
+            "parse",
+            f"record of {size} bytes exceeds --max_record_bytes={max_record_bytes}",
+            payload,
+            source,
+            None,
+        )
+    try:
+        record = json.loads(payload)
+    except json.JSONDecodeError as err:
+        return dead_letter("parse", f"invalid JSON: {err}", payload, source, None)
+    if not isinstance(record, dict):
+        kind = type(record).__name__
+        return dead_letter(
+            "parse", f"record must be a JSON object, got {kind}", payload, source, None
+        )
+    request_id = record.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        return dead_letter(
+            "parse", "request_id: missing or not a non-empty string", payload, source, None
+        )
+    record_shape = _shape_of(record, shape)
+    if record_shape is None:
+        return dead_letter(
+            "parse",
+            "record has neither candidates (nested shape) nor evidence_id (flat shape)",
+            payload,
+            source,
+            request_id,
+        )
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return request_id, Entry(record_shape, digest, source, payload)
+
+
+def _shape_of(record: dict[str, Any], shape: InputShape) -> Shape | None:
+    if shape != "auto":
+        return shape
+    if "candidates" in record:
+        return "nested"
+    if "evidence_id" in record:
+        return "flat"
+    return None
+
+
+def assemble(request_id: str, entries: Iterable[Entry]) -> tuple[Request | None, list[DeadLetter]]:
+    """All records of one request_id become one validated request and dead letters."""
+    ordered = sorted(entries, key=lambda e: (e.sha256, e.source))
+    shapes = {e.shape for e in ordered}
+    if len(shapes) > 1:
+        error = (
+            f"request_id {request_id!r} appears both as a nested record and as flat rows; "
+            "send each request in one shape"
+        )
+        return None, [
+            dead_letter("dedupe", error, e.payload, e.source, request_id) for e in ordered
+        ]
+    if ordered[0].shape == "nested":
+        return _assemble_nested(request_id, ordered)
+    return _assemble_flat(request_id, ordered)
+
+
+def _assemble_nested(
+    request_id: str, ordered: list[Entry]
+) -> tuple[Request | None, list[DeadLetter]]:
+    letters: list[DeadLetter] = []
+    kept: tuple[Entry, Request] | None = None
+    for entry in ordered:
+        try:
+            request = Request.model_validate_json(entry.payload)
+        except ValidationError as err:
+            letters.append(
+                dead_letter(
+                    "validate",
+                    describe_validation_error(err),
+                    entry.payload,
+                    entry.source,
+                    request_id,
+                )
+            )
+            continue
+        if kept is None:
+            kept = (entry, request)
+            continue
+        same = "an identical" if entry.sha256 == kept[0].sha256 else "a different"
+        error = (
+            f"duplicate request_id {request_id!r}: {same} record was kept "
+            f"(payload sha256 {kept[0].sha256[:16]} from {kept[0].source})"
+        )
+        letters.append(dead_letter("dedupe", error, entry.payload, entry.source, request_id))
+    return (kept[1] if kept else None), letters
+
+
+def _assemble_flat(
+    request_id: str, ordered: list[Entry]
+) -> tuple[Request | None, list[DeadLetter]]:
+    letters: list[DeadLetter] = []
+    rows: list[tuple[Entry, str, dict[str, Any], Candidate]] = []
+    seen: set[str] = set()
+    for entry in ordered:
+        if entry.sha256 in seen:
+            error = f"duplicate row of request_id {request_id!r}: an identical row was kept"
+            letters.append(dead_letter("dedupe", error, entry.payload, entry.source, request_id))
+            continue
+        seen.add(entry.sha256)
+        record = json.loads(entry.payload)
+        header = {k: v for k, v in record.items() if k in REQUEST_FIELDS}
+        fields = {k: v for k, v in record.items() if k in CANDIDATE_FIELDS}
+        try:
+            candidate = Candidate.model_validate({**fields, "tenant_id": record.get("tenant_id")})
+        except ValidationError as err:
+            error = f"candidate: {describe_validation_error(err)}"
+            letters.append(dead_letter("validate", error, entry.payload, entry.source, request_id))
+            continue
+        rows.append((entry, json.dumps(header, sort_keys=True), header, candidate))
+    if not rows:
+        return None, letters
+    headers = {canonical for _, canonical, _, _ in rows}
+    if len(headers) > 1:
+        differing = sorted(
+            k for k in REQUEST_FIELDS if len({json.dumps(r[2].get(k)) for r in rows}) > 1
+        )
+        error = (
+            f"flat rows of request_id {request_id!r} disagree on request fields "
+            f"{', '.join(differing)}; every row must carry the same request"
+        )
+        return None, letters + [_letter(r[0], "group", error, request_id) for r in rows]
+    candidates = sorted(rows, key=lambda r: (r[3].evidence_id, r[0].sha256))
+    try:
+        request = Request.model_validate({**rows[0][2], "candidates": [r[3] for r in candidates]})
+    except ValidationError as err:
+        error = describe_validation_error(err)
+        return None, letters + [_letter(r[0], "validate", error, request_id) for r in rows]
+    return request, letters
+
+
+def _letter(entry: Entry, stage: str, error: str, request_id: str) -> DeadLetter:
+    return dead_letter(stage, error, entry.payload, entry.source, request_id)
+
+
+class ReadRecords(beam.PTransform):
+    """(source file, raw JSON payload) for every record of a JSONL or Parquet glob.
+
+    Blank JSONL lines carry nothing and are skipped.
+    """
+
+    def __init__(self, pattern: str, file_format: FileFormat) -> None:
+        super().__init__()
+        self._pattern = pattern
+        self._format = file_format
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, str]]:
+        if self._format == "parquet":
+            return (
+                pbegin
+                | "Pattern" >> beam.Create([self._pattern])
+                | "ReadParquet" >> ReadAllFromParquet(with_filename=True)
+                | "ToJson" >> beam.MapTuple(lambda source, row: (source, row_payload(row)))
+            )
+        return (
+            pbegin
+            | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern)
+            | "SkipBlank" >> beam.Filter(lambda record: bool(record[1].strip()))
+        )
+
+
+class _Decode(beam.DoFn):
+    def __init__(self, shape: InputShape, max_record_bytes: int) -> None:
+        self._shape = shape
+        self._max = max_record_bytes
+        self._records = Metrics.counter(METRICS_NAMESPACE, "records_in")
+
+    def process(self, record: tuple[str, str]) -> Iterator[Any]:
+        self._records.inc()
+        source, payload = record
+        decoded = decode(source, payload, self._shape, self._max)
+        if isinstance(decoded, DeadLetter):
+            yield pvalue.TaggedOutput(DEAD_LETTERS, decoded)
+        else:
+            yield decoded
+
+
+class _Assemble(beam.DoFn):
+    def __init__(self) -> None:
+        self._requests = Metrics.counter(METRICS_NAMESPACE, "requests_in")
+
+    def process(self, group: tuple[str, Iterable[Entry]]) -> Iterator[Any]:
+        request, letters = assemble(*group)
+        for letter in letters:
+            yield pvalue.TaggedOutput(DEAD_LETTERS, letter)
+        if request is not None:
+            self._requests.inc()
+            yield request
+
+
+class ParseRequests(beam.PTransform):
+    """(source, payload) records -> validated, de-duplicated requests + dead letters.
+
+    Counts `records_in` (records read) and `requests_in` (requests assembled).
+    """
+
+    def __init__(self, shape: InputShape = "auto", max_record_bytes: int = 4 * 1024 * 1024) -> None:
+        super().__init__()
+        self._shape = shape
+        self._max = max_record_bytes
+
+    @no_annotations  # the result is a ParseResult, not a PCollection
+    def expand(self, records: beam.PCollection[tuple[str, str]]) -> "ParseResult":
+        decoded = records | "Decode" >> beam.ParDo(_Decode(self._shape, self._max)).with_outputs(
+            DEAD_LETTERS, main="entries"
+        )
+        assembled = (
+            decoded.entries
+            | "GroupByRequestId" >> beam.GroupByKey()
+            | "Assemble" >> beam.ParDo(_Assemble()).with_outputs(DEAD_LETTERS, main="requests")
+        )
+        letters = (
+            decoded[DEAD_LETTERS],
+            assembled[DEAD_LETTERS],
+        ) | "AllDeadLetters" >> beam.Flatten()
+        return ParseResult(assembled.requests, letters)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Valid requests and the dead letters of every record that did not make one."""
+
+    requests: beam.PCollection[Request]
+    dead_letters: beam.PCollection[DeadLetter]
