@@ -164,9 +164,10 @@ def draw(figure: Figure, plot: Plot, path: Path) -> None:
             ax.plot(xs, heights, style, color=color, marker="o", label=label)
     elif plot.kind == "stacked":
         bottom = [0.0] * len(xs)
-        for label in labels:
+        palette = plt.get_cmap("tab20")  # up to 20 reasons, each its own color
+        for k, label in enumerate(labels):
             heights = [values.get((label, x), 0.0) for x in xs]
-            ax.bar(positions, heights, bottom=bottom, label=label)
+            ax.bar(positions, heights, bottom=bottom, label=label, color=palette(k % 20))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     else:
         width = 0.8 / max(len(labels), 1)

@@ -5,11 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.report import PLOTS, open_audit, run_views, write_report
+from pipelines import batch
+from pipelines.report import PLOTS, open_audit, run_views, totals, write_report
+from pipelines.report import main as report_main
 from pipelines.views import load_views
 from tests.audit_rows import EXPECTED, assert_view_rows, write_audit
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 @pytest.fixture
@@ -65,3 +68,34 @@ def test_an_audit_dir_without_parquet_is_refused(tmp_path: Path) -> None:
         write_report(tmp_path, tmp_path / "report")
     with pytest.raises(ValueError, match="not a directory"):
         write_report(tmp_path / "missing", tmp_path / "report")
+
+
+def test_report_on_the_batch_demo_agrees_with_the_run_summary(tmp_path: Path) -> None:
+    """The README demo, then `evpack report` on its output: same totals as the run's metrics."""
+    run = batch.run(
+        [
+            f"--input={SAMPLES / 'requests.jsonl'}",
+            f"--catalog={SAMPLES / 'catalog.jsonl'}",
+            f"--config={SAMPLES / 'config.yaml'}",
+            f"--output={tmp_path / 'run'}",
+            "--event_time=2026-03-01T12:00:00Z",
+        ]
+    ).summary
+    assert report_main(["--audit", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
+    con = open_audit(tmp_path / "run")
+    figures = {f.view.name: f for f in run_views(con, load_views())}
+    assert totals(con)["manifests"] == run.requests_in
+    (rate,) = figures["dead_letter_rate"].rows
+    assert rate[1:] == pytest.approx(
+        (
+            run.requests_in,
+            run.dead_letters_total,
+            run.dead_letters_total / (run.requests_in + run.dead_letters_total),
+        )
+    )
+    excluded: dict[str, int] = {}
+    for _day, _tenant, reason, count in figures["exclusions_daily"].rows:
+        excluded[reason] = excluded.get(reason, 0) + count
+    assert excluded == run.excluded
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert sorted(re.findall(r'<img src="([^"]+)"', page)) == sorted(f"{n}.png" for n in PLOTS)
