@@ -3,7 +3,7 @@
 Deterministic (a fixed seed, no clock): running it again rewrites the same bytes,
 which a test checks. Run from the repository root:
 
-    python samples/generate.py
+    python samples/generate.py [OUT_DIR]
 
 Two tenants (acme: software support, globex: logistics) with group ACLs; documents
 with superseded and future revisions, a deleted document, a confidential one;
@@ -16,6 +16,7 @@ provenance field, an oversized passage, and malformed request lines.
 import hashlib
 import json
 import random
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -507,17 +508,18 @@ def write_jsonl(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def main() -> None:
+def main(out_dir: Path = HERE) -> None:
+    """Write requests.jsonl, requests_flat.jsonl and catalog.jsonl into `out_dir`."""
     valid = requests()
     lines = [json.dumps(r) for r in valid]
     bad = malformed(valid)
     # malformed lines are interleaved so they are not all in one bundle
     for i, line in enumerate(bad):
         lines.insert(3 + i * 5, line)
-    write_jsonl(HERE / "requests.jsonl", lines)
-    write_jsonl(HERE / "requests_flat.jsonl", [json.dumps(r) for r in flat_rows(valid)])
-    write_jsonl(HERE / "catalog.jsonl", [json.dumps(r) for r in catalog_rows()])
+    write_jsonl(out_dir / "requests.jsonl", lines)
+    write_jsonl(out_dir / "requests_flat.jsonl", [json.dumps(r) for r in flat_rows(valid)])
+    write_jsonl(out_dir / "catalog.jsonl", [json.dumps(r) for r in catalog_rows()])
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
