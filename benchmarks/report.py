@@ -1,0 +1,343 @@
+"""Write the Markdown report and its plots from the result files.
+
+    python -m benchmarks.report [--results benchmarks/results]
+
+Reads `speed.json` and `quality.json` (whichever exist) from the results
+directory and writes `REPORT.md`, `retention.png` and `throughput.png` beside them.
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from benchmarks import adapters, quality, speed
+
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
+GOAL_POINTS = 10.0
+GOAL_BUDGETS = (512, 1024)
+COMPARED = (
+    "ours",
+    "naive",
+    "naive-exact",
+    "llamaindex-truncate",
+    "llamaindex-repack",
+    "haystack-litm",
+)
+
+
+def table(rows: Sequence[dict], columns: Sequence[tuple[str, str]]) -> str:
+    """A Markdown table of the given (key, header) columns; missing values show as a dash."""
+    head = "| " + " | ".join(h for _, h in columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = [
+        "| " + " | ".join("-" if r.get(k) is None else str(r[k]) for k, _ in columns) + " |"
+        for r in rows
+    ]
+    return "\n".join([head, rule, *body])
+
+
+def stamp(machine: dict) -> str:
+    versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
+    return (
+        f"Measured {machine['date']} on {machine['cores']} cores ({machine['cpu']}), "
+        f"Python {machine['python']}, commit {machine['commit']}; {versions}."
+    )
+
+
+def _row(rows: Sequence[dict], dataset: str, packer: str, budget: int) -> dict | None:
+    return next(
+        (
+            r
+            for r in rows
+            if r["dataset"] == dataset
+            and r["packer"] == packer
+            and r["budget"] == budget
+            and r["order_policy"] in ("relevance", "score", "edges")
+        ),
+        None,
+    )
+
+
+def goal_lines(rows: Sequence[dict]) -> list[str]:
+    """The HotpotQA goal: ours >= naive + 10 points at 512 and 1,024, never over budget."""
+    lines = []
+    for budget in GOAL_BUDGETS:
+        ours, naive = (
+            _row(rows, "hotpotqa", "ours", budget),
+            _row(rows, "hotpotqa", "naive", budget),
+        )
+        if ours is None or naive is None:
+            continue
+        delta = round(ours["both_supporting"] - naive["both_supporting"], 1)
+        verdict = "met" if delta >= GOAL_POINTS and ours["over_budget"] == 0 else "MISSED"
+        lines.append(
+            f"- budget {budget}: ours {ours['both_supporting']}% vs naive "
+            f"{naive['both_supporting']}% (delta {delta:+} points; naive over budget on "
+            f"{naive['over_budget']}% of questions, ours on {ours['over_budget']}%): **{verdict}**"
+        )
+    return lines
+
+
+def plot_retention(rows: Sequence[dict], path: Path) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, (dataset, metric, title) in zip(
+        axes,
+        [
+            ("hotpotqa", "both_supporting", "HotpotQA: both supporting paragraphs packed (%)"),
+            ("ramdocs", "all_gold_present", "RAMDocs: every gold answer packed (%)"),
+        ],
+        strict=True,
+    ):
+        for packer in COMPARED:
+            points = sorted(
+                (r["budget"], r[metric])
+                for r in rows
+                if r["dataset"] == dataset
+                and r["packer"] == packer
+                and r["order_policy"] in ("relevance", "score", "edges")
+            )
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", label=packer)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("evidence budget (tokens)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_throughput(results: dict, path: Path) -> None:
+    sections = [s for s in ("compare", "repeats") if s in results]
+    fig, axes = plt.subplots(1, len(sections), figsize=(6 * len(sections), 4), squeeze=False)
+    for ax, section in zip(axes[0], sections, strict=True):
+        rows = results[section]
+        ax.barh([r["packer"] for r in rows], [r["x_floor"] for r in rows])
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("throughput / tiktoken floor (candidates per second)")
+        title = "fresh texts" if section == "compare" else "half of candidates repeated"
+        ax.set_title(title, fontsize=9)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _target(label: str, value: float | None, goal: float) -> str:
+    if value is None:
+        return f"- {label}: not measured"
+    verdict = "met" if value >= goal else "MISSED"
+    return f"- {label}: {value:.3g} (target >= {goal}): **{verdict}**"
+
+
+def speed_targets(results: dict) -> list[str]:
+    compare = {r["packer"]: r for r in results.get("compare", [])}
+    repeats = {r["packer"]: r for r in results.get("repeats", [])}
+    cold = compare.get("ours, cold token cache", {})
+    llama = [r for name, r in compare.items() if name.startswith("llamaindex")]
+    fastest_llama = max((r["candidates_per_s"] for r in llama), default=None)
+    beam = {r["packer"]: r for r in results.get("beam", []) if "x_core" in r}
+    return [
+        _target("ours (cold cache) / floor, fresh texts", cold.get("x_floor"), 0.8),
+        _target(
+            "ours (cold cache) / fastest LlamaIndex packing step",
+            cold["candidates_per_s"] / fastest_llama if cold and fastest_llama else None,
+            25,
+        ),
+        _target(
+            "ours (warm cache) / floor, half repeated",
+            repeats.get("ours, warm token cache", {}).get("x_floor"),
+            1.5,
+        ),
+        *(
+            _target(f"{name} / ours in a loop", row["x_core"], 0.5)
+            for name, row in beam.items()
+            if name.startswith("beam")
+        ),
+    ]
+
+
+def speed_section(results: dict) -> list[str]:
+    rate_cols = [
+        ("packer", "packer"),
+        ("requests_per_s", "requests/s"),
+        ("candidates_per_s", "candidates/s"),
+        ("x_floor", "x floor"),
+        ("mean_tokens", "mean tokens"),
+        ("max_tokens", "max tokens"),
+        ("over_budget", "% over budget"),
+    ]
+    out = [
+        "## Speed",
+        "",
+        stamp(results["machine"]),
+        "",
+        f"Workload: {results['requests']} requests x 10 candidates (real paragraphs), "
+        f"evidence budget {results['budget']} tokens, best of the repeats in one process.",
+        "",
+        "### Targets",
+        "",
+        *speed_targets(results),
+        "",
+        "### Fresh texts (no candidate text repeats across requests)",
+        "",
+        table(results["compare"], rate_cols),
+        "",
+        "### Half of each request's candidates repeated across requests",
+        "",
+        table(results["repeats"], rate_cols),
+        "",
+        "![throughput](throughput.png)",
+        "",
+        "### Candidates per request (ours, cold cache, constant candidate total)",
+        "",
+        table(
+            results["sweep"],
+            [
+                ("candidates_per_request", "candidates/request"),
+                ("requests", "requests"),
+                ("candidates_per_s", "candidates/s"),
+                ("us_per_candidate", "us/candidate"),
+            ],
+        ),
+        "",
+    ]
+    if "beam" in results:
+        out += [
+            "### Beam batch pipeline (DirectRunner) vs ours in a loop",
+            "",
+            table(
+                results["beam"],
+                [
+                    ("packer", "run"),
+                    ("requests_per_s", "requests/s"),
+                    ("candidates_per_s", "candidates/s"),
+                    ("x_core", "x core"),
+                    ("error", "error"),
+                ],
+            ),
+            "",
+        ]
+    out += [
+        "### Peak memory (ours, streamed requests, half repeated, fresh process)",
+        "",
+        table(
+            results["memory"],
+            [
+                ("requests", "requests"),
+                ("rss_before_mb", "RSS after loading (MB)"),
+                ("peak_rss_mb", "peak RSS (MB)"),
+            ],
+        ),
+        "",
+    ]
+    if "profile" in results:
+        out += [
+            "### Where the time goes (cProfile of ours, cold cache, fresh texts)",
+            "",
+            "```",
+            results["profile"].strip(),
+            "```",
+            "",
+        ]
+    return out
+
+
+def quality_section(results: dict) -> list[str]:
+    rows = results["rows"]
+    hotpot = [r for r in rows if r["dataset"] == "hotpotqa"]
+    ram = [r for r in rows if r["dataset"] == "ramdocs"]
+    common = [("budget", "budget"), ("packer", "packer"), ("order_policy", "order")]
+    tokens = [
+        ("mean_tokens", "mean tokens"),
+        ("max_tokens", "max tokens"),
+        ("over_budget", "% over budget"),
+    ]
+    return [
+        "## Packing quality",
+        "",
+        stamp(results["machine"]),
+        "",
+        "### Goal: ours >= naive + 10 points on HotpotQA (both supporting paragraphs)",
+        "",
+        *goal_lines(rows),
+        "",
+        "![retention](retention.png)",
+        "",
+        f"### HotpotQA ({hotpot[0]['questions'] if hotpot else 0} questions)",
+        "",
+        table(
+            hotpot,
+            [
+                *common,
+                ("both_supporting", "% both supporting"),
+                ("answer_present", "% answer present"),
+                *tokens,
+            ],
+        ),
+        "",
+        f"### RAMDocs ({ram[0]['questions'] if ram else 0} questions)",
+        "",
+        table(
+            ram,
+            [
+                *common,
+                ("all_gold_present", "% every gold answer"),
+                ("misinfo_packed", "% misinfo packed"),
+                ("conflict_flagged_on_misinfo", "% flagged (of misinfo packed)"),
+                *tokens,
+            ],
+        ),
+        "",
+        "### How the records were mapped",
+        "",
+        adapters.__doc__.split("\n\n", 1)[1].strip(),
+        "",
+        "### Metrics",
+        "",
+        quality.__doc__.split("\n\n", 2)[2].strip(),
+        "",
+    ]
+
+
+def write_report(results_dir: Path) -> Path:
+    """REPORT.md and the plots from whatever result files are present."""
+    parts = ["# evidence-packer: benchmarks and evaluation", ""]
+    parts += [
+        "Reproduce: `make bench` (speed) and `make eval` (quality); both rewrite this file.",
+        "",
+    ]
+    speed_file, quality_file = results_dir / "speed.json", results_dir / "quality.json"
+    if quality_file.exists():
+        q = json.loads(quality_file.read_text())
+        plot_retention(q["rows"], results_dir / "retention.png")
+        parts += quality_section(q)
+    if speed_file.exists():
+        s = json.loads(speed_file.read_text())
+        plot_throughput(s, results_dir / "throughput.png")
+        parts += speed_section(s)
+        parts += ["### Speed sections", "", speed.__doc__.split("\n\n", 2)[2].strip(), ""]
+    out = results_dir / "REPORT.md"
+    out.write_text("\n".join(parts))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    args = parser.parse_args(argv)
+    print(f"wrote {write_report(args.results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

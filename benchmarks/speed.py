@@ -1,0 +1,322 @@
+"""Speed of every packer on one generated workload, against the tokenizer floor.
+
+    python -m benchmarks.speed [--data-dir ../shared/data] [--requests 2000] [--out FILE]
+
+The floor is raw tiktoken: encoding every candidate text once, nothing else.
+Every packer runs over the same pre-built requests (building them is not timed);
+each figure is the best of `--repeats` runs in this one process, so all of them
+see the same machine load. Sections:
+- compare: fresh texts (no repeats); floor, ours with a cold and a warm token
+  cache, the naive loop, LlamaIndex truncate/repack, Haystack;
+- repeats: half of each request's candidates recur across requests;
+- sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
+- beam: the batch pipeline on the local runner, 1 and 2 workers, vs ours;
+- memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses).
+"""
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from benchmarks.adapters import DEFAULT_DATA_DIR, DataMissingError
+from benchmarks.baselines import (
+    EVAL_TIME,
+    HaystackLostInTheMiddle,
+    LlamaIndexRepack,
+    LlamaIndexTruncate,
+    NaivePacker,
+    OurPacker,
+    Packed,
+    tiktoken_counter,
+)
+from benchmarks.offline_tiktoken import offline_cl100k_cache
+from benchmarks.quality import token_stats
+from benchmarks.stamp import machine
+from benchmarks.workload import Pool, candidate_texts, generate
+from packer import Catalog, TokenCounter, pack_request
+from schemas import PackingConfig, Request
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "speed.json"
+BUDGET = 1024
+SWEEP = (10, 100, 1000)
+MEMORY_SIZES = (1_000, 10_000, 100_000)
+PACKAGES = (
+    "apache-beam",
+    "tiktoken",
+    "pydantic",
+    "evidence-packer",
+    "llama-index-core",
+    "haystack-ai",
+    "bm25s",
+    "matplotlib",
+)
+
+
+def best_time(run: Callable[[], object], repeats: int) -> tuple[float, object]:
+    """Best wall time of `repeats` runs, and the last run's result."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def rates(seconds: float, requests: int, candidates: int) -> dict:
+    return {
+        "seconds": round(seconds, 4),
+        "requests_per_s": round(requests / seconds, 1),
+        "candidates_per_s": round(candidates / seconds, 1),
+    }
+
+
+def _fresh_counter(shared: TokenCounter) -> TokenCounter:
+    """A counter with an empty cache around an already loaded encoding."""
+    return TokenCounter(shared.encoding, shared.name)
+
+
+def _ours(catalog: Catalog, config: PackingConfig, tokens: TokenCounter) -> OurPacker:
+    return OurPacker(config, catalog, tokens)
+
+
+def time_packers(
+    requests: Sequence[Request],
+    catalog: Catalog,
+    tokens: TokenCounter,
+    repeats: int,
+    libraries: bool,
+) -> list[dict]:
+    """Floor and packers over one workload; throughput, ratio to the floor, tokens used."""
+    texts = candidate_texts(requests)
+    n_req, n_cand = len(requests), len(texts)
+    encode = tokens.encoding.encode_ordinary
+    count = tiktoken_counter(tokens.encoding)
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+
+    floor_s, _ = best_time(lambda: [encode(t) for t in texts], repeats)
+    rows = [{"packer": "floor (tiktoken encode once)", **rates(floor_s, n_req, n_cand)}]
+
+    def run_with(packer: Callable[[Request], Packed]) -> list[Packed]:
+        return [packer(r) for r in requests]
+
+    def cold() -> list[Packed]:
+        return run_with(_ours(catalog, config, _fresh_counter(tokens)))
+
+    warm_packer = _ours(catalog, config, _fresh_counter(tokens))
+    run_with(warm_packer)
+    packers: list[tuple[str, Callable[[], list[Packed]]]] = [
+        ("ours, cold token cache", cold),
+        ("ours, warm token cache", lambda: run_with(warm_packer)),
+        ("naive loop", lambda: run_with(NaivePacker(BUDGET, count))),
+    ]
+    if libraries:
+        packers += [
+            ("llamaindex PromptHelper.truncate", lambda: run_with(LlamaIndexTruncate(BUDGET))),
+            ("llamaindex PromptHelper.repack", lambda: run_with(LlamaIndexRepack(BUDGET))),
+            ("haystack LostInTheMiddleRanker", lambda: run_with(HaystackLostInTheMiddle(BUDGET))),
+        ]
+    for name, run in packers:
+        seconds, packs = best_time(run, repeats)
+        row = {"packer": name, **rates(seconds, n_req, n_cand), **token_stats(packs, BUDGET, count)}
+        row["x_floor"] = round(floor_s / seconds, 3)
+        rows.append(row)
+    rows[0]["x_floor"] = 1.0
+    return rows
+
+
+def sweep(
+    pool: Pool,
+    catalog: Catalog,
+    tokens: TokenCounter,
+    sizes: Sequence[int],
+    total: int,
+    repeats: int,
+) -> list[dict]:
+    """Time per candidate of ours (cold cache) at each request size, same candidate total."""
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+    rows = []
+    for per_request in sizes:
+        requests = list(generate(pool, max(1, total // per_request), per_request, seed=per_request))
+        n_cand = sum(len(r.candidates) for r in requests)
+
+        def run(reqs: Sequence[Request] = requests) -> None:
+            packer = _ours(catalog, config, _fresh_counter(tokens))
+            for r in reqs:
+                packer(r)
+
+        seconds, _ = best_time(run, repeats)
+        rows.append(
+            {
+                "candidates_per_request": per_request,
+                "requests": len(requests),
+                **rates(seconds, len(requests), n_cand),
+                "us_per_candidate": round(1e6 * seconds / n_cand, 1),
+            }
+        )
+    return rows
+
+
+def beam_section(pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int) -> list[dict]:
+    """The batch pipeline on the local runner at 1 and 2 workers, against ours in a loop."""
+    try:
+        from pipelines.batch import run as run_batch
+    except ImportError as err:
+        return [{"packer": "beam batch", "error": f"pipelines.batch not importable: {err}"}]
+    requests = list(generate(pool, n, 10, seed=11))
+    n_cand = sum(len(r.candidates) for r in requests)
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+    start = time.perf_counter()
+    packer = _ours(catalog, config, _fresh_counter(tokens))
+    for r in requests:
+        packer(r)
+    core_s = time.perf_counter() - start
+    rows = [{"packer": "ours in a loop, cold", **rates(core_s, n, n_cand), "x_core": 1.0}]
+    with tempfile.TemporaryDirectory(prefix="bench-beam-") as tmp:
+        req_file, cat_file, cfg_file = (
+            Path(tmp) / name for name in ("req.jsonl", "cat.jsonl", "cfg.json")
+        )
+        req_file.write_text("".join(r.model_dump_json() + "\n" for r in requests))
+        cat_file.write_text("".join(d.model_dump_json() + "\n" for d in pool.catalog()))
+        cfg_file.write_text(config.model_dump_json())
+        for workers in (1, 2):
+            argv = [
+                f"--input={req_file}",
+                f"--catalog={cat_file}",
+                f"--config={cfg_file}",
+                f"--output={tmp}/out{workers}",
+                f"--event_time={EVAL_TIME.isoformat()}",
+                f"--direct_num_workers={workers}",
+                "--direct_running_mode=multi_processing"
+                if workers > 1
+                else "--direct_running_mode=in_memory",
+            ]
+            start = time.perf_counter()
+            run_batch(argv)
+            seconds = time.perf_counter() - start
+            rows.append(
+                {
+                    "packer": f"beam batch, local FnApiRunner, {workers} worker(s)",
+                    **rates(seconds, n, n_cand),
+                    "x_core": round(core_s / seconds, 3),
+                }
+            )
+    return rows
+
+
+def profile_core(requests: Sequence[Request], catalog: Catalog, tokens: TokenCounter) -> str:
+    """cProfile of ours with a cold cache: where the time goes, by own time."""
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+    packer = _ours(catalog, config, _fresh_counter(tokens))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for r in requests:
+        packer(r)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(20)
+    return out.getvalue().replace(str(Path.cwd()) + "/", "")
+
+
+def peak_memory(data_dir: Path, requests: int) -> dict:
+    """Peak RSS of a fresh process packing `requests` streamed requests."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.speed",
+            "--data-dir",
+            str(data_dir),
+            "--memory-child",
+            str(requests),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def memory_child(data_dir: Path, requests: int) -> dict:
+    """Run in the child: load, then pack a stream of requests, reporting RSS before and after."""
+    pool = Pool.load(data_dir)
+    catalog = Catalog(pool.catalog())
+    tokens = TokenCounter.load()
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for request in generate(pool, requests, 10, repeat_fraction=0.5):
+        pack_request(request, catalog, config, tokens, EVAL_TIME)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "requests": requests,
+        "rss_before_mb": round(before / 1024, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="holds hotpotqa/ and ramdocs/"
+    )
+    parser.add_argument(
+        "--requests", type=int, default=2000, help="requests in the compared workload"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--sweep", type=int, nargs="+", default=list(SWEEP), help="sizes")
+    parser.add_argument(
+        "--sweep-total", type=int, default=20_000, help="candidates per sweep point"
+    )
+    parser.add_argument(
+        "--beam-requests", type=int, default=10_000, help="0 skips the Beam section"
+    )
+    parser.add_argument("--memory-sizes", type=int, nargs="*", default=list(MEMORY_SIZES))
+    parser.add_argument("--no-libraries", action="store_true", help="skip LlamaIndex and Haystack")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
+    parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        if args.memory_child is not None:
+            print(json.dumps(memory_child(args.data_dir, args.memory_child)))
+            return 0
+        pool = Pool.load(args.data_dir)
+    except DataMissingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    catalog = Catalog(pool.catalog())
+    tokens = TokenCounter.load()
+    results: dict = {"machine": machine(), "budget": BUDGET, "requests": args.requests}
+    with offline_cl100k_cache():
+        fresh = list(generate(pool, args.requests, 10))
+        results["compare"] = time_packers(
+            fresh, catalog, tokens, args.repeats, not args.no_libraries
+        )
+        del fresh
+        repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
+        results["repeats"] = time_packers(repeated, catalog, tokens, args.repeats, libraries=False)
+        del repeated
+    results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
+    if args.beam_requests:
+        results["beam"] = beam_section(pool, catalog, tokens, args.beam_requests)
+    results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

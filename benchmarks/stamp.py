@@ -1,0 +1,50 @@
+"""The stamp every result file carries: date, machine, versions, commit."""
+
+import os
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+PACKAGES = (
+    "evidence-packer",
+    "apache-beam",
+    "tiktoken",
+    "pydantic",
+    "llama-index-core",
+    "haystack-ai",
+    "bm25s",
+    "matplotlib",
+)
+
+
+def cpu_model() -> str:
+    """The CPU model name as the kernel reports it."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict:
+    """Date, machine and versions that the figures depend on."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "not installed"
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cores": os.cpu_count(),
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "commit": commit or "unknown",
+        "versions": versions,
+    }
