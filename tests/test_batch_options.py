@@ -1,0 +1,105 @@
+"""Options: every bad flag fails early with a message that says how to fix it."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines import cli
+from pipelines.batch import LOCAL_RUNNER, pin_local_runner
+from pipelines.options import Settings, file_format, parse_event_time, resolve
+from pipelines.schema import DEFAULT_PATH, request_schema_text
+from schemas import PackingConfig
+from tests.batch_run import SAMPLES
+
+GOOD = [
+    f"--input={SAMPLES / 'requests.jsonl'}",
+    f"--catalog={SAMPLES / 'catalog.jsonl'}",
+    "--output=/tmp/evpack-never-written",
+]
+
+
+def _resolve(*argv: str) -> Settings:
+    return resolve(PipelineOptions(list(argv)))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (GOOD[1:], "--input is required, e.g. --input=samples/requests.jsonl"),
+        ([GOOD[0], GOOD[2]], "--catalog is required"),
+        (GOOD[:2], "--output is required"),
+        (["--input=/nonexistent/*.jsonl", *GOOD[1:]], "matches no file; check the path or glob"),
+        ([*GOOD, "--max_record_bytes=0"], "--max_record_bytes must be positive"),
+        ([*GOOD, "--event_time=yesterday"], "is not ISO-8601; write e.g. 2026-01-31T12:00:00Z"),
+        ([*GOOD, "--config=/nonexistent.yaml"], "cannot be read"),
+    ],
+)
+def test_bad_flags_say_how_to_fix_them(argv: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _resolve(*argv)
+
+
+def test_unknown_extension_asks_for_the_format_flag() -> None:
+    with pytest.raises(ValueError, match=re.escape("pass --input_format=jsonl|parquet")):
+        file_format("data/requests.csv", "auto", "input")
+    assert file_format("gs://bucket/in/part-0.jsonl.gz", "auto", "input") == "jsonl"
+    assert file_format("in/*.parquet", "auto", "input") == "parquet"
+    assert file_format("in/*", "parquet", "input") == "parquet"
+
+
+def test_config_errors_name_the_file_and_the_setting(tmp_path: Path) -> None:
+    bad = tmp_path / "config.yaml"
+    bad.write_text("input_limit: 100\nreserved_answer: 200\n")
+    with pytest.raises(ValueError, match=r"config\.yaml.*reserved_answer \(200\)"):
+        _resolve(*GOOD, f"--config={bad}")
+    bad.write_text("inputlimit: 100\n")
+    with pytest.raises(ValueError, match="inputlimit: Extra inputs are not permitted"):
+        _resolve(*GOOD, f"--config={bad}")
+    bad.write_text("- a list\n")
+    with pytest.raises(ValueError, match="must hold a mapping of settings"):
+        _resolve(*GOOD, f"--config={bad}")
+
+
+def test_config_json_and_defaults(tmp_path: Path) -> None:
+    as_json = tmp_path / "config.json"
+    as_json.write_text(json.dumps({"input_limit": 4096, "order_policy": "best_last"}))
+    settings = _resolve(*GOOD, f"--config={as_json}")
+    assert settings.config == PackingConfig(input_limit=4096, order_policy="best_last")
+    assert _resolve(*GOOD).config == PackingConfig()
+    sample = _resolve(*GOOD, f"--config={SAMPLES / 'config.yaml'}")
+    assert sample.config.input_limit == 1024
+
+
+def test_event_time_is_utc() -> None:
+    assert parse_event_time("2026-01-31T13:00:00+01:00").isoformat() == "2026-01-31T12:00:00+00:00"
+    assert parse_event_time("2026-01-31T12:00:00").isoformat() == "2026-01-31T12:00:00+00:00"
+
+
+@pytest.mark.parametrize("runner", [None, "DirectRunner", "SwitchingDirectRunner"])
+def test_direct_runner_is_pinned_to_the_in_process_runner(runner: str | None) -> None:
+    options = PipelineOptions([f"--runner={runner}"] if runner else [])
+    pin_local_runner(options)
+    assert options.view_as(StandardOptions).runner == LOCAL_RUNNER
+
+
+def test_other_runners_are_left_alone() -> None:
+    options = PipelineOptions(["--runner=DataflowRunner"])
+    pin_local_runner(options)
+    assert options.view_as(StandardOptions).runner == "DataflowRunner"
+
+
+def test_cli_reports_bad_flags_and_unknown_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["batch", *GOOD[1:]]) == 2
+    assert "--input is required" in capsys.readouterr().err
+    assert cli.main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+    assert cli.main([]) == 0
+    assert "batch" in capsys.readouterr().out
+
+
+def test_committed_json_schema_is_current() -> None:
+    assert DEFAULT_PATH.read_text() == request_schema_text(), "run `evpack schema`"
+    assert cli.main(["schema", "--check"]) == 0
