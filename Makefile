@@ -1,0 +1,35 @@
+# Two commands work on a fresh clone (see README, Quick start):
+#   make demo   set up .venv, run the batch job on samples/, print the summary
+#   make test   set up .venv, run ruff and the whole test suite
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+OUT ?= out/demo
+
+.PHONY: demo test lint samples schema
+
+# The console script is the marker of an install; reinstall when pyproject changes.
+$(BIN)/evpack: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(BIN)/evpack
+	rm -rf $(OUT)
+	$(BIN)/evpack batch --input samples/requests.jsonl --catalog samples/catalog.jsonl \
+		--config samples/config.yaml --output $(OUT)
+
+lint: $(BIN)/evpack
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
+	$(BIN)/pytest
+
+samples: $(BIN)/evpack
+	$(BIN)/python samples/generate.py
+
+schema: $(BIN)/evpack
+	$(BIN)/evpack schema

@@ -1,0 +1,64 @@
+"""The README is kept honest: its quick start, its output columns and its DuckDB queries."""
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow, PromptMessage
+from schemas.derive import model_fields
+from tests.batch_run import ROOT, SAMPLES, flags, run_test_pipeline
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    start = README.index(f"## {title}\n")
+    end = README.find("\n## ", start + 1)
+    return README[start : end if end > 0 else None]
+
+
+def test_quick_start_is_two_make_targets() -> None:
+    block = re.search(r"```sh\n(.*?)```", _section("Quick start"), re.S)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize(
+    ("output", "model"),
+    [
+        ("prompts/", PromptMessage),
+        ("manifests/", ManifestRow),
+        ("exclusions/", ExclusionRecord),
+        ("exclusion_counts/", ExclusionCount),
+        ("dead_letters/", DeadLetter),
+    ],
+)
+def test_outputs_table_lists_every_column(output: str, model: type) -> None:
+    row = next(
+        line for line in _section("Outputs").splitlines() if line.startswith(f"| `{output}`")
+    )
+    documented = set(re.findall(r"\w+", row.split("|")[3]))
+    for spec in model_fields(model):
+        assert spec.name in documented, f"README outputs table misses {output}{spec.name}"
+        assert {c.name for c in spec.children} <= documented, spec.name
+
+
+def test_duckdb_queries_run_on_a_real_output(tmp_path: Path) -> None:
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", tmp_path))
+    block = re.search(r"```sql\n(.*?)```", README, re.S)
+    assert block is not None
+    queries = [q.strip() for q in block.group(1).split(";") if q.strip()]
+    assert len(queries) == 4
+    for query in queries:
+        rows = duckdb.sql(query.replace("out/demo", str(tmp_path))).fetchall()
+        assert rows, query
+
+
+def test_packing_rules_heading_is_there() -> None:
+    assert "\n## Packing rules\n" in README
