@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo test lint samples schema
+.PHONY: demo test lint samples schema bench eval
 
 # The console script is the marker of an install; reinstall when pyproject changes.
 $(BIN)/evpack: pyproject.toml
@@ -33,3 +33,19 @@ samples: $(BIN)/evpack
 
 schema: $(BIN)/evpack
 	$(BIN)/evpack schema
+
+# Benchmarks and evaluation (benchmarks/): they read the public QA data from DATA
+# (see ../shared/data/README.md) and rewrite benchmarks/results/REPORT.md and plots.
+DATA ?= ../shared/data
+
+$(VENV)/.bench-installed: $(BIN)/evpack
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python -m benchmarks.speed --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.report
+
+eval: $(VENV)/.bench-installed
+	$(BIN)/python -m benchmarks.quality --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.report
