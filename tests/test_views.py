@@ -3,7 +3,7 @@
 import pytest
 from google.cloud import bigquery
 
-from pipelines.views import create_views, load_views
+from pipelines.views import VIEWS_DIR, create_views, load_views
 from schemas import DeadLetter
 from schemas.bigquery import bigquery_schema
 from tests.audit_rows import EXPECTED, ROWS, assert_view_rows
@@ -17,6 +17,12 @@ def test_every_view_states_its_question_and_has_expectations() -> None:
     for view in views:
         assert len(view.question) > 40, view.name
         assert "${dataset}" in view.sql, f"{view.name} must read tables of ${{dataset}}"
+
+
+def test_deploy_readme_lists_every_view() -> None:
+    readme = (VIEWS_DIR.parent / "README.md").read_text(encoding="utf-8")
+    for view in load_views():
+        assert f"| `{view.name}` |" in readme, view.name
 
 
 def test_bigquery_sql_needs_a_qualified_dataset() -> None:
