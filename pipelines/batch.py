@@ -47,7 +47,8 @@ def output_files(output: str) -> dict[str, str]:
 
 def build(p: beam.Pipeline, settings: Settings) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`."""
-    assert settings.input is not None and settings.input_format is not None
+    if settings.input is None or settings.input_format is None:
+        raise ValueError("the batch job reads files: pass --input")
     parsed = (
         p
         | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
