@@ -108,13 +108,11 @@ def _evidence_budget(
 
 
 def _notes_reserve(
-    kept: list[Evidence], conflicts: list[tuple[str, ...]], request: Request, tokens: TokenCounter
+    conflicts: list[tuple[str, ...]], widest: str, request: Request, tokens: TokenCounter
 ) -> int:
-    """Tokens set aside for the label list and notes, at their worst case."""
-    widest = f"E{max(1, len(kept))}"
+    """Tokens set aside for the notes and the label list's frame, at their worst case."""
     worst = render_notes([[widest] * len(g) for g in conflicts], request.facets, has_evidence=True)
-    listed = render_user([], [widest] * len(kept), "", "")
-    return tokens.count(worst) + tokens.count(listed)
+    return tokens.count(worst) + tokens.count(render_user([], [""], "", ""))
 
 
 @dataclass
@@ -181,14 +179,16 @@ def pack_request(
 
     budget, base = _evidence_budget(request, config, limits, tokens)
     bodies = {r.evidence_id: block_body(r) for r in kept}
-    label_cost = tokens.count(render_block(f"E{max(1, len(kept))}", "")) + 1
+    # Each block also pays for its label, in its header and in the label list.
+    widest = f"E{max(1, len(kept))}"
+    label_cost = tokens.count(render_block(widest, "")) + tokens.count(f"{widest}, ") + 1
     items = [SelectionInput(r, tokens.count(bodies[r.evidence_id]) + label_cost) for r in kept]
     selection = select(
         items,
         request.facets if config.enable_facet_coverage else (),
         conflicts,
         SelectionPolicy(
-            budget=max(0, budget - _notes_reserve(kept, conflicts, request, tokens)),
+            budget=max(0, budget - _notes_reserve(conflicts, widest, request, tokens)),
             weights=config.weights,
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,
             facet_coverage=config.enable_facet_coverage,
