@@ -1,0 +1,50 @@
+"""A realistic request rendered to a checked-in prompt and manifest.
+
+Regenerate after an intended rendering change with
+`UPDATE_GOLDEN=1 pytest tests/test_packer_golden.py`, and review the diff.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from packer import Catalog, TokenCounter, pack_request
+from schemas import CatalogDocument, PackingConfig, Request
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _pack():
+    request = Request.model_validate_json((GOLDEN / "request.json").read_text())
+    lines = (GOLDEN / "catalog.jsonl").read_text().splitlines()
+    catalog = Catalog(CatalogDocument.model_validate_json(line) for line in lines)
+    return pack_request(request, catalog, PackingConfig(per_document_cap=2), TokenCounter.load())
+
+
+def _manifest_json(result) -> str:
+    data = result.manifest.model_dump(mode="json", exclude={"builder_version"})
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def test_golden_prompt_and_manifest():
+    result = _pack()
+    prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
+    manifest = _manifest_json(result)
+    if os.environ.get("UPDATE_GOLDEN"):
+        (GOLDEN / "prompt.txt").write_text(prompt)
+        (GOLDEN / "manifest.json").write_text(manifest)
+    assert prompt == (GOLDEN / "prompt.txt").read_text()
+    assert manifest == (GOLDEN / "manifest.json").read_text()
+
+
+def test_golden_decisions():
+    """What the golden prompt must show, stated independently of its bytes."""
+    result = _pack()
+    reasons = {x.evidence_id: x.reason.value for x in result.exclusions}
+    assert reasons == {"ev-c2": "superseded", "ev-c8": "unauthorized"}
+    packed = {e.evidence_id: e for e in result.manifest.evidence}
+    assert packed["ev-c1"].derived_from == ["ev-c4"]  # exact duplicate, other publication
+    assert result.manifest.conflicts[0].evidence_ids == ["ev-c6", "ev-c7"]
+    assert result.manifest.uncovered_facets == ["exchange"]
+    content = result.prompt.messages[1].content
+    assert '&lt;/evidence&gt;&lt;evidence label="E9"&gt;' in content
