@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindow
+from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
 from google.api_core import exceptions as api_exceptions
@@ -227,6 +227,9 @@ class _InsertRowsFn(beam.DoFn):
 class WriteToBigQueryRows(beam.PTransform):
     """Write schema records as rows of an existing table; outputs the dead letters.
 
+    The dead letters are in the global window whatever the input's windowing,
+    so they flatten with the other dead letters of a pipeline.
+
     `row_id` gives each row an insertId so real BigQuery drops retried inserts
     (best effort; the emulator ignores it). Leave it unset for rows that are
     legitimately repeated, e.g. late panes of a windowed count.
@@ -251,4 +254,8 @@ class WriteToBigQueryRows(beam.PTransform):
         self._fn = _InsertRowsFn(table_id, row_id, batch_size, max_attempts)
 
     def expand(self, records: beam.PCollection) -> beam.PCollection:
-        return records | beam.ParDo(self._fn).with_output_types(DeadLetter)
+        return (
+            records
+            | "Insert" >> beam.ParDo(self._fn).with_output_types(DeadLetter)
+            | "GlobalWindow" >> beam.WindowInto(GlobalWindows())
+        )

@@ -1,0 +1,257 @@
+"""The streaming pipeline: Pub/Sub requests in, prompts to the generation topic, audit to BigQuery.
+
+    python -m pipelines.streaming --subscription=projects/P/subscriptions/requests \\
+        --prompts_topic=projects/P/topics/prompts \\
+        --dead_letter_topic=projects/P/topics/dead-letters \\
+        --bigquery_dataset=P.evpack --catalog=catalog.jsonl [--config=packing.yaml]
+
+Locally it runs on Beam's in-process `BundleBasedDirectRunner` (no runner
+download) against real services or the emulators (`PUBSUB_EMULATOR_HOST`,
+`BIGQUERY_EMULATOR_HOST`); on Dataflow pass `--runner=DataflowRunner` and the
+usual GCP flags. It composes the shared transforms; only the source, the
+once-per-request_id step, the re-read catalog and the windowed counts are
+specific to streaming.
+"""
+
+import argparse
+import logging
+import sys
+from dataclasses import dataclass
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.runners.runner import PipelineResult
+
+from pipelines.options import EvpackOptions, FileFormat, file_format, load_config
+from schemas import PackingConfig
+from transforms.bigquery_io import (
+    AUDIT_TABLES,
+    WriteToBigQueryRows,
+    bigquery_client,
+    create_tables,
+)
+from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
+from transforms.pubsub_io import PublishDeadLetters, PublishPrompts, ReadRequestRecords
+from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
+from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
+
+LOCAL_RUNNER = "BundleBasedDirectRunner"
+
+_LOG = logging.getLogger(__name__)
+
+
+class StreamingOptions(PipelineOptions):
+    """Flags of the streaming pipeline (the catalog, config and size flags are shared)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--subscription",
+            help="Request subscription, projects/<project>/subscriptions/<name>.",
+        )
+        parser.add_argument(
+            "--prompts_topic", help="Generation topic, projects/<project>/topics/<name>."
+        )
+        parser.add_argument(
+            "--dead_letter_topic",
+            help="Topic for unprocessable inputs and rejected audit rows.",
+        )
+        parser.add_argument(
+            "--bigquery_dataset",
+            help="Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
+            "exclusion_counts.",
+        )
+        parser.add_argument(
+            "--create_tables",
+            default=True,
+            type=_flag,
+            help="Create the dataset and audit tables if missing at start (true/false).",
+        )
+        parser.add_argument(
+            "--timestamp_attribute",
+            default="event_time",
+            help="Message attribute holding the event time (RFC 3339 or epoch ms); "
+            "messages without it use their publish time.",
+        )
+        parser.add_argument(
+            "--catalog_refresh_seconds",
+            type=float,
+            default=60.0,
+            help="Re-read the catalog this often, so revocations apply without a restart.",
+        )
+        parser.add_argument(
+            "--window_seconds",
+            type=int,
+            default=DEFAULT_WINDOW_SECONDS,
+            help="Fixed event-time window of the exclusion counts.",
+        )
+        parser.add_argument(
+            "--allowed_lateness_seconds",
+            type=int,
+            default=0,
+            help="Exclusions this late still update their window's count (as a delta row).",
+        )
+        parser.add_argument(
+            "--dedup_ttl_seconds",
+            type=int,
+            default=DEFAULT_DEDUP_TTL_SECONDS,
+            help="How long a request_id is remembered to drop redelivered copies.",
+        )
+
+
+def _flag(value: str) -> bool:
+    lowered = value.lower()
+    if lowered not in {"true", "false", "1", "0", "yes", "no"}:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+    return lowered in {"true", "1", "yes"}
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Validated settings of one streaming job."""
+
+    subscription: str
+    prompts_topic: str
+    dead_letter_topic: str
+    dataset: str
+    create_tables: bool
+    timestamp_attribute: str | None
+    catalog: str
+    catalog_format: FileFormat
+    catalog_refresh_seconds: float
+    config: PackingConfig
+    max_record_bytes: int
+    window_seconds: int
+    allowed_lateness_seconds: int
+    dedup_ttl_seconds: int
+
+    def table(self, name: str) -> str:
+        return f"{self.dataset}.{name}"
+
+
+def _resource(value: str | None, flag: str, kind: str) -> str:
+    if not value or not value.startswith("projects/") or f"/{kind}/" not in value:
+        raise ValueError(f"--{flag} is required as projects/<project>/{kind}/<name>, got {value!r}")
+    return value
+
+
+def resolve_streaming(options: PipelineOptions) -> StreamSettings:
+    """Check the flags, and that the catalog loads now rather than at the first request."""
+    opts = options.view_as(StreamingOptions)
+    shared = options.view_as(EvpackOptions)
+    dataset = opts.bigquery_dataset or ""
+    if dataset.count(".") != 1:
+        raise ValueError(f"--bigquery_dataset must be <project>.<dataset>, got {dataset!r}")
+    if not shared.catalog:
+        raise ValueError("--catalog is required, e.g. --catalog=samples/catalog.jsonl")
+    catalog_format = file_format(shared.catalog, shared.catalog_format, "catalog")
+    snap = load_snapshot(shared.catalog, catalog_format)
+    _LOG.info("catalog %s: %d documents", shared.catalog, len(snap.documents))
+    for name, value in (
+        ("window_seconds", opts.window_seconds),
+        ("dedup_ttl_seconds", opts.dedup_ttl_seconds),
+        ("max_record_bytes", shared.max_record_bytes),
+    ):
+        if value <= 0:
+            raise ValueError(f"--{name} must be positive, got {value}")
+    if opts.catalog_refresh_seconds <= 0 or opts.allowed_lateness_seconds < 0:
+        raise ValueError("--catalog_refresh_seconds must be > 0, --allowed_lateness_seconds >= 0")
+    return StreamSettings(
+        subscription=_resource(opts.subscription, "subscription", "subscriptions"),
+        prompts_topic=_resource(opts.prompts_topic, "prompts_topic", "topics"),
+        dead_letter_topic=_resource(opts.dead_letter_topic, "dead_letter_topic", "topics"),
+        dataset=dataset,
+        create_tables=opts.create_tables,
+        timestamp_attribute=opts.timestamp_attribute or None,
+        catalog=shared.catalog,
+        catalog_format=catalog_format,
+        catalog_refresh_seconds=opts.catalog_refresh_seconds,
+        config=load_config(shared.config),
+        max_record_bytes=shared.max_record_bytes,
+        window_seconds=opts.window_seconds,
+        allowed_lateness_seconds=opts.allowed_lateness_seconds,
+        dedup_ttl_seconds=opts.dedup_ttl_seconds,
+    )
+
+
+def manifest_row_id(row: dict) -> str:
+    """insertId of a manifest row: one per request."""
+    return row["request_id"]
+
+
+def exclusion_row_id(row: dict) -> str:
+    """insertId of an exclusion row: one per (request, candidate)."""
+    return f"{row['request_id']}/{row['evidence_id']}"
+
+
+def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
+    """Wire the streaming job into `pipeline`."""
+    parsed = (
+        pipeline
+        | "ReadRequests" >> ReadRequestRecords(settings.subscription, settings.timestamp_attribute)
+        | "Parse" >> ParseRequestStream(settings.max_record_bytes, settings.dedup_ttl_seconds)
+    )
+    packed = parsed.requests | "Pack" >> PackWithRefreshingCatalog(
+        settings.config,
+        settings.catalog,
+        settings.catalog_format,
+        settings.catalog_refresh_seconds,
+    )
+    packed.prompts | "PublishPrompts" >> PublishPrompts(settings.prompts_topic)
+    rejected_manifests = packed.manifests | "WriteManifests" >> WriteToBigQueryRows(
+        settings.table("manifests"), row_id=manifest_row_id
+    )
+    rejected_exclusions = packed.exclusions | "WriteExclusions" >> WriteToBigQueryRows(
+        settings.table("exclusions"), row_id=exclusion_row_id
+    )
+    rejected_counts = (
+        packed.exclusions
+        | "CountPerWindow"
+        >> WindowedExclusionCounts(settings.window_seconds, settings.allowed_lateness_seconds)
+        | "WriteCounts" >> WriteToBigQueryRows(settings.table("exclusion_counts"))
+    )
+    (
+        (
+            parsed.dead_letters,
+            packed.dead_letters,
+            rejected_manifests,
+            rejected_exclusions,
+            rejected_counts,
+        )
+        | "AllDeadLetters" >> beam.Flatten()
+        | "PublishDeadLetters" >> PublishDeadLetters(settings.dead_letter_topic)
+    )
+
+
+def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
+    """Start the job; with `wait=False` return at once so the caller can cancel it."""
+    options = PipelineOptions(argv)
+    options.view_as(StandardOptions).streaming = True
+    if options.view_as(StandardOptions).runner is None:
+        options.view_as(StandardOptions).runner = LOCAL_RUNNER
+    settings = resolve_streaming(options)
+    if settings.create_tables:
+        project, dataset = settings.dataset.split(".")
+        tables = create_tables(bigquery_client(project), settings.dataset, AUDIT_TABLES.values())
+        _LOG.info("audit tables ready in %s.%s: %s", project, dataset, ", ".join(tables))
+    pipeline = beam.Pipeline(options=options)
+    build(pipeline, settings)
+    result = pipeline.run()
+    if wait:
+        result.wait_until_finish()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m pipelines.streaming` and `evpack stream`."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        run(argv)
+    except ValueError as err:
+        print(f"evpack stream: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

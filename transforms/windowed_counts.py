@@ -1,0 +1,49 @@
+"""Exclusion counts per tenant and reason in fixed event-time windows, late data included.
+
+Each window fires once when the watermark passes its end, then once more per
+late exclusion until the allowed lateness is over. Panes discard what they
+already reported, so every row is a delta and the rows of one window sum to
+its exclusions: a dashboard sums `count` grouped by tenant, reason and
+window_start. Exclusions later than the allowed lateness are dropped by the
+runner; the exclusion rows themselves are never dropped.
+"""
+
+import apache_beam as beam
+from apache_beam.transforms import trigger, window
+
+from schemas import ExclusionCount, ExclusionRecord
+from transforms.counts import CountExclusions
+
+DEFAULT_WINDOW_SECONDS = 60
+
+
+class WindowedExclusionCounts(beam.PTransform):
+    """ExclusionRecord -> ExclusionCount per (tenant, reason, fixed window)."""
+
+    def __init__(
+        self, window_seconds: int = DEFAULT_WINDOW_SECONDS, allowed_lateness_seconds: int = 0
+    ) -> None:
+        super().__init__()
+        if window_seconds <= 0:
+            raise ValueError(f"window_seconds must be positive, got {window_seconds}")
+        if allowed_lateness_seconds < 0:
+            raise ValueError(
+                f"allowed_lateness_seconds must be 0 or more, got {allowed_lateness_seconds}"
+            )
+        self._window = window_seconds
+        self._lateness = allowed_lateness_seconds
+
+    def expand(
+        self, exclusions: beam.PCollection[ExclusionRecord]
+    ) -> beam.PCollection[ExclusionCount]:
+        return (
+            exclusions
+            | "FixedWindows"
+            >> beam.WindowInto(
+                window.FixedWindows(self._window),
+                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+                allowed_lateness=self._lateness,
+                accumulation_mode=trigger.AccumulationMode.DISCARDING,
+            )
+            | "Count" >> CountExclusions()
+        )
