@@ -9,7 +9,6 @@ import argparse
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
@@ -17,9 +16,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pydantic import ValidationError
 
 from schemas import PackingConfig
-
-FileFormat = Literal["jsonl", "parquet"]
-InputShape = Literal["auto", "nested", "flat"]
+from transforms.parse import (
+    DEFAULT_MAX_RECORD_BYTES,
+    FileFormat,
+    InputShape,
+    describe_validation_error,
+)
 
 _SUFFIXES: dict[str, FileFormat] = {
     ".jsonl": "jsonl",
@@ -29,7 +31,6 @@ _SUFFIXES: dict[str, FileFormat] = {
     ".pq": "parquet",
 }
 _COMPRESSION = (".gz", ".bz2", ".zst", ".deflate")
-DEFAULT_MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 
 class EvpackOptions(PipelineOptions):
@@ -141,15 +142,6 @@ def load_config(path: str | None) -> PackingConfig:
         return PackingConfig.model_validate(data)
     except ValidationError as err:
         raise ValueError(f"--config {path!r}: {describe_validation_error(err)}") from err
-
-
-def describe_validation_error(err: ValidationError) -> str:
-    """One line per problem: `field.path: message`, the form dead letters and CLI errors use."""
-    parts = []
-    for item in err.errors(include_url=False, include_input=False):
-        where = ".".join(str(p) for p in item["loc"]) or "record"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
 
 
 def parse_event_time(value: str | None) -> datetime:

@@ -20,9 +20,8 @@ from apache_beam.io.textio import ReadFromTextWithFilename
 from pydantic import ValidationError
 
 from packer import Catalog
-from pipelines.options import FileFormat, describe_validation_error
 from schemas import CatalogDocument
-from transforms.parse import row_payload
+from transforms.parse import FileFormat, describe_validation_error, row_payload
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ from apache_beam.typehints.decorators import no_annotations
 from pydantic import ValidationError
 
 from packer import BUILDER_VERSION
-from pipelines.options import FileFormat, InputShape, describe_validation_error
 from schemas import Candidate, DeadLetter, Request
 
 DEAD_LETTERS = "dead_letters"
@@ -41,6 +40,18 @@ REQUEST_FIELDS = frozenset(Request.model_fields) - {"candidates"}
 CANDIDATE_FIELDS = frozenset(Candidate.model_fields) - {"tenant_id"}
 
 Shape = Literal["nested", "flat"]
+InputShape = Literal["auto", "nested", "flat"]
+FileFormat = Literal["jsonl", "parquet"]
+DEFAULT_MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """One line per problem, `field.path: message`: the form of dead letters and flag errors."""
+    parts = []
+    for item in err.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in item["loc"]) or "record"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -276,7 +287,9 @@ class ParseRequests(beam.PTransform):
     Counts `records_in` (records read) and `requests_in` (requests assembled).
     """
 
-    def __init__(self, shape: InputShape = "auto", max_record_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(
+        self, shape: InputShape = "auto", max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    ) -> None:
         super().__init__()
         self._shape = shape
         self._max = max_record_bytes
