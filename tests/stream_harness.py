@@ -7,12 +7,12 @@ clients find the emulators through the environment (`tests.emulators`).
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from apache_beam.runners.runner import PipelineResult
-from google.cloud import pubsub_v1
+from google.cloud import bigquery, pubsub_v1
 
 from pipelines.streaming import run
 
@@ -103,6 +103,25 @@ def drain(subscription: str, count: int, seconds: float = DRAIN_SECONDS) -> list
             if not messages and len(received) < count:
                 time.sleep(0.5)
     return received
+
+
+def query_until(
+    client: bigquery.Client,
+    sql: str,
+    done: Callable[[list[dict]], bool],
+    seconds: float = DRAIN_SECONDS,
+) -> list[dict]:
+    """Rows of `sql` once `done(rows)` holds, or the last rows read when `seconds` passed.
+
+    Audit rows are written beside the prompts, not before them, so a reader
+    that has seen a prompt may still have to wait for its rows.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        rows = [dict(r) for r in client.query(sql).result()]
+        if done(rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(1)
 
 
 @contextmanager

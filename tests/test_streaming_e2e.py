@@ -7,16 +7,15 @@ topic and the BigQuery audit tables.
 
 import json
 import shutil
-import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from packer import BUILDER_VERSION
 from schemas import CatalogDocument, Request
-from tests.stream_harness import Routes, drain, publish, streaming_job
+from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
 from transforms.bigquery_io import bigquery_client
 from transforms.pubsub_io import split_payload
 from transforms.stream_parse import parse_record
@@ -25,11 +24,6 @@ pytestmark = pytest.mark.emulators
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
-COUNTS_SECONDS = 120.0
-
-
-def _rows(client, table: str) -> list[dict]:
-    return [dict(r) for r in client.query(f"SELECT * FROM `{table}`").result()]
 
 
 def _sample_messages() -> tuple[list[str], dict[str, Request], int, int]:
@@ -104,9 +98,15 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
 
         client = bigquery_client(gcp_emulators.project)
         dataset = f"{gcp_emulators.project}.audit_e2e"
-        manifests = _rows(client, f"{dataset}.manifests")
-        exclusions = _rows(client, f"{dataset}.exclusions")
+        manifests = query_until(
+            client, f"SELECT * FROM `{dataset}.manifests`", lambda r: len(r) >= len(requests)
+        )
         assert sorted(m["request_id"] for m in manifests) == sorted(requests)
+        excluded = sum(c["count"] for m in manifests for c in m["excluded"])
+        exclusions = query_until(
+            client, f"SELECT * FROM `{dataset}.exclusions`", lambda r: len(r) >= excluded
+        )
+        assert len(exclusions) == excluded
 
         excluded_per_request = Counter(e["request_id"] for e in exclusions)
         for manifest in manifests:
@@ -126,11 +126,17 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
 
         # Windowed counts sum to the exclusion rows once the windows have closed.
         expected = Counter((e["tenant_id"], e["reason"]) for e in exclusions)
-        deadline = time.monotonic() + COUNTS_SECONDS
-        counted: Counter[tuple[str, str]] = Counter()
-        while counted != expected and time.monotonic() < deadline:
-            time.sleep(2)
-            counted = Counter()
-            for row in _rows(client, f"{dataset}.exclusion_counts"):
-                counted[(row["tenant_id"], row["reason"])] += row["count"]
-        assert counted == expected
+
+        def counted(rows: list[dict]) -> Counter[tuple[str, str]]:
+            total: Counter[tuple[str, str]] = Counter()
+            for row in rows:
+                total[(row["tenant_id"], row["reason"])] += row["count"]
+            return total
+
+        rows = query_until(
+            client,
+            f"SELECT * FROM `{dataset}.exclusion_counts`",
+            lambda rows: counted(rows) == expected,
+        )
+        assert counted(rows) == expected
+        assert all(r["window_end"] - r["window_start"] == timedelta(seconds=2) for r in rows)

@@ -1,0 +1,226 @@
+"""The streaming pieces without emulators: windowed counts under TestStream, once per
+request_id, message shapes, catalog refresh and option checks."""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing import test_stream
+from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.transforms.window import TimestampedValue
+
+from packer import BUILDER_VERSION
+from pipelines.streaming import resolve_streaming
+from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
+from tests.factories import candidate, document, request
+from transforms.catalog_refresh import RefreshingCatalog
+from transforms.pubsub_io import dead_letter_message, prompt_message, split_payload
+from transforms.stream_parse import ParseRequestStream
+from transforms.windowed_counts import WindowedExclusionCounts
+
+
+def _streaming_pipeline() -> beam.Pipeline:
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    return beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
+
+
+def _exclusion(n: int, tenant: str, reason: str = "unauthorized") -> ExclusionRecord:
+    return ExclusionRecord(
+        request_id=f"r{n}",
+        tenant_id=tenant,
+        event_time=None,
+        evidence_id=f"e{n}",
+        document_id=None,
+        revision_id=None,
+        reason=reason,
+        detail="",
+        builder_version="b",
+    )
+
+
+def _at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def test_windowed_counts_with_late_data() -> None:
+    stream = (
+        test_stream.TestStream()
+        .advance_watermark_to(0)
+        .add_elements(
+            [
+                TimestampedValue(_exclusion(1, "acme"), 10),
+                TimestampedValue(_exclusion(2, "acme"), 20),
+                TimestampedValue(_exclusion(3, "globex", "deleted"), 30),
+                TimestampedValue(_exclusion(4, "acme"), 70),
+            ]
+        )
+        .advance_watermark_to(130)  # both windows fire on time
+        .add_elements([TimestampedValue(_exclusion(5, "acme"), 50)])  # late, within lateness
+        .advance_watermark_to(200)  # first window's lateness is over
+        .add_elements([TimestampedValue(_exclusion(6, "acme"), 55)])  # too late: dropped
+        .advance_watermark_to_infinity()
+    )
+    with _streaming_pipeline() as p:
+        counts = (
+            p
+            | stream
+            | WindowedExclusionCounts(window_seconds=60, allowed_lateness_seconds=90)
+            | beam.Map(lambda c: (c.tenant_id, c.reason, c.count, c.window_start, c.window_end))
+        )
+        assert_that(
+            counts,
+            equal_to(
+                [
+                    ("acme", "unauthorized", 2, _at(0), _at(60)),
+                    ("globex", "deleted", 1, _at(0), _at(60)),
+                    ("acme", "unauthorized", 1, _at(60), _at(120)),
+                    ("acme", "unauthorized", 1, _at(0), _at(60)),  # the late pane: a delta
+                ]
+            ),
+        )
+
+
+def test_windowed_counts_reject_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="window_seconds"):
+        WindowedExclusionCounts(window_seconds=0)
+    with pytest.raises(ValueError, match="allowed_lateness"):
+        WindowedExclusionCounts(allowed_lateness_seconds=-1)
+
+
+def test_first_record_per_request_id_wins_later_copies_are_dead_letters() -> None:
+    req = request(candidate("e1"), request_id="q1").model_dump_json()
+    other = request(candidate("e2"), request_id="q2").model_dump_json()
+    changed = request(candidate("e3"), request_id="q1").model_dump_json()
+    stream = (
+        test_stream.TestStream()
+        .add_elements([("m1", req)])
+        .add_elements([("m2", req), ("m3", other), ("m4", "{oops")])
+        .add_elements([("m5", changed)])
+        .advance_watermark_to_infinity()
+    )
+    with _streaming_pipeline() as p:
+        parsed = p | stream | ParseRequestStream(max_record_bytes=1 << 20)
+        assert_that(
+            parsed.requests | beam.Map(lambda r: (r.request_id, r.candidates[0].evidence_id)),
+            equal_to([("q1", "e1"), ("q2", "e2")]),
+            label="requests",
+        )
+        assert_that(
+            parsed.dead_letters
+            | beam.Map(lambda d: (d.stage, d.source, d.request_id, d.error.split(":")[0])),
+            equal_to(
+                [
+                    ("dedupe", "m2", "q1", "duplicate request_id 'q1'"),
+                    ("parse", "m4", None, "invalid JSON"),
+                    ("dedupe", "m5", "q1", "duplicate request_id 'q1'"),
+                ]
+            ),
+            label="letters",
+        )
+
+
+@pytest.mark.parametrize(
+    ("data", "payloads"),
+    [
+        (b'{"request_id": "a"}', ['{"request_id": "a"}']),
+        (
+            b'[{"request_id": "a"}, {"request_id": "b"}]',
+            ['{"request_id": "a"}', '{"request_id": "b"}'],
+        ),
+        (b"[]", ["[]"]),
+        (b"not json", ["not json"]),
+        (b"\xff\xfe", ["\ufffd\ufffd"]),
+    ],
+)
+def test_split_payload(data: bytes, payloads: list[str]) -> None:
+    assert split_payload(data) == payloads
+
+
+def test_messages_carry_routing_attributes() -> None:
+    prompt = PromptMessage(
+        request_id="q1",
+        tenant_id="acme",
+        model="m",
+        messages=[],
+        label_map=[LabelEntry(label="E1", evidence_id="e1")],
+        prompt_tokens=3,
+        builder_version=BUILDER_VERSION,
+        config_hash="c",
+    )
+    message = prompt_message(prompt)
+    assert message.attributes == {
+        "request_id": "q1",
+        "tenant_id": "acme",
+        "builder_version": BUILDER_VERSION,
+    }
+    assert PromptMessage.model_validate_json(message.data) == prompt
+    letter = DeadLetter(
+        stage="parse", error="e", payload="p", source="s", request_id=None, builder_version="b"
+    )
+    assert dead_letter_message(letter).attributes == {"stage": "parse", "builder_version": "b"}
+    assert json.loads(dead_letter_message(letter).data)["payload"] == "p"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _write(path: Path, *groups: str) -> None:
+    path.write_text(document("d1", allowed_groups=groups).model_dump_json() + "\n")
+
+
+def test_catalog_is_reread_after_the_interval_and_kept_on_a_bad_read(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.jsonl"
+    _write(path, "support")
+    clock = _Clock()
+    catalog = RefreshingCatalog(str(path), "jsonl", interval_seconds=10, clock=clock)
+    first = catalog.current()
+    _write(path, "finance")
+    clock.now = 9.0
+    assert catalog.current() == first  # not yet due
+    clock.now = 10.0
+    assert catalog.current().documents[0].allowed_groups == ("finance",)
+    path.write_text("{broken\n")
+    clock.now = 20.0
+    assert catalog.current().documents[0].allowed_groups == ("finance",)
+    assert catalog.failures == 1
+
+
+def test_catalog_first_load_failure_is_raised(tmp_path: Path) -> None:
+    catalog = RefreshingCatalog(str(tmp_path / "missing.jsonl"), "jsonl", interval_seconds=1)
+    with pytest.raises(ValueError, match="matches no file"):
+        catalog.current()
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--bigquery_dataset=nodot", "bigquery_dataset"),
+        ("--subscription=requests", "subscription"),
+        ("--prompts_topic=projects/p/subscriptions/x", "prompts_topic"),
+        ("--window_seconds=0", "window_seconds"),
+    ],
+)
+def test_streaming_options_say_what_to_fix(tmp_path: Path, flag: str, message: str) -> None:
+    catalog = tmp_path / "catalog.jsonl"
+    _write(catalog, "support")
+    args = [
+        "--subscription=projects/p/subscriptions/requests",
+        "--prompts_topic=projects/p/topics/prompts",
+        "--dead_letter_topic=projects/p/topics/dead",
+        "--bigquery_dataset=p.audit",
+        f"--catalog={catalog}",
+    ]
+    assert resolve_streaming(PipelineOptions(args)).dataset == "p.audit"
+    name = flag.split("=")[0]
+    bad = [a for a in args if not a.startswith(name + "=")] + [flag]
+    with pytest.raises(ValueError, match=message):
+        resolve_streaming(PipelineOptions(bad))
