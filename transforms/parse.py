@@ -157,15 +157,7 @@ def _assemble_nested(
         try:
             request = Request.model_validate_json(entry.payload)
         except ValidationError as err:
-            letters.append(
-                dead_letter(
-                    "validate",
-                    describe_validation_error(err),
-                    entry.payload,
-                    entry.source,
-                    request_id,
-                )
-            )
+            letters.append(_letter(entry, "validate", describe_validation_error(err), request_id))
             continue
         if kept is None:
             kept = (entry, request)
@@ -175,50 +167,64 @@ def _assemble_nested(
             f"duplicate request_id {request_id!r}: {same} record was kept "
             f"(payload sha256 {kept[0].sha256[:16]} from {kept[0].source})"
         )
-        letters.append(dead_letter("dedupe", error, entry.payload, entry.source, request_id))
+        letters.append(_letter(entry, "dedupe", error, request_id))
     return (kept[1] if kept else None), letters
+
+
+@dataclass(frozen=True)
+class _FlatRow:
+    """A flat record split into its request fields and its candidate."""
+
+    entry: Entry
+    header: dict[str, Any]
+    candidate: Candidate
+
+    @property
+    def canonical_header(self) -> str:
+        return json.dumps(self.header, sort_keys=True)
 
 
 def _assemble_flat(
     request_id: str, ordered: list[Entry]
 ) -> tuple[Request | None, list[DeadLetter]]:
     letters: list[DeadLetter] = []
-    rows: list[tuple[Entry, str, dict[str, Any], Candidate]] = []
+    rows: list[_FlatRow] = []
     seen: set[str] = set()
     for entry in ordered:
         if entry.sha256 in seen:
             error = f"duplicate row of request_id {request_id!r}: an identical row was kept"
-            letters.append(dead_letter("dedupe", error, entry.payload, entry.source, request_id))
+            letters.append(_letter(entry, "dedupe", error, request_id))
             continue
         seen.add(entry.sha256)
         record = json.loads(entry.payload)
-        header = {k: v for k, v in record.items() if k in REQUEST_FIELDS}
         fields = {k: v for k, v in record.items() if k in CANDIDATE_FIELDS}
         try:
             candidate = Candidate.model_validate({**fields, "tenant_id": record.get("tenant_id")})
         except ValidationError as err:
             error = f"candidate: {describe_validation_error(err)}"
-            letters.append(dead_letter("validate", error, entry.payload, entry.source, request_id))
+            letters.append(_letter(entry, "validate", error, request_id))
             continue
-        rows.append((entry, json.dumps(header, sort_keys=True), header, candidate))
+        header = {k: v for k, v in record.items() if k in REQUEST_FIELDS}
+        rows.append(_FlatRow(entry, header, candidate))
     if not rows:
         return None, letters
-    headers = {canonical for _, canonical, _, _ in rows}
-    if len(headers) > 1:
+    if len({row.canonical_header for row in rows}) > 1:
         differing = sorted(
-            k for k in REQUEST_FIELDS if len({json.dumps(r[2].get(k)) for r in rows}) > 1
+            k for k in REQUEST_FIELDS if len({json.dumps(r.header.get(k)) for r in rows}) > 1
         )
         error = (
             f"flat rows of request_id {request_id!r} disagree on request fields "
             f"{', '.join(differing)}; every row must carry the same request"
         )
-        return None, letters + [_letter(r[0], "group", error, request_id) for r in rows]
-    candidates = sorted(rows, key=lambda r: (r[3].evidence_id, r[0].sha256))
+        return None, letters + [_letter(r.entry, "group", error, request_id) for r in rows]
+    rows.sort(key=lambda r: (r.candidate.evidence_id, r.entry.sha256))
     try:
-        request = Request.model_validate({**rows[0][2], "candidates": [r[3] for r in candidates]})
+        request = Request.model_validate(
+            {**rows[0].header, "candidates": [r.candidate for r in rows]}
+        )
     except ValidationError as err:
         error = describe_validation_error(err)
-        return None, letters + [_letter(r[0], "validate", error, request_id) for r in rows]
+        return None, letters + [_letter(r.entry, "validate", error, request_id) for r in rows]
     return request, letters
 
 
