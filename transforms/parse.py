@@ -140,9 +140,7 @@ def assemble(request_id: str, entries: Iterable[Entry]) -> tuple[Request | None,
             f"request_id {request_id!r} appears both as a nested record and as flat rows; "
             "send each request in one shape"
         )
-        return None, [
-            dead_letter("dedupe", error, e.payload, e.source, request_id) for e in ordered
-        ]
+        return None, [_letter(e, "dedupe", error, request_id) for e in ordered]
     if ordered[0].shape == "nested":
         return _assemble_nested(request_id, ordered)
     return _assemble_flat(request_id, ordered)
