@@ -1,0 +1,71 @@
+"""Flex-template entry point: submit one pipeline to Dataflow and return at once.
+
+The Dataflow template launcher runs this file (`FLEX_TEMPLATE_PYTHON_PY_FILE`
+in `deploy/Dockerfile`) with the template's parameters as flags, and expects it
+to exit once the job is submitted: waiting for the job would time the launch
+out. Which pipeline an image submits is fixed when it is built (the
+Dockerfile's PIPELINE argument, read here as `EVPACK_PIPELINE`), because a
+template made from a prebuilt image cannot set environment variables.
+
+The image is also the worker image (`--sdk_container_image`) with the package
+and Beam preinstalled, so the SDK is taken from the container, not staged.
+"""
+
+import logging
+import os
+import sys
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions
+from apache_beam.runners.runner import PipelineResult
+
+from pipelines import batch, streaming
+from pipelines.options import resolve, settings_summary
+
+PIPELINE_ENV = "EVPACK_PIPELINE"
+PIPELINES = ("batch", "streaming")
+
+_LOG = logging.getLogger(__name__)
+
+
+def dataflow_defaults(argv: list[str]) -> list[str]:
+    """`argv` with the Dataflow runner and the container's SDK unless the flags say otherwise."""
+    options = PipelineOptions(argv)
+    extra = []
+    if options.view_as(StandardOptions).runner is None:
+        extra.append("--runner=DataflowRunner")
+    if options.view_as(SetupOptions).sdk_location == "default":
+        extra.append("--sdk_location=container")
+    return [*argv, *extra]
+
+
+def submit(pipeline: str, argv: list[str]) -> PipelineResult:
+    """Build `pipeline` ("batch" or "streaming") from flags and submit it without waiting."""
+    argv = dataflow_defaults(argv)
+    if pipeline == "streaming":
+        return streaming.run(argv, wait=False)
+    if pipeline == "batch":
+        options = PipelineOptions(argv)
+        settings = resolve(options)
+        _LOG.info("evpack batch settings: %s", settings_summary(settings))
+        job = beam.Pipeline(options=options)
+        batch.build(job, settings)
+        return job.run()
+    raise ValueError(f"{PIPELINE_ENV} must be one of {', '.join(PIPELINES)}, got {pipeline!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Submit the pipeline named by `EVPACK_PIPELINE`; bad flags exit 2 with the reason."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    pipeline = os.environ.get(PIPELINE_ENV, "")
+    try:
+        submit(pipeline, sys.argv[1:] if argv is None else argv)
+    except ValueError as err:
+        print(f"evpack launch: {err}", file=sys.stderr)
+        return 2
+    _LOG.info("submitted the %s job", pipeline)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

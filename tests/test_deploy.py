@@ -1,0 +1,279 @@
+"""The flex templates: metadata.json <-> pipeline options, and the Dockerfile, checked statically.
+
+Docker cannot build here; what can drift silently is checked instead: the
+declared parameters against the flags each pipeline really reads, the regexes
+against valid and invalid values, and the image's pins against pyproject.toml.
+"""
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipelines.launch import PIPELINE_ENV, PIPELINES
+from pipelines.options import EvpackOptions, resolve
+from pipelines.streaming import StreamingOptions, resolve_streaming
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+CATALOG = str(ROOT / "samples" / "catalog.jsonl")
+
+RESOLVERS: dict[str, Callable[[PipelineOptions], Any]] = {
+    "batch": resolve,
+    "streaming": resolve_streaming,
+}
+
+VALID: dict[str, list[str]] = {
+    "input": ["gs://evpack-data/in/*.jsonl", "gs://my_bucket.example/requests.parquet"],
+    "output": ["gs://evpack-data/out/run1", "gs://evpack-data"],
+    "catalog": ["gs://evpack-data/catalog.jsonl", "gs://evpack-data/catalog/*.parquet"],
+    "config": ["gs://evpack-data/packing.yaml"],
+    "event_time": ["2026-01-31T12:00:00Z", "2026-01-31T12:00", "2026-01-31T12:00:00.5+01:00"],
+    "max_record_bytes": ["4194304", "1"],
+    "subscription": ["projects/evpack-prod/subscriptions/evpack-requests"],
+    "prompts_topic": ["projects/evpack-prod/topics/evpack-prompts"],
+    "dead_letter_topic": ["projects/evpack-prod/topics/evpack-dead-letters"],
+    "bigquery_dataset": ["evpack-prod.evpack_audit"],
+    "create_tables": ["true", "false"],
+    "timestamp_attribute": ["event_time", ""],
+    "catalog_refresh_seconds": ["60", "0.5"],
+    "window_seconds": ["60"],
+    "allowed_lateness_seconds": ["0", "3600"],
+    "dedup_ttl_seconds": ["86400"],
+}
+"""Values each parameter's regex must accept (choices are checked from the parser)."""
+
+INVALID: dict[str, list[str]] = {
+    "input": ["samples/requests.jsonl", "/tmp/in.jsonl", "gs://Bad_Bucket/x"],
+    "output": ["out/run1", "s3://bucket/out"],
+    "catalog": ["samples/catalog.jsonl", "gs://evpack-data/"],
+    "config": ["packing.yaml"],
+    "event_time": ["yesterday", "2026-01-31"],
+    "max_record_bytes": ["0", "-1", "4MB"],
+    "subscription": ["evpack-requests", "projects/evpack-prod/topics/evpack-requests"],
+    "prompts_topic": ["projects/evpack-prod/subscriptions/x-prompts", "evpack-prompts"],
+    "dead_letter_topic": ["topics/evpack-dead-letters"],
+    "bigquery_dataset": ["evpack_audit", "evpack-prod:evpack_audit"],
+    "create_tables": ["maybe"],
+    "timestamp_attribute": ["event time"],
+    "catalog_refresh_seconds": ["-1", "soon"],
+    "window_seconds": ["0"],
+    "allowed_lateness_seconds": ["-5"],
+    "dedup_ttl_seconds": ["0"],
+}
+
+
+def metadata(pipeline: str) -> dict[str, Any]:
+    return json.loads((DEPLOY / pipeline / "metadata.json").read_text(encoding="utf-8"))
+
+
+def parameters(pipeline: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in metadata(pipeline)["parameters"]}
+
+
+def evpack_flags() -> dict[str, argparse.Action]:
+    """Every flag the project adds to Beam's, by destination."""
+    parser = argparse.ArgumentParser()
+    for options in (EvpackOptions, StreamingOptions):
+        options._add_argparse_args(parser)
+    return {a.dest: a for a in parser._actions if a.dest != "help"}
+
+
+def complete_argv(pipeline: str) -> list[str]:
+    """Flags that resolve for `pipeline`, local where the resolver checks files."""
+    if pipeline == "batch":
+        return [
+            f"--input={ROOT / 'samples' / 'requests.jsonl'}",
+            f"--catalog={CATALOG}",
+            "--output=out",
+        ]
+    return [
+        f"--catalog={CATALOG}",
+        "--subscription=projects/evpack-prod/subscriptions/evpack-requests",
+        "--prompts_topic=projects/evpack-prod/topics/evpack-prompts",
+        "--dead_letter_topic=projects/evpack-prod/topics/evpack-dead-letters",
+        "--bigquery_dataset=evpack-prod.evpack_audit",
+    ]
+
+
+def flags_read(pipeline: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The project flags `pipeline`'s resolver reads, observed while it resolves."""
+    read: set[str] = set()
+    original = PipelineOptions.__getattr__
+
+    def spy(self: PipelineOptions, name: str) -> Any:
+        read.add(name)
+        return original(self, name)
+
+    monkeypatch.setattr(PipelineOptions, "__getattr__", spy)
+    RESOLVERS[pipeline](PipelineOptions(complete_argv(pipeline)))
+    monkeypatch.undo()
+    return read & set(evpack_flags())
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_metadata_declares_exactly_the_flags_the_pipeline_reads(
+    pipeline: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert set(parameters(pipeline)) == flags_read(pipeline, monkeypatch)
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_metadata_help_and_defaults_are_the_parsers(pipeline: str) -> None:
+    flags = evpack_flags()
+    for name, param in parameters(pipeline).items():
+        action = flags[name]
+        assert param["helpText"] == action.help, name
+        assert param["label"], name
+        if action.default is None:
+            assert "defaultValue" not in param, name
+        else:
+            default = action.default
+            expected = str(default).lower() if isinstance(default, bool) else str(default)
+            assert param["defaultValue"] == expected, name
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_required_parameters_are_the_ones_the_pipeline_refuses_to_run_without(
+    pipeline: str,
+) -> None:
+    argv = complete_argv(pipeline)
+    RESOLVERS[pipeline](PipelineOptions(argv))  # complete: resolves
+    for name, param in parameters(pipeline).items():
+        without = [a for a in argv if not a.startswith(f"--{name}=")]
+        if param["isOptional"]:
+            continue
+        assert without != argv, f"complete_argv lacks required --{name}"
+        with pytest.raises(ValueError, match=name):
+            RESOLVERS[pipeline](PipelineOptions(without))
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_every_parameter_has_a_regex_that_tells_valid_from_invalid(pipeline: str) -> None:
+    flags = evpack_flags()
+    for name, param in parameters(pipeline).items():
+        (regex,) = param["regexes"]
+        pattern = re.compile(regex)
+        choices = flags[name].choices
+        accepted = list(choices) if choices else VALID[name]
+        for value in accepted:
+            assert pattern.fullmatch(value), (name, value)
+        for value in INVALID.get(name, []):
+            assert not pattern.fullmatch(value), (name, value)
+        if choices:
+            assert not pattern.fullmatch("AUTO"), name
+        if "defaultValue" in param:
+            assert pattern.fullmatch(param["defaultValue"]), name
+
+
+def test_streaming_metadata_says_streaming() -> None:
+    assert metadata("streaming")["streaming"] is True
+    assert metadata("batch")["streaming"] is False
+
+
+def _dockerfile() -> str:
+    return (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+
+
+def _arg(name: str) -> str:
+    found = re.findall(rf"^ARG {name}=(\S+)$", _dockerfile(), flags=re.M)
+    assert len(found) == 1, f"one ARG {name}=... expected in deploy/Dockerfile"
+    return found[0]
+
+
+def test_dockerfile_pins_the_beam_version_of_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (beam_pin,) = [d for d in project["dependencies"] if d.startswith("apache-beam")]
+    assert re.fullmatch(r"apache-beam(\[[\w,]+\])?==([\d.]+)", beam_pin), beam_pin
+    assert beam_pin.rsplit("==", 1)[1] == _arg("BEAM_VERSION")
+    assert "apache/beam_python${PYTHON_VERSION}_sdk:${BEAM_VERSION}" in _dockerfile()
+
+
+def test_dockerfile_python_is_allowed_and_matches_the_launcher() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lower, upper = re.fullmatch(r">=([\d.]+),<([\d.]+)", project["requires-python"]).groups()
+    version = _arg("PYTHON_VERSION")
+
+    def as_tuple(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    assert as_tuple(lower) <= as_tuple(version) < as_tuple(upper)
+    assert _arg("PYTHON_TAG") == version.replace(".", "")
+
+
+def test_dockerfile_copies_existing_sources_and_launches_our_entry_point() -> None:
+    text = _dockerfile()
+    sources = [
+        src
+        for line in re.findall(r"^COPY (?!--from)(.+)$", text, flags=re.M)
+        for src in line.split()[:-1]
+    ]
+    assert sources, "no COPY of the project's sources"
+    for src in sources:
+        assert (ROOT / src).exists(), f"deploy/Dockerfile copies missing {src}"
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["packages"]["find"]["include"]
+    for package in packages:
+        assert f"{package.rstrip('*')}/" in sources, f"package {package} not copied"
+    workdir = _arg("WORKDIR")
+    (entry,) = re.findall(r"^ENV FLEX_TEMPLATE_PYTHON_PY_FILE=\$\{WORKDIR\}/(\S+)$", text, re.M)
+    assert (ROOT / entry).is_file() and entry.startswith("pipelines/"), entry
+    assert workdir.startswith("/")
+    assert _arg("PIPELINE") in PIPELINES
+    assert f"ENV {PIPELINE_ENV}=${{PIPELINE}}" in text
+    assert re.search(r'^ENTRYPOINT \["/opt/apache/beam/boot"\]$', text, re.M)
+    assert "/opt/google/dataflow/python_template_launcher" in text
+    assert "pip install --no-cache-dir ." in text
+
+
+def make_dry_run(target: str) -> str:
+    """The commands `make -C deploy TARGET` would run, continuation lines joined."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    done = subprocess.run(
+        ["make", "-n", "-s", "-C", str(DEPLOY), target, "PROJECT=evpack-prod", "TAG=abc1234"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.replace("\\\n", " ")
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_launch_target_passes_valid_parameters_and_the_templates_image(pipeline: str) -> None:
+    commands = make_dry_run(f"launch-{pipeline}")
+    passed = dict(re.findall(r"--parameters=(\w+)=(\S+)", commands))
+    image = passed.pop("sdk_container_image")
+    declared = parameters(pipeline)
+    assert set(passed) <= set(declared)
+    assert {n for n, p in declared.items() if not p["isOptional"]} <= set(passed)
+    for name, value in passed.items():
+        assert re.fullmatch(declared[name]["regexes"][0], value), (name, value)
+    (template_image,) = re.findall(r"--image=(\S+)", make_dry_run(f"template-{pipeline}"))
+    assert image == template_image
+    (built,) = re.findall(r"docker build .* -t (\S+)", make_dry_run(f"image-{pipeline}"))
+    assert built == image and f"--build-arg PIPELINE={pipeline}" in make_dry_run(
+        f"image-{pipeline}"
+    )
+    if pipeline == "streaming":
+        assert "--enable-streaming-engine" in commands
+    assert re.search(r"--max-workers=\d+", commands)
+
+
+def test_service_account_gets_exactly_the_documented_roles() -> None:
+    documented = re.findall(
+        r"^(roles/\S+)", (DEPLOY / "worker-roles.txt").read_text(encoding="utf-8"), re.M
+    )
+    commands = make_dry_run("service-account")
+    (loop,) = re.findall(r"for role in ([^;]+);", commands)
+    assert loop.split() == documented
+    assert "roles/dataflow.worker" in documented
