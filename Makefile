@@ -17,9 +17,8 @@ $(BIN)/evpack: pyproject.toml
 	touch $@
 
 demo: $(BIN)/evpack
-	rm -rf $(OUT)
 	$(BIN)/evpack batch --input samples/requests.jsonl --catalog samples/catalog.jsonl \
-		--config samples/config.yaml --output $(OUT)
+		--config samples/config.yaml --output $(OUT) --overwrite
 
 lint: $(BIN)/evpack
 	$(BIN)/ruff check .

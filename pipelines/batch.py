@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass
 
 import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import Settings, resolve, settings_summary
+from pipelines.options import EvpackOptions, Settings, resolve, settings_summary
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.catalog_io import ReadCatalog
@@ -74,6 +75,23 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
     _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(out, "dead_letters")
 
 
+def clear_earlier_run(output: str, overwrite: bool) -> None:
+    """Refuse, or with `overwrite` delete, output files an earlier run left under `output`.
+
+    Shards of two runs would otherwise mix under the same globs.
+    """
+    results = FileSystems.match(list(output_files(output).values()))
+    stale = sorted(m.path for result in results for m in result.metadata_list)
+    if not stale:
+        return
+    if not overwrite:
+        raise ValueError(
+            f"--output {output!r} already holds {len(stale)} files of an earlier run "
+            f"(e.g. {stale[0]}); pass --overwrite to replace them, or choose another --output"
+        )
+    FileSystems.delete(stale)
+
+
 def pin_local_runner(options: PipelineOptions) -> None:
     """Replace the Prism-first DirectRunner by the in-process FnApiRunner (batch)."""
     standard = options.view_as(StandardOptions)
@@ -93,6 +111,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
     """Parse flags, run the batch job to completion and summarize it."""
     options = PipelineOptions(argv)
     settings = resolve(options)
+    clear_earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
     pin_local_runner(options)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     started = time.monotonic()

@@ -85,6 +85,11 @@ class EvpackOptions(PipelineOptions):
             ),
         )
         parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="Replace the files of an earlier run under --output (default: refuse).",
+        )
+        parser.add_argument(
             "--max_record_bytes",
             type=int,
             default=DEFAULT_MAX_RECORD_BYTES,
