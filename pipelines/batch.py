@@ -19,7 +19,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import EvpackOptions, Settings, resolve, settings_summary
+from pipelines.options import EvpackOptions, Settings, resolve, settings_summary, usage
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.catalog_io import ReadCatalog
@@ -126,6 +126,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry: run, print the summary; bad flags exit 2 with the reason."""
+    if argv and {"-h", "--help"} & set(argv):
+        print(usage("evpack batch", "Pack request files into prompts and audit tables."))
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("apache_beam").setLevel(logging.WARNING)
     try:

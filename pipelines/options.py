@@ -97,6 +97,17 @@ class EvpackOptions(PipelineOptions):
         )
 
 
+def usage(prog: str, description: str) -> str:
+    """Help text of the shared flags (Beam's own parser would only print -h)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=description,
+        epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
+    )
+    EvpackOptions._add_argparse_args(parser)
+    return parser.format_help()
+
+
 @dataclass(frozen=True)
 class Settings:
     """Validated settings of one run."""

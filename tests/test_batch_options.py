@@ -98,6 +98,8 @@ def test_cli_reports_bad_flags_and_unknown_commands(capsys: pytest.CaptureFixtur
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
     assert cli.main([]) == 0
     assert "batch" in capsys.readouterr().out
+    assert cli.main(["batch", "--help"]) == 0
+    assert "--max_record_bytes" in capsys.readouterr().out
 
 
 def test_committed_json_schema_is_current() -> None:
