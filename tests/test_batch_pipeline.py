@@ -158,6 +158,22 @@ def test_dead_letters_say_why(nested: Outputs) -> None:
         assert letter["source"].endswith("requests.jsonl")
 
 
+def test_nested_parquet_gives_the_nested_prompts(nested: Outputs, tmp_path: Path) -> None:
+    records = []  # the valid records (Parquet cannot hold the malformed ones), duplicate included
+    for line in input_lines(SAMPLES / "requests.jsonl"):
+        try:
+            Request.model_validate_json(line)
+        except ValueError:
+            continue
+        records.append(json.loads(line))
+    path = tmp_path / "nested.parquet"
+    pq.write_table(pa.Table.from_struct_array(pa.array(records)), path)
+    run_test_pipeline(flags(path, tmp_path / "out"))
+    from_parquet = read_outputs(tmp_path / "out")
+    assert [d["stage"] for d in from_parquet.dead_letters] == ["dedupe"]
+    assert from_parquet.prompts == nested.prompts
+
+
 def test_flat_jsonl_and_parquet_give_the_nested_prompts(nested: Outputs, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in input_lines(SAMPLES / "requests_flat.jsonl")]
     flat_parquet = tmp_path / "flat.parquet"

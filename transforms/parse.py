@@ -76,9 +76,21 @@ def dead_letter(stage: str, error: str, payload: str, source: str, request_id: A
     )
 
 
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
 def row_payload(row: dict[str, Any]) -> str:
-    """A Parquet row as a JSON payload; a null column is an absent field."""
-    return json.dumps({k: v for k, v in row.items() if v is not None}, default=str)
+    """A Parquet row as a JSON payload.
+
+    A null column or struct field is an absent field: Parquet has one schema per
+    file, so a field that only some records carry is null in the others.
+    """
+    return json.dumps(_drop_nulls(row), default=str)
 
 
 def decode(
