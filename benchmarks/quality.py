@@ -8,7 +8,9 @@ Metrics per packer and evidence budget (tokens):
 - RAMDocs: share whose every gold answer is in the packed text; share with a
   misinformation document packed; share where the packer flagged a conflict
   involving a packed misinformation document;
-- both: mean and max context tokens, and the share of requests over the budget.
+- both: mean and max context tokens (our exact ledger; for the others, their
+  context string counted with tiktoken), mean tokens of evidence text inside
+  them (the rest is headers and markup), and the share of requests over budget.
 Strings are compared after lowercasing and removing punctuation, articles and
 extra whitespace (the SQuAD answer normalization).
 """
@@ -94,6 +96,7 @@ class Row:
     misinfo_packed: float | None
     conflict_flagged_on_misinfo: float | None
     mean_tokens: float
+    mean_text_tokens: float
     max_tokens: int
     over_budget: float
 
@@ -103,9 +106,12 @@ def _share(flags: Sequence[bool]) -> float | None:
 
 
 def token_stats(packs: Sequence[Packed], budget: int, count: Callable[[str], int]) -> dict:
+    """Context tokens used (the packer's ledger, or the context counted) and evidence text in it."""
     used = [p.tokens if p.tokens is not None else count(p.context) for p in packs]
+    text = [sum(count(t) for t in p.kept.values()) for p in packs]
     return {
         "mean_tokens": round(sum(used) / len(used), 1),
+        "mean_text_tokens": round(sum(text) / len(text), 1),
         "max_tokens": max(used),
         "over_budget": _share([u > budget for u in used]),
     }
@@ -200,7 +206,7 @@ def evaluate(data_dir: Path, limit: int | None, budgets: Sequence[int]) -> list[
     ram = ramdocs_cases(data_dir, limit)
     catalog = Catalog(catalog_documents([c.request for c in hotpot] + [c.request for c in ram]))
     tokens = TokenCounter.load()
-    count = tiktoken_counter(tokens.encoding)
+    count = tokens.count
     rows = []
     with offline_cl100k_cache():
         for budget in budgets:

@@ -45,8 +45,10 @@ def table(rows: Sequence[dict], columns: Sequence[tuple[str, str]]) -> str:
 
 def stamp(machine: dict) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
+    load = machine.get("load_average")
+    busy = f" (load average {', '.join(map(str, load))} when it started)" if load else ""
     return (
-        f"Measured {machine['date']} on {machine['cores']} cores ({machine['cpu']}), "
+        f"Measured {machine['date']} on {machine['cores']} cores ({machine['cpu']}){busy}, "
         f"Python {machine['python']}, commit {machine['commit']}; {versions}."
     )
 
@@ -173,6 +175,7 @@ def speed_section(results: dict) -> list[str]:
         ("candidates_per_s", "candidates/s"),
         ("x_floor", "x floor"),
         ("mean_tokens", "mean tokens"),
+        ("mean_text_tokens", "mean text tokens"),
         ("max_tokens", "max tokens"),
         ("over_budget", "% over budget"),
     ]
@@ -236,6 +239,7 @@ def speed_section(results: dict) -> list[str]:
                 ("requests", "requests"),
                 ("rss_before_mb", "RSS after loading (MB)"),
                 ("peak_rss_mb", "peak RSS (MB)"),
+                ("token_cache_hit_rate", "token cache hit rate"),
             ],
         ),
         "",
@@ -259,6 +263,7 @@ def quality_section(results: dict) -> list[str]:
     common = [("budget", "budget"), ("packer", "packer"), ("order_policy", "order")]
     tokens = [
         ("mean_tokens", "mean tokens"),
+        ("mean_text_tokens", "mean text tokens"),
         ("max_tokens", "max tokens"),
         ("over_budget", "% over budget"),
     ]

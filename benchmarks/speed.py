@@ -247,20 +247,34 @@ def peak_memory(data_dir: Path, requests: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set size.
+
+    Linux keeps `ru_maxrss` across exec, so a child started by a big parent
+    would report the parent's peak; `VmHWM` belongs to the process's own memory.
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def memory_child(data_dir: Path, requests: int) -> dict:
-    """Run in the child: load, then pack a stream of requests, reporting RSS before and after."""
+    """Child process: load, then pack a stream of requests; peak RSS before and after."""
     pool = Pool.load(data_dir)
     catalog = Catalog(pool.catalog())
     tokens = TokenCounter.load()
     config = PackingConfig(max_evidence_tokens=BUDGET)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_rss_mb()
     for request in generate(pool, requests, 10, repeat_fraction=0.5):
         pack_request(request, catalog, config, tokens, EVAL_TIME)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "requests": requests,
-        "rss_before_mb": round(before / 1024, 1),
-        "peak_rss_mb": round(peak / 1024, 1),
+        "rss_before_mb": before,
+        "peak_rss_mb": peak_rss_mb(),
+        "token_cache_hit_rate": round(tokens.hits / max(1, tokens.hits + tokens.misses), 3),
     }
 
 

@@ -40,9 +40,19 @@ def machine() -> dict:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
+    # Uncommitted changes to the packed code make the commit alone a wrong name.
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "packer", "schemas", "pipelines", "transforms"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if commit and dirty:
+        commit += " with uncommitted changes to the job's code"
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cores": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "cpu": cpu_model(),
         "python": platform.python_version(),
         "commit": commit or "unknown",
