@@ -152,24 +152,30 @@ def drop_near_duplicates(
     return kept, dropped
 
 
-_VALUE = re.compile(r"\d[\d,.:/-]*|\b[A-Z][\w'’-]*")
+_VALUES = re.compile(r"[A-Z0-9]\w*")
 
 
 def _skeleton(text: str) -> str:
-    """The text with numbers, dates and capitalized names masked."""
-    return normalize_text(_VALUE.sub("\x00", text))
+    """The text without its numbers and capitalized words (names, dates, amounts)."""
+    return normalize_text(_VALUES.sub("", text))
 
 
 def find_conflicts(records: list[Evidence]) -> list[tuple[str, ...]]:
     """Groups of evidence ids from different documents that differ only in values.
 
     Exact duplicates are folded before this runs, so equal skeletons with
-    different documents mean the passages disagree on a number, date or name.
+    different documents and different texts mean the passages disagree on a
+    number, date or name. Only passages whose skeleton keeps at least half of
+    their words (and four) count: otherwise little but the values is shared.
+    Grouping by skeleton keeps this linear.
     """
     by_skeleton: dict[str, list[Evidence]] = defaultdict(list)
     for record in records:
-        if _VALUE.search(record.text):
-            by_skeleton[_skeleton(record.text)].append(record)
+        skeleton = _skeleton(record.text)
+        kept_words = skeleton.count(" ") + 1 if skeleton else 0
+        # Mostly shared wording: values are a minority of the passage.
+        if kept_words >= max(4, (record.normalized.count(" ") + 1) // 2):
+            by_skeleton[skeleton].append(record)
     conflicts = []
     for group in by_skeleton.values():
         if len({r.document_id for r in group}) > 1 and len({r.normalized for r in group}) > 1:

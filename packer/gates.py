@@ -33,7 +33,7 @@ def _authorization(
     if doc is None:
         return Exclusion(cand, R.UNKNOWN_DOCUMENT, "document not in the tenant's catalog")
     principal = request.principal
-    if principal.user_id not in doc.allowed_users and not set(principal.groups) & set(
+    if principal.user_id not in doc.allowed_users and principal.groups_set.isdisjoint(
         doc.allowed_groups
     ):
         return Exclusion(cand, R.UNAUTHORIZED, "principal not allowed by the catalog")

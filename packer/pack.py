@@ -18,7 +18,7 @@ from packer.order import order_records
 from packer.records import Evidence
 from packer.render import block_body, prompt_tokens, render_block, render_notes, render_user
 from packer.render import messages as render_messages
-from packer.select import SelectionInput, SelectionPolicy, select
+from packer.select import Costs, SelectionPolicy, select
 from packer.tokens import TokenCounter
 from packer.version import BUILDER_VERSION
 from schemas import (
@@ -115,6 +115,53 @@ def _notes_reserve(
     return tokens.count(worst) + tokens.count(render_user([], [""], "", ""))
 
 
+HEADER_ESTIMATE = 24
+"""Typical tokens of a block's header and closing tag, for ranking before counting."""
+
+
+class _BlockCosts:
+    """Evidence blocks rendered and counted on demand, for selection's `Costs`.
+
+    Each block also pays for its label, in its header and in the label list,
+    priced at the widest label of the request. The lower bound counts the
+    text's whitespace-separated words: no tiktoken pre-token spans two of
+    them, so each costs at least one token.
+    """
+
+    def __init__(self, records: list[Evidence], widest: str, tokens: TokenCounter) -> None:
+        self._records = records
+        self._tokens = tokens
+        self._bodies: dict[int, str] = {}
+        self.label_cost = tokens.count(render_block(widest, "")) + tokens.count(f"{widest}, ") + 1
+
+    def body(self, index: int) -> str:
+        body = self._bodies.get(index)
+        if body is None:
+            body = self._bodies[index] = block_body(self._records[index])
+        return body
+
+    def _upper(self, index: int) -> int:
+        """At least the block's UTF-8 bytes (each token is one byte or more), unrendered."""
+        record, cand = self._records[index], self._records[index].candidate
+        text = record.text
+        escapes = text.count("&") + text.count("<") + text.count(">")
+        fields = (cand.title or "", record.document_id, record.revision_id, cand.section or "")
+        header = 6 * sum(len(f.encode("utf-8")) for f in fields) + 96
+        return len(text.encode("utf-8")) + 4 * escapes + header + self.label_cost
+
+    def costs(self) -> Costs:
+        words = [len(r.text.split()) for r in self._records]
+        return Costs(
+            lower=[n + 2 + self.label_cost for n in words],
+            estimate=[
+                max(n, len(r.text) // 4) + HEADER_ESTIMATE + self.label_cost
+                for n, r in zip(words, self._records, strict=True)
+            ],
+            exact=lambda i: self._tokens.count(self.body(i)) + self.label_cost,
+            upper=self._upper,
+        )
+
+
 @dataclass
 class _Rendered:
     """One rendering of the chosen evidence, with its exact token count."""
@@ -178,13 +225,11 @@ def pack_request(
     conflicts = find_conflicts(kept)
 
     budget, base = _evidence_budget(request, config, limits, tokens)
-    bodies = {r.evidence_id: block_body(r) for r in kept}
-    # Each block also pays for its label, in its header and in the label list.
     widest = f"E{max(1, len(kept))}"
-    label_cost = tokens.count(render_block(widest, "")) + tokens.count(f"{widest}, ") + 1
-    items = [SelectionInput(r, tokens.count(bodies[r.evidence_id]) + label_cost) for r in kept]
+    blocks = _BlockCosts(kept, widest, tokens)
     selection = select(
-        items,
+        kept,
+        blocks.costs(),
         request.facets if config.enable_facet_coverage else (),
         conflicts,
         SelectionPolicy(
@@ -195,11 +240,12 @@ def pack_request(
             as_of=as_of,
         ),
     )
-    left_out = dict(selection.left_out)
-    chosen = [item.record for item in selection.chosen]
+    left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
+    chosen = [kept[i] for i in selection.chosen]
+    bodies = {r.evidence_id: blocks.body(i) for i, r in enumerate(kept) if i in selection.chosen}
     rendered = _render(chosen, bodies, conflicts, request, config, tokens)
-    # The exact count is the admission control: estimates that ran over drop the
-    # least valuable block (the last chosen) until the prompt fits.
+    # The exact count of the whole prompt is the admission control: should the
+    # parts not add up, the last chosen (least valuable) block goes until it fits.
     while chosen and (
         rendered.prompt_tokens + limits.reserved_answer + config.safety_margin > limits.input_limit
         or rendered.prompt_tokens - base > budget

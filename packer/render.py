@@ -38,7 +38,9 @@ TOKENS_REPLY_PRIMING = 3
 
 def escape_text(text: str) -> str:
     """Escape evidence or question text so it cannot form markup."""
-    return html.escape(text, quote=False)
+    if "&" in text or "<" in text or ">" in text:
+        return html.escape(text, quote=False)
+    return text
 
 
 def _attr(value: object) -> str:

@@ -1,14 +1,17 @@
 """Selection under the evidence budget: facet coverage first, then utility per token.
 
-Greedy on utility per token is evaluated lazily (a max-heap of stale priorities):
-the dynamic terms (new facet, new source, redundancy) only lose value as the
-packet grows, so a popped priority that still beats the next stale one is the
-true best. Ties break on the rank order (score, then evidence id).
+Greedy on utility per token runs lazily over a max-heap of stale priorities.
+The dynamic terms (new facet, new source, redundancy) only lose value as the
+packet grows, so a popped item whose fresh priority still beats the next stale
+one is taken. Until an item comes near the top, its token cost is an estimate
+from its length; its exact count is computed when it is popped, and only exact
+counts admit a block. Items whose lower bound no longer fits are dropped
+without counting. Ties break on rank order.
 """
 
 import heapq
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,20 +22,17 @@ R = ExclusionReason
 
 
 @dataclass(frozen=True, slots=True)
-class SelectionInput:
-    """One selectable record with its estimated block tokens."""
+class Costs:
+    """Token costs of the candidates' blocks, by index in rank order.
 
-    record: Evidence
-    tokens: int
+    `lower` must never exceed the exact count and `upper` never fall below it;
+    `estimate` ranks items not yet counted; `exact` is called at most once per index.
+    """
 
-
-@dataclass(slots=True)
-class Selection:
-    """Chosen records in the order they were chosen, and why the rest were not."""
-
-    chosen: list[SelectionInput] = field(default_factory=list)
-    left_out: dict[str, ExclusionReason] = field(default_factory=dict)
-    uncovered_facets: list[str] = field(default_factory=list)
+    lower: Sequence[int]
+    estimate: Sequence[int]
+    exact: Callable[[int], int]
+    upper: Callable[[int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +46,20 @@ class SelectionPolicy:
     as_of: datetime
 
 
+@dataclass(slots=True)
+class Selection:
+    """Chosen indices in the order they were chosen, and why the rest were not."""
+
+    chosen: list[int] = field(default_factory=list)
+    left_out: dict[int, ExclusionReason] = field(default_factory=dict)
+
+
 class _State:
     """The growing packet, and each item's utility against it."""
 
-    def __init__(self, items: Sequence[SelectionInput], policy: SelectionPolicy) -> None:
-        self.items = items
+    def __init__(self, records: Sequence[Evidence], costs: Costs, policy: SelectionPolicy) -> None:
+        self.records = records
+        self.costs = costs
         self.policy = policy
         self.remaining = policy.budget
         self.covered: set[str] = set()
@@ -58,127 +67,148 @@ class _State:
         self.words: set[str] = set()
         self.chosen: list[int] = []
         self.taken: set[int] = set()
-        self._words = [set(i.record.normalized.split()) for i in items]
+        self.tokens: list[int] = list(costs.estimate)
+        self.exact: list[bool] = [False] * len(records)
+        self._word_sets: dict[int, frozenset[str]] = {}
         self._static = self._static_utilities()
 
     def _static_utilities(self) -> list[float]:
         w = self.policy.weights
-        scores = [i.record.score for i in self.items]
+        scores = [r.score for r in self.records]
         low, high = min(scores, default=0.0), max(scores, default=0.0)
         span = high - low
         out = []
-        for item in self.items:
-            record = item.record
+        for record in self.records:
             relevance = (record.score - low) / span if span > 0 else 1.0
-            authority = record.candidate.authority or 0.0
             recency = 0.0
             if record.effective_at is not None:
                 days = max(0.0, (self.policy.as_of - record.effective_at).total_seconds() / 86400)
                 recency = 1.0 / (1.0 + days / 365.0)
             out.append(
                 w.relevance * relevance
-                + w.authority * authority
+                + w.authority * (record.candidate.authority or 0.0)
                 + w.recency * recency
-                - w.token_cost * item.tokens / max(1, self.policy.budget)
             )
         return out
+
+    def _words(self, index: int) -> frozenset[str]:
+        words = self._word_sets.get(index)
+        if words is None:
+            words = self._word_sets[index] = frozenset(self.records[index].normalized.split())
+        return words
 
     def priority(self, index: int) -> float:
         """Utility per token of item `index` against the current packet."""
         w = self.policy.weights
-        item = self.items[index]
-        record = item.record
+        record = self.records[index]
+        tokens = self.tokens[index]
         facets = record.facets
         new_facet = len(set(facets) - self.covered) / len(facets) if facets else 0.0
         new_source = 0.0 if self.docs[record.document_id] else 1.0
-        words = self._words[index]
-        redundancy = len(words & self.words) / len(words) if words else 0.0
+        redundancy = 0.0
+        if self.words:
+            words = self._words(index)
+            redundancy = len(words & self.words) / len(words) if words else 0.0
         utility = (
             self._static[index]
             + w.new_facet * new_facet
             + w.new_source * new_source
             - w.redundancy * redundancy
+            - w.token_cost * tokens / max(1, self.policy.budget)
         )
-        return max(utility, 1e-9) / max(1, item.tokens)
+        return max(utility, 1e-9) / max(1, tokens)
+
+    def resolve(self, index: int) -> int:
+        """The exact token count of item `index`, computed once."""
+        if not self.exact[index]:
+            self.tokens[index] = self.costs.exact(index)
+            self.exact[index] = True
+        return self.tokens[index]
 
     def capped(self, index: int) -> bool:
         cap = self.policy.per_document_cap
-        return cap is not None and self.docs[self.items[index].record.document_id] >= cap
+        return cap is not None and self.docs[self.records[index].document_id] >= cap
 
-    def fits(self, index: int) -> bool:
-        return self.items[index].tokens <= self.remaining
+    def may_fit(self, index: int) -> bool:
+        """False once the item cannot fit; resolves its exact count when it might."""
+        if index in self.taken or self.capped(index) or self.costs.lower[index] > self.remaining:
+            return False
+        return self.resolve(index) <= self.remaining
 
     def take(self, index: int) -> None:
-        record = self.items[index].record
-        self.remaining -= self.items[index].tokens
+        record = self.records[index]
+        self.remaining -= self.tokens[index]
         self.covered.update(record.facets)
         self.docs[record.document_id] += 1
-        self.words |= self._words[index]
+        self.words |= self._words(index)
         self.chosen.append(index)
         self.taken.add(index)
 
-    def eligible(self, index: int) -> bool:
-        return index not in self.taken and not self.capped(index) and self.fits(index)
+    def take_with_partners(self, index: int, partners: dict[int, list[int]]) -> None:
+        """Take an item, then its conflict partners if they fit: both sides stay visible."""
+        self.take(index)
+        for other in partners.get(index, ()):
+            if self.may_fit(other):
+                self.take(other)
+
+    def reason_left_out(self, index: int) -> ExclusionReason:
+        budget = self.policy.budget
+        if self.exact[index]:
+            oversized = self.tokens[index] > budget
+        elif self.costs.lower[index] > budget:
+            oversized = True
+        else:  # only a candidate near the budget's size needs its exact count
+            oversized = self.costs.upper(index) > budget and self.resolve(index) > budget
+        if oversized:
+            return R.OVERSIZED
+        if self.capped(index):
+            return R.PER_DOCUMENT_CAP
+        return R.OVER_BUDGET
 
 
-def _take_with_partners(state: _State, index: int, partners: dict[int, list[int]]) -> None:
-    """Take an item, then its conflict partners if they fit: both sides stay visible."""
-    state.take(index)
-    for other in partners.get(index, ()):
-        if state.eligible(other):
-            state.take(other)
-
-
-def select(
-    items: Sequence[SelectionInput],
-    required_facets: Sequence[str],
-    conflicts: Sequence[Sequence[str]],
-    policy: SelectionPolicy,
-) -> Selection:
-    """Choose which records fill the budget. `items` must be in rank order."""
-    state = _State(items, policy)
-    index_of = {item.record.evidence_id: i for i, item in enumerate(items)}
+def _partners(
+    records: Sequence[Evidence], conflicts: Sequence[Sequence[str]]
+) -> dict[int, list[int]]:
+    index_of = {record.evidence_id: i for i, record in enumerate(records)}
     partners: dict[int, list[int]] = {}
     for group in conflicts:
         members = [index_of[e] for e in group if e in index_of]
         for m in members:
             partners[m] = [o for o in members if o != m]
+    return partners
+
+
+def select(
+    records: Sequence[Evidence],
+    costs: Costs,
+    required_facets: Sequence[str],
+    conflicts: Sequence[Sequence[str]],
+    policy: SelectionPolicy,
+) -> Selection:
+    """Choose which records fill the budget. `records` must be in rank order."""
+    state = _State(records, costs, policy)
+    partners = _partners(records, conflicts)
 
     if policy.facet_coverage:
         for facet in sorted(set(required_facets)):
             if facet in state.covered:
                 continue
-            options = [
-                i
-                for i, item in enumerate(items)
-                if facet in item.record.facets and state.eligible(i)
-            ]
+            options = [i for i, r in enumerate(records) if facet in r.facets and state.may_fit(i)]
             if options:
                 best = max(options, key=lambda i: (state.priority(i), -i))
-                _take_with_partners(state, best, partners)
+                state.take_with_partners(best, partners)
 
-    heap = [(-state.priority(i), i) for i in range(len(items)) if i not in state.taken]
+    heap = [(-state.priority(i), i) for i in range(len(records)) if i not in state.taken]
     heapq.heapify(heap)
     while heap:
         _, i = heapq.heappop(heap)
-        if not state.eligible(i):
+        if not state.may_fit(i):
             continue
         fresh = state.priority(i)
         if heap and fresh < -heap[0][0]:
             heapq.heappush(heap, (-fresh, i))
             continue
-        _take_with_partners(state, i, partners)
+        state.take_with_partners(i, partners)
 
-    selection = Selection(chosen=[items[i] for i in state.chosen])
-    selection.uncovered_facets = sorted(set(required_facets) - state.covered)
-    for i, item in enumerate(items):
-        if i in state.taken:
-            continue
-        if item.tokens > policy.budget:
-            reason = R.OVERSIZED
-        elif state.capped(i):
-            reason = R.PER_DOCUMENT_CAP
-        else:
-            reason = R.OVER_BUDGET
-        selection.left_out[item.record.evidence_id] = reason
-    return selection
+    left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
+    return Selection(chosen=state.chosen, left_out=left_out)
