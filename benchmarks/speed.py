@@ -61,14 +61,19 @@ PACKAGES = (
 )
 
 
-def best_time(run: Callable[[], object], repeats: int) -> tuple[float, object]:
-    """Best wall time of `repeats` runs, and the last run's result."""
-    best, result = float("inf"), None
+def best_times(runs: Sequence[Callable[[], object]], repeats: int) -> list[tuple[float, object]]:
+    """Best wall time of each run over `repeats` rounds, and its last result.
+
+    Rounds interleave the runs, so a burst of load from elsewhere on the machine
+    hits every run alike instead of one run's whole measurement.
+    """
+    best: list[tuple[float, object]] = [(float("inf"), None)] * len(runs)
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for i, run in enumerate(runs):
+            start = time.perf_counter()
+            result = run()
+            best[i] = (min(best[i][0], time.perf_counter() - start), result)
+    return best
 
 
 def rates(seconds: float, requests: int, candidates: int) -> dict:
@@ -102,9 +107,6 @@ def time_packers(
     count = tiktoken_counter(tokens.encoding)
     config = PackingConfig(max_evidence_tokens=BUDGET)
 
-    floor_s, _ = best_time(lambda: [encode(t) for t in texts], repeats)
-    rows = [{"packer": "floor (tiktoken encode once)", **rates(floor_s, n_req, n_cand)}]
-
     def run_with(packer: Callable[[Request], Packed]) -> list[Packed]:
         return [packer(r) for r in requests]
 
@@ -124,8 +126,12 @@ def time_packers(
             ("llamaindex PromptHelper.repack", lambda: run_with(LlamaIndexRepack(BUDGET))),
             ("haystack LostInTheMiddleRanker", lambda: run_with(HaystackLostInTheMiddle(BUDGET))),
         ]
-    for name, run in packers:
-        seconds, packs = best_time(run, repeats)
+    floor, *timed = best_times(
+        [lambda: [encode(t) for t in texts], *(run for _, run in packers)], repeats
+    )
+    floor_s = floor[0]
+    rows = [{"packer": "floor (tiktoken encode once)", **rates(floor_s, n_req, n_cand)}]
+    for (name, _), (seconds, packs) in zip(packers, timed, strict=True):
         row = {"packer": name, **rates(seconds, n_req, n_cand), **token_stats(packs, BUDGET, count)}
         row["x_floor"] = round(floor_s / seconds, 3)
         rows.append(row)
@@ -143,20 +149,23 @@ def sweep(
 ) -> list[dict]:
     """Time per candidate of ours (cold cache) at each request size, same candidate total."""
     config = PackingConfig(max_evidence_tokens=BUDGET)
-    rows = []
-    for per_request in sizes:
-        requests = list(generate(pool, max(1, total // per_request), per_request, seed=per_request))
-        n_cand = sum(len(r.candidates) for r in requests)
+    workloads = [list(generate(pool, max(1, total // size), size, seed=size)) for size in sizes]
 
-        def run(reqs: Sequence[Request] = requests) -> None:
+    def runner(requests: Sequence[Request]) -> Callable[[], None]:
+        def run() -> None:
             packer = _ours(catalog, config, _fresh_counter(tokens))
-            for r in reqs:
+            for r in requests:
                 packer(r)
 
-        seconds, _ = best_time(run, repeats)
+        return run
+
+    timed = best_times([runner(w) for w in workloads], repeats)
+    rows = []
+    for size, requests, (seconds, _) in zip(sizes, workloads, timed, strict=True):
+        n_cand = sum(len(r.candidates) for r in requests)
         rows.append(
             {
-                "candidates_per_request": per_request,
+                "candidates_per_request": size,
                 "requests": len(requests),
                 **rates(seconds, len(requests), n_cand),
                 "us_per_candidate": round(1e6 * seconds / n_cand, 1),
