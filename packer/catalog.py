@@ -50,6 +50,14 @@ class Catalog:
         `effective_at` (ties: greatest `revision_id`) applies.
         """
         revisions = self._revisions.get((tenant_id, document_id), {})
+        if len(revisions) == 1:  # the common case: one revision, nothing to supersede
+            [only] = revisions.values()
+            applies = only.effective_at <= as_of
+            return RevisionState(
+                applicable=only.revision_id if applies else None,
+                effective=frozenset([only.revision_id] if applies else ()),
+                revisions=revisions,
+            )
         effective = {rid for rid, r in revisions.items() if r.effective_at <= as_of}
         superseded: set[str] = set()
         for rid in effective:

@@ -43,6 +43,20 @@ def _authorization(
 
 
 def _provenance(cand: Candidate) -> Exclusion | None:
+    if not (
+        cand.tenant_id
+        and cand.revision_id
+        and cand.source_url
+        and cand.text_sha256
+        and (cand.chunk_id or cand.span is not None)
+    ):
+        return _missing_provenance(cand)
+    if cand.text_sha256.lower() != sha256_hex(cand.text):
+        return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
+    return None
+
+
+def _missing_provenance(cand: Candidate) -> Exclusion:
     missing = [
         name
         for name in ("tenant_id", "revision_id", "source_url", "text_sha256")
@@ -50,11 +64,7 @@ def _provenance(cand: Candidate) -> Exclusion | None:
     ]
     if not cand.chunk_id and cand.span is None:
         missing.append("chunk_id or span")
-    if missing:
-        return Exclusion(cand, R.MISSING_PROVENANCE, "missing " + ", ".join(missing))
-    if cand.text_sha256.lower() != sha256_hex(cand.text):  # type: ignore[union-attr]
-        return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
-    return None
+    return Exclusion(cand, R.MISSING_PROVENANCE, "missing " + ", ".join(missing))
 
 
 def _revision(cand: Candidate, state: RevisionState, history: bool) -> Exclusion | None:
@@ -69,6 +79,8 @@ def _revision(cand: Candidate, state: RevisionState, history: bool) -> Exclusion
 
 
 def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion | None:
+    if doc.sensitivity is None and cand.sensitivity is None:
+        return None
     labels = [label for label in (doc.sensitivity, cand.sensitivity) if label is not None]
     unknown = [label for label in labels if label not in SENSITIVITY_LEVELS]
     if unknown:
