@@ -16,7 +16,14 @@ from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merg
 from packer.gates import Exclusion, apply_gates
 from packer.order import order_records
 from packer.records import Evidence
-from packer.render import block_body, prompt_tokens, render_block, render_notes, render_user
+from packer.render import (
+    block_body,
+    label_range,
+    prompt_tokens,
+    render_block,
+    render_notes,
+    render_user,
+)
 from packer.render import messages as render_messages
 from packer.select import Costs, SelectionPolicy, select
 from packer.tokens import TokenCounter
@@ -95,7 +102,7 @@ def _evidence_budget(
     budget = input limit - rendered system text and question - reserved answer
     - safety margin, capped by `max_evidence_tokens`.
     """
-    base = prompt_tokens(tokens, render_user([], [], "", request.question))
+    base = prompt_tokens(tokens, render_user([], "", request.question))
     available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
     if available < tokens.count(render_notes([], [], has_evidence=False)):
         raise PackError(
@@ -108,11 +115,12 @@ def _evidence_budget(
 
 
 def _notes_reserve(
-    conflicts: list[tuple[str, ...]], widest: str, request: Request, tokens: TokenCounter
+    conflicts: list[tuple[str, ...]], n_records: int, request: Request, tokens: TokenCounter
 ) -> int:
-    """Tokens set aside for the notes and the label list's frame, at their worst case."""
+    """Tokens set aside for the label range and the notes, at their worst case."""
+    widest = f"E{max(1, n_records)}"
     worst = render_notes([[widest] * len(g) for g in conflicts], request.facets, has_evidence=True)
-    return tokens.count(worst) + tokens.count(render_user([], [""], "", ""))
+    return tokens.count(worst) + tokens.count(label_range(n_records))
 
 
 HEADER_ESTIMATE = 24
@@ -122,22 +130,24 @@ HEADER_ESTIMATE = 24
 class _BlockCosts:
     """Evidence blocks rendered and counted on demand, for selection's `Costs`.
 
-    Each block also pays for its label, in its header and in the label list,
-    priced at the widest label of the request. The lower bound counts the
-    text's whitespace-separated words: no tiktoken pre-token spans two of
-    them, so each costs at least one token.
+    Each block also pays for its label, priced at the widest label of the
+    request. The lower bound counts the text's whitespace-separated words: no
+    tiktoken pre-token spans two of them, so each costs at least one token.
     """
 
-    def __init__(self, records: list[Evidence], widest: str, tokens: TokenCounter) -> None:
+    def __init__(
+        self, records: list[Evidence], widest: str, dated: bool, tokens: TokenCounter
+    ) -> None:
         self._records = records
+        self._dated = dated
         self._tokens = tokens
         self._bodies: dict[int, str] = {}
-        self.label_cost = tokens.count(render_block(widest, "")) + tokens.count(f"{widest}, ") + 1
+        self.label_cost = tokens.count(render_block(widest, ""))
 
     def body(self, index: int) -> str:
         body = self._bodies.get(index)
         if body is None:
-            body = self._bodies[index] = block_body(self._records[index])
+            body = self._bodies[index] = block_body(self._records[index], self._dated)
         return body
 
     def _upper(self, index: int) -> int:
@@ -191,7 +201,7 @@ def _render(
     uncovered = sorted(set(request.facets) - {f for r in ordered for f in r.facets})
     notes = render_notes(conflict_labels, uncovered, has_evidence=bool(ordered))
     blocks = [render_block(labels[r.evidence_id], bodies[r.evidence_id]) for r in ordered]
-    user = render_user(blocks, list(labels.values()), notes, request.question)
+    user = render_user(blocks, notes, request.question)
     return _Rendered(ordered, labels, uncovered, user, prompt_tokens(tokens, user))
 
 
@@ -226,14 +236,14 @@ def pack_request(
 
     budget, base = _evidence_budget(request, config, limits, tokens)
     widest = f"E{max(1, len(kept))}"
-    blocks = _BlockCosts(kept, widest, tokens)
+    blocks = _BlockCosts(kept, widest, request.history, tokens)
     selection = select(
         kept,
         blocks.costs(),
         request.facets if config.enable_facet_coverage else (),
         conflicts,
         SelectionPolicy(
-            budget=max(0, budget - _notes_reserve(conflicts, widest, request, tokens)),
+            budget=max(0, budget - _notes_reserve(conflicts, len(kept), request, tokens)),
             weights=config.weights,
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,
             facet_coverage=config.enable_facet_coverage,

@@ -47,9 +47,10 @@ def _attr(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def block_body(record: Evidence) -> str:
+def block_body(record: Evidence, dated: bool) -> str:
     """The block without its label: header attributes, escaped text, closing tag.
 
+    `dated` adds the revision's effective date (requests about history need it).
     Its token count is cached, so the same evidence in another request costs nothing.
     """
     cand = record.candidate
@@ -58,7 +59,10 @@ def block_body(record: Evidence) -> str:
         ("document", record.document_id),
         ("revision", record.revision_id),
         ("section", cand.section or ""),
-        ("effective", record.effective_at.date().isoformat() if record.effective_at else ""),
+        (
+            "effective",
+            record.effective_at.date().isoformat() if dated and record.effective_at else "",
+        ),
     ]
     header = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs if value)
     return f" {header}>\n{escape_text(record.text.strip())}\n</evidence>\n\n"
@@ -83,10 +87,14 @@ def render_notes(
     return "".join(line + "\n" for line in lines)
 
 
-def render_user(blocks: Sequence[str], labels: Sequence[str], notes: str, question: str) -> str:
-    """The user message: evidence first, then notes, then the question."""
-    listed = f"Evidence labels: {', '.join(labels)}.\n" if labels else ""
-    return f"{''.join(blocks)}{listed}{notes}Question: {escape_text(question)}"
+def label_range(n: int) -> str:
+    """The line naming the labels a packet of `n` blocks may cite."""
+    return f"Evidence labels: E1-E{n}.\n" if n else ""
+
+
+def render_user(blocks: Sequence[str], notes: str, question: str) -> str:
+    """The user message: evidence first, then the label range, notes, the question."""
+    return f"{''.join(blocks)}{label_range(len(blocks))}{notes}Question: {escape_text(question)}"
 
 
 def messages(user: str) -> list[tuple[str, str]]:
