@@ -152,11 +152,12 @@ def drop_near_duplicates(
     return kept, dropped
 
 
-_VALUES = re.compile(r"[A-Z0-9]\w*")
+_VALUES = re.compile(r"[A-Z0-9]\w*|[^\w\s]+")
 
 
 def _skeleton(text: str) -> str:
-    """The text without its numbers and capitalized words (names, dates, amounts)."""
+    """The text's lowercase words: no numbers, capitalized words (names, dates,
+    amounts) or punctuation."""
     return normalize_text(_VALUES.sub("", text))
 
 

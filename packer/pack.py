@@ -15,7 +15,7 @@ from packer.catalog import Catalog
 from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
 from packer.gates import Exclusion, apply_gates
 from packer.order import order_records
-from packer.records import Evidence
+from packer.records import Evidence, normalize_text, question_terms
 from packer.render import (
     block_body,
     label_range,
@@ -248,6 +248,8 @@ def pack_request(
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,
             facet_coverage=config.enable_facet_coverage,
             as_of=as_of,
+            question_terms=question_terms(request.question),
+            question=normalize_text(request.question),
         ),
     )
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}

@@ -53,3 +53,62 @@ class Evidence:
     def rank_key(self) -> tuple[float, str]:
         """Best first: higher score, then the stable id."""
         return (-self.score, self.candidate.evidence_id)
+
+
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+    ]
+)
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The question's content words (normalized, three letters or more, no stopwords).
+
+    Evidence that brings terms no packed block has yet is worth more: it is
+    likely about another part of the question.
+    """
+    words = (w.strip(".,;:!?\"'()[]{}") for w in normalize_text(question).split())
+    return frozenset(w for w in words if len(w) >= 3 and w not in _STOPWORDS)

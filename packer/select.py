@@ -1,9 +1,11 @@
 """Selection under the evidence budget: facet coverage first, then utility per token.
 
 Greedy on utility per token runs lazily over a max-heap of stale priorities.
-The dynamic terms (new facet, new source, redundancy) only lose value as the
+The dynamic terms (new facet, new question terms, new source, redundancy) only lose value as the
 packet grows, so a popped item whose fresh priority still beats the next stale
-one is taken. Until an item comes near the top, its token cost is an estimate
+one is taken. The one term that can grow, a link (the item's title named by
+the question or by packed evidence), pushes a fresh entry when it appears.
+Until an item comes near the top, its token cost is an estimate
 from its length; its exact count is computed when it is popped, and only exact
 counts admit a block. Items whose lower bound no longer fits are dropped
 without counting. Ties break on rank order.
@@ -15,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from packer.records import Evidence
+from packer.records import Evidence, normalize_text
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
@@ -44,6 +46,8 @@ class SelectionPolicy:
     per_document_cap: int | None
     facet_coverage: bool
     as_of: datetime
+    question_terms: frozenset[str] = frozenset()
+    question: str = ""
 
 
 @dataclass(slots=True)
@@ -63,6 +67,8 @@ class _State:
         self.policy = policy
         self.remaining = policy.budget
         self.covered: set[str] = set()
+        self.covered_terms: set[str] = set()
+        self._term_sets: dict[int, frozenset[str]] = {}
         self.docs: Counter[str] = Counter()
         self.words: set[str] = set()
         self.chosen: list[int] = []
@@ -70,6 +76,9 @@ class _State:
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
         self._word_sets: dict[int, frozenset[str]] = {}
+        self._titles = [_title_key(r) for r in records]
+        self.linked = {i for i, t in enumerate(self._titles) if t and t in policy.question}
+        self.newly_linked: list[int] = []
         self._static = self._static_utilities()
 
     def _static_utilities(self) -> list[float]:
@@ -97,6 +106,15 @@ class _State:
             words = self._word_sets[index] = frozenset(self.records[index].normalized.split())
         return words
 
+    def _terms(self, index: int) -> frozenset[str]:
+        """The question's terms this item's text contains."""
+        terms = self._term_sets.get(index)
+        if terms is None:
+            text = self.records[index].normalized
+            terms = frozenset(t for t in self.policy.question_terms if t in text)
+            self._term_sets[index] = terms
+        return terms
+
     def priority(self, index: int) -> float:
         """Utility per token of item `index` against the current packet."""
         w = self.policy.weights
@@ -105,6 +123,12 @@ class _State:
         facets = record.facets
         new_facet = len(set(facets) - self.covered) / len(facets) if facets else 0.0
         new_source = 0.0 if self.docs[record.document_id] else 1.0
+        question_terms = self.policy.question_terms
+        new_terms = (
+            len(self._terms(index) - self.covered_terms) / len(question_terms)
+            if question_terms
+            else 0.0
+        )
         redundancy = 0.0
         if self.words:
             words = self._words(index)
@@ -112,6 +136,8 @@ class _State:
         utility = (
             self._static[index]
             + w.new_facet * new_facet
+            + w.new_question_terms * new_terms
+            + (w.linked if index in self.linked else 0.0)
             + w.new_source * new_source
             - w.redundancy * redundancy
             - w.token_cost * tokens / max(1, self.policy.budget)
@@ -139,10 +165,16 @@ class _State:
         record = self.records[index]
         self.remaining -= self.tokens[index]
         self.covered.update(record.facets)
+        self.covered_terms |= self._terms(index)
         self.docs[record.document_id] += 1
         self.words |= self._words(index)
         self.chosen.append(index)
         self.taken.add(index)
+        text = record.normalized
+        for other, title in enumerate(self._titles):
+            if title and other not in self.linked and other not in self.taken and title in text:
+                self.linked.add(other)
+                self.newly_linked.append(other)
 
     def take_with_partners(self, index: int, partners: dict[int, list[int]]) -> None:
         """Take an item, then its conflict partners if they fit: both sides stay visible."""
@@ -164,6 +196,13 @@ class _State:
         if self.capped(index):
             return R.PER_DOCUMENT_CAP
         return R.OVER_BUDGET
+
+
+def _title_key(record: Evidence) -> str:
+    """The normalized title another text must mention to link to this record."""
+    title = record.candidate.title
+    key = normalize_text(title) if title else ""
+    return key if len(key) >= 4 else ""
 
 
 def _partners(
@@ -198,6 +237,7 @@ def select(
                 best = max(options, key=lambda i: (state.priority(i), -i))
                 state.take_with_partners(best, partners)
 
+    state.newly_linked.clear()
     heap = [(-state.priority(i), i) for i in range(len(records)) if i not in state.taken]
     heapq.heapify(heap)
     while heap:
@@ -209,6 +249,10 @@ def select(
             heapq.heappush(heap, (-fresh, i))
             continue
         state.take_with_partners(i, partners)
+        # A link only raises a priority: give the linked items a fresh entry.
+        for j in state.newly_linked:
+            heapq.heappush(heap, (-state.priority(j), j))
+        state.newly_linked.clear()
 
     left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
     return Selection(chosen=state.chosen, left_out=left_out)

@@ -16,17 +16,21 @@ class _Config(BaseModel):
 class UtilityWeights(_Config):
     """Weights of the utility function that ranks candidates after facet coverage.
 
-    utility = relevance*r + new_facet*f + new_source*s + authority*a + recency*c
-              - redundancy*d - token_cost*(tokens / evidence budget)
+    utility = relevance*r + new_facet*f + new_question_terms*q + linked*l + new_source*s
+              + authority*a + recency*c - redundancy*d - token_cost*(tokens / evidence budget)
+    `linked` is 1 when the candidate's title is named by the question or by
+    evidence already packed (the next hop of a multi-part question).
     Candidates are then filled by utility per token (see README, packing rules).
     """
 
     relevance: float = 1.0
     new_facet: float = 0.5
+    new_question_terms: float = 1.0
+    linked: float = 1.0
     new_source: float = 0.25
     authority: float = 0.2
     recency: float = 0.1
-    redundancy: float = 0.5
+    redundancy: float = 0.25
     token_cost: float = 0.1
 
 
