@@ -7,6 +7,7 @@ import tempfile
 from collections import OrderedDict
 
 import tiktoken
+from tiktoken_ext import openai_public
 
 # tiktoken caches downloaded files under sha1(url); these are the files its
 # constructors ask for, so a local copy placed under that name loads offline.
@@ -50,9 +51,13 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
     previous = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
     try:
-        return tiktoken.get_encoding(name)
-    except ValueError as err:
-        raise TokenizerError(f"tokenizer_file {file!r} is not the official {name}: {err}") from err
+        # The constructor, not tiktoken.get_encoding: that one returns whatever
+        # encoding of this name the process loaded first, whatever the file.
+        return tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
+    except Exception as err:  # a hash mismatch makes tiktoken try to download
+        raise TokenizerError(
+            f"tokenizer_file {file!r} is not the official {name} file ({type(err).__name__})"
+        ) from err
     finally:
         if previous is None:
             del os.environ["TIKTOKEN_CACHE_DIR"]

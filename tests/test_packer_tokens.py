@@ -1,0 +1,52 @@
+"""The tokenizer loads offline, from the bundled file or a local copy, and caches counts."""
+
+from pathlib import Path
+
+import pytest
+import tiktoken_ext
+
+from packer.tokens import TokenCounter, TokenizerError, load_encoding
+
+BUNDLED = Path(tiktoken_ext.__path__[0]) / "data" / "cl100k_base.tiktoken"
+
+
+def test_cl100k_loads_offline_from_the_bundled_package():
+    encoding = load_encoding("cl100k_base")
+    assert encoding.encode_ordinary("hello world") == [15339, 1917]
+
+
+def test_a_local_tiktoken_file_loads_and_agrees_with_the_bundled_one(tmp_path):
+    copy = tmp_path / "cl100k_base.tiktoken"
+    copy.write_bytes(BUNDLED.read_bytes())
+    from_file = load_encoding("cl100k_base", str(copy))
+    text = "Refunds within 30 days — naïve café ✓"
+    assert from_file.encode_ordinary(text) == load_encoding("cl100k_base").encode_ordinary(text)
+
+
+def test_a_tampered_file_is_refused(tmp_path):
+    bad = tmp_path / "cl100k_base.tiktoken"
+    bad.write_bytes(BUNDLED.read_bytes()[:-100])
+    with pytest.raises(TokenizerError, match="not the official cl100k_base"):
+        load_encoding("cl100k_base", str(bad))
+
+
+def test_errors_say_how_to_fix(tmp_path):
+    with pytest.raises(TokenizerError, match="set tokenizer_file to a local copy of o200k_base"):
+        load_encoding("o200k_base")
+    with pytest.raises(TokenizerError, match="unknown tokenizer 'bpe-x'"):
+        load_encoding("bpe-x", str(BUNDLED))
+    with pytest.raises(TokenizerError, match="does not exist"):
+        load_encoding("o200k_base", str(tmp_path / "missing.tiktoken"))
+
+
+def test_counts_are_cached_per_text():
+    counter = TokenCounter.load()
+    assert counter.count("same text here") == counter.count("same text here") == 3
+    assert (counter.misses, counter.hits) == (1, 1)
+    assert counter.count_uncached("same text here") == 3
+    assert counter.misses == 1
+
+
+def test_special_token_strings_count_as_plain_text():
+    counter = TokenCounter.load()
+    assert counter.count("<|endoftext|>") > 1
