@@ -51,7 +51,11 @@ def _provenance(cand: Candidate) -> Exclusion | None:
         and (cand.chunk_id or cand.span is not None)
     ):
         return _missing_provenance(cand)
-    if cand.text_sha256.lower() != sha256_hex(cand.text):
+    try:
+        digest = sha256_hex(cand.text)
+    except UnicodeEncodeError:
+        return Exclusion(cand, R.HASH_MISMATCH, "text is not valid Unicode (lone surrogate)")
+    if cand.text_sha256.lower() != digest:
         return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
     return None
 

@@ -69,14 +69,15 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
 class TokenCounter:
     """Counts tokens exactly, remembering counts of texts it has seen.
 
-    The cache is keyed by the text itself (a dict hashes it once), bounded LRU,
-    so a candidate repeated across requests is tokenized once per worker.
+    The cache is keyed by a 128-bit BLAKE2 hash of the text (small keys, no
+    practical collisions), bounded LRU, so a candidate repeated across
+    requests is tokenized once per worker.
     """
 
     def __init__(self, encoding: tiktoken.Encoding, name: str, cache_size: int = 200_000) -> None:
         self.encoding = encoding
         self.name = name
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._cache_size = cache_size
         self.hits = 0
         self.misses = 0
@@ -88,14 +89,15 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Exact token count of `text` (special-token strings count as plain text)."""
-        cached = self._cache.get(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        cached = self._cache.get(key)
         if cached is not None:
             self.hits += 1
-            self._cache.move_to_end(text)
+            self._cache.move_to_end(key)
             return cached
         self.misses += 1
         n = len(self.encoding.encode_ordinary(text))
-        self._cache[text] = n
+        self._cache[key] = n
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return n
