@@ -26,10 +26,11 @@ def candidate(
         "source_url": f"https://docs.example/{document_id}",
         "title": f"Title of {document_id}",
         "text": text,
-        "text_sha256": sha(text),
         "retrieval_score": 0.5,
     }
     values.update(fields)
+    if "text_sha256" not in fields:
+        values["text_sha256"] = sha(text)
     return Candidate(**values)
 
 
