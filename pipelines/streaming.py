@@ -22,7 +22,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import EvpackOptions, FileFormat, file_format, load_config
+from pipelines.options import EvpackOptions, file_format, load_config
 from schemas import PackingConfig
 from transforms.bigquery_io import (
     AUDIT_TABLES,
@@ -31,6 +31,7 @@ from transforms.bigquery_io import (
     create_tables,
 )
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
+from transforms.parse import FileFormat
 from transforms.pubsub_io import PublishDeadLetters, PublishPrompts, ReadRequestRecords
 from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
 from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts

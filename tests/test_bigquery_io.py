@@ -8,7 +8,8 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from google.api_core import exceptions as api_exceptions
 
-from schemas import ExclusionRecord
+from pipelines import cli
+from schemas import ExclusionRecord, ManifestRow
 from schemas.bigquery import bigquery_schema
 from transforms.bigquery_io import (
     AUDIT_TABLES,
@@ -95,3 +96,11 @@ def test_error_classification(error: Exception, transient: bool) -> None:
 def test_sink_rejects_a_bare_table_name() -> None:
     with pytest.raises(ValueError, match=r"project\.dataset\.table"):
         WriteToBigQueryRows("exclusions")
+
+
+def test_tables_command_creates_the_chosen_tables(gcp_emulators, capsys) -> None:
+    dataset = f"{gcp_emulators.project}.audit_cli"
+    assert cli.main(["tables", "--dataset", dataset, "--table", "manifests"]) == 0
+    assert capsys.readouterr().out.split() == [f"{dataset}.manifests"]
+    table = bigquery_client(gcp_emulators.project).get_table(f"{dataset}.manifests")
+    assert [f.name for f in table.schema] == [f["name"] for f in bigquery_schema(ManifestRow)]

@@ -99,14 +99,21 @@ def table_definition(table_id: str, table: AuditTable) -> bigquery.Table:
 
 
 def create_tables(
-    client: bigquery.Client, dataset: str, tables: Iterable[AuditTable] = AUDIT_TABLES.values()
+    client: bigquery.Client,
+    dataset: str,
+    tables: Iterable[AuditTable] = AUDIT_TABLES.values(),
+    location: str | None = None,
 ) -> list[str]:
     """Create the dataset and the audit tables if missing; returns the table ids.
 
-    `dataset` is `project.dataset` or a dataset id in the client's project.
+    `dataset` is `project.dataset` or a dataset id in the client's project;
+    `location` (e.g. "EU") applies only when the dataset is created.
     Idempotent, so deploys and the job itself may both call it.
     """
-    ds = client.create_dataset(dataset, exists_ok=True)
+    definition = bigquery.Dataset(dataset if "." in dataset else f"{client.project}.{dataset}")
+    if location:
+        definition.location = location
+    ds = client.create_dataset(definition, exists_ok=True)
     created = []
     for table in tables:
         table_id = f"{ds.project}.{ds.dataset_id}.{table.name}"

@@ -32,7 +32,6 @@ from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Timestamp
 
-from pipelines.options import FileFormat
 from schemas import CatalogDocument, PackingConfig, Request
 from transforms.catalog_io import CatalogSnapshot, parse_catalog_row, snapshot
 from transforms.pack import (
@@ -42,7 +41,7 @@ from transforms.pack import (
     PackDoFn,
     PackOutputs,
 )
-from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, row_payload
+from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, FileFormat, row_payload
 
 _LOG = logging.getLogger(__name__)
 

@@ -1,0 +1,37 @@
+"""`evpack tables`: create the BigQuery audit dataset and tables from the schemas.
+
+    evpack tables --dataset PROJECT.DATASET [--table manifests --table exclusions ...]
+
+Idempotent. The streaming job creates them at start too (`--create_tables`);
+deployments that run jobs without table-creation rights run this once
+instead. Set `BIGQUERY_EMULATOR_HOST` to create them in the local emulator.
+"""
+
+import argparse
+import sys
+
+from transforms.bigquery_io import AUDIT_TABLES, bigquery_client, create_tables
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="evpack tables", description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", required=True, help="Target dataset as PROJECT.DATASET.")
+    parser.add_argument(
+        "--table",
+        action="append",
+        choices=sorted(AUDIT_TABLES),
+        help="A table to create (repeatable); default: all audit tables.",
+    )
+    parser.add_argument("--location", help="Dataset location when it is created, e.g. EU.")
+    args = parser.parse_args(argv)
+    if args.dataset.count(".") != 1:
+        parser.error(f"--dataset must be PROJECT.DATASET, got {args.dataset!r}")
+    project = args.dataset.split(".")[0]
+    tables = [AUDIT_TABLES[name] for name in args.table or AUDIT_TABLES]
+    for table_id in create_tables(bigquery_client(project), args.dataset, tables, args.location):
+        print(table_id)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
