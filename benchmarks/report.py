@@ -98,16 +98,22 @@ def plot_retention(rows: Sequence[dict], path: Path) -> None:
         strict=True,
     ):
         for packer in COMPARED:
-            points = sorted(
-                (r["budget"], r[metric])
+            mine = [
+                r
                 for r in rows
                 if r["dataset"] == dataset
                 and r["packer"] == packer
                 and r["order_policy"] in ("relevance", "score", "edges")
-            )
-            if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=packer)
+            ]
+            if not mine:
+                continue
+            points = sorted((r["budget"], r[metric]) for r in mine)
+            over = max(r["over_budget"] for r in mine)
+            label = f"{packer} (over budget on up to {over:.0f}%)" if over > 0 else packer
+            ax.plot(*zip(*points, strict=True), marker="o", label=label)
+        budgets = sorted({r["budget"] for r in rows})
         ax.set_xscale("log", base=2)
+        ax.set_xticks(budgets, [str(b) for b in budgets])
         ax.set_xlabel("evidence budget (tokens)")
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
