@@ -36,6 +36,13 @@ class View:
             raise ValueError(f"dataset must be 'project.dataset', got {dataset!r}")
         return Template(self.sql).substitute(dataset=dataset)
 
+    @property
+    def tables(self) -> frozenset[str]:
+        """The audit tables the view reads."""
+        sql = Template(self.sql).substitute(dataset="project.dataset")
+        tree = sqlglot.parse_one(sql, read="bigquery")
+        return frozenset(t.name for t in tree.find_all(exp.Table) if t.db == "dataset")
+
     def duckdb_sql(self, schema: str) -> str:
         """The same query in DuckDB's dialect over tables of `schema`, with exact quantiles."""
         tree = sqlglot.parse_one(Template(self.sql).substitute(dataset=schema), read="bigquery")
@@ -75,17 +82,32 @@ def load_views(directory: Path = VIEWS_DIR) -> tuple[View, ...]:
     return tuple(views)
 
 
+@dataclass(frozen=True)
+class CreatedViews:
+    """What `create_views` did: the views made or updated, and those it could not make."""
+
+    created: list[str]
+    skipped: dict[str, list[str]]
+    """View name -> the audit tables it reads that the dataset lacks."""
+
+
 def create_views(
     client: bigquery.Client, dataset: str, views: Sequence[View] | None = None
-) -> list[str]:
-    """Create the views in `dataset`, or update their query; returns the view ids.
+) -> CreatedViews:
+    """Create the views in `dataset`, or update their query.
 
-    `dataset` is `project.dataset` or a dataset id in the client's project; the
-    audit tables the views read must exist already (BigQuery checks at creation).
+    `dataset` is `project.dataset` or a dataset id in the client's project.
+    BigQuery refuses a view over a missing table, so a view whose tables are
+    not all in the dataset is skipped and reported, never silently dropped.
     """
     qualified = dataset if "." in dataset else f"{client.project}.{dataset}"
-    created = []
+    present = {t.table_id for t in client.list_tables(qualified)}
+    result = CreatedViews(created=[], skipped={})
     for view in load_views() if views is None else views:
+        missing = sorted(view.tables - present)
+        if missing:
+            result.skipped[view.name] = missing
+            continue
         table = bigquery.Table(f"{qualified}.{view.name}")
         table.view_query = view.bigquery_sql(qualified)
         table.description = view.question
@@ -93,5 +115,5 @@ def create_views(
             client.create_table(table)
         except Conflict:
             client.update_table(table, ["view_query", "description"])
-        created.append(f"{qualified}.{view.name}")
-    return created
+        result.created.append(f"{qualified}.{view.name}")
+    return result

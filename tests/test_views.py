@@ -64,4 +64,22 @@ def test_create_views_is_idempotent(audit_dataset: tuple[bigquery.Client, str]) 
     client, dataset = audit_dataset
     again = create_views(client, dataset)
     listed = {t.table_id for t in client.list_tables(dataset) if t.table_type == "VIEW"}
-    assert listed == {view_id.rsplit(".", 1)[1] for view_id in again} == set(EXPECTED)
+    assert listed == {view_id.rsplit(".", 1)[1] for view_id in again.created} == set(EXPECTED)
+    assert again.skipped == {}
+
+
+@pytest.mark.emulators
+def test_a_view_over_a_missing_table_is_skipped_and_named(gcp_emulators: object) -> None:
+    client = bigquery_client(EMULATOR_PROJECT)
+    dataset = f"{EMULATOR_PROJECT}.views_without_dead_letters"
+    create_tables(client, dataset)
+    done = create_views(client, dataset)
+    assert done.skipped == {"dead_letter_rate": ["dead_letters"]}
+    assert len(done.created) == len(EXPECTED) - 1
+
+
+def test_each_view_reads_the_audit_tables_it_names() -> None:
+    tables = {v.name: v.tables for v in load_views()}
+    assert tables["dead_letter_rate"] == {"manifests", "dead_letters"}
+    assert tables["exclusions_daily"] == {"exclusions"}
+    assert tables["context_tokens_hourly"] == {"manifests"}
