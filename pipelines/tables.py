@@ -1,5 +1,7 @@
 """`evpack tables`: create the BigQuery audit dataset and tables from the schemas.
 
+The dashboard views of `deploy/views/` are created (or updated) with them.
+
     evpack tables --dataset PROJECT.DATASET [--table manifests --table exclusions ...]
 
 Idempotent. The streaming job creates them at start too (`--create_tables`);
@@ -10,6 +12,7 @@ instead. Set `BIGQUERY_EMULATOR_HOST` to create them in the local emulator.
 import argparse
 import sys
 
+from pipelines.views import create_views
 from transforms.bigquery_io import AUDIT_TABLES, bigquery_client, create_tables
 
 
@@ -28,8 +31,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--dataset must be PROJECT.DATASET, got {args.dataset!r}")
     project = args.dataset.split(".")[0]
     tables = [AUDIT_TABLES[name] for name in args.table or AUDIT_TABLES]
-    for table_id in create_tables(bigquery_client(project), args.dataset, tables, args.location):
+    client = bigquery_client(project)
+    for table_id in create_tables(client, args.dataset, tables, args.location):
         print(table_id)
+    views = create_views(client, args.dataset)
+    for view_id in views.created:
+        print(view_id)
+    for name, missing in views.skipped.items():
+        print(f"view {name} not created: the dataset has no {', '.join(missing)}", file=sys.stderr)
     return 0
 
 

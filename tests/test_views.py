@@ -3,6 +3,7 @@
 import pytest
 from google.cloud import bigquery
 
+from pipelines import tables
 from pipelines.views import VIEWS_DIR, create_views, load_views
 from schemas import DeadLetter
 from schemas.bigquery import bigquery_schema
@@ -83,3 +84,19 @@ def test_each_view_reads_the_audit_tables_it_names() -> None:
     assert tables["dead_letter_rate"] == {"manifests", "dead_letters"}
     assert tables["exclusions_daily"] == {"exclusions"}
     assert tables["context_tokens_hourly"] == {"manifests"}
+
+
+@pytest.mark.emulators
+def test_evpack_tables_creates_the_views_with_the_tables(
+    gcp_emulators: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = f"{EMULATOR_PROJECT}.tables_command"
+    assert tables.main(["--dataset", dataset]) == 0
+    out, err = capsys.readouterr()
+    listed = {
+        t.table_id: t.table_type for t in bigquery_client(EMULATOR_PROJECT).list_tables(dataset)
+    }
+    views = {name for name, kind in listed.items() if kind == "VIEW"}
+    assert views == set(EXPECTED) - {"dead_letter_rate"}
+    assert all(f"{dataset}.{name}" in out.split() for name in views)
+    assert "view dead_letter_rate not created: the dataset has no dead_letters" in err
