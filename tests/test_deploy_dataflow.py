@@ -14,7 +14,7 @@ from apache_beam.portability.api import beam_runner_api_pb2
 from apache_beam.runners.dataflow.internal.apiclient import Job
 from google.cloud import dataflow
 
-from pipelines.launch import dataflow_defaults, submit
+from pipelines.launch import PIPELINE_ENV, dataflow_defaults, main, submit
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = "europe-west1-docker.pkg.dev/evpack-prod/evpack/evpack-streaming:test"
@@ -123,3 +123,11 @@ def test_streaming_translates_for_dataflow_with_streaming_engine() -> None:
 def test_an_unknown_pipeline_is_refused() -> None:
     with pytest.raises(ValueError, match="batch, streaming"):
         submit("nightly", DATAFLOW)
+
+
+def test_an_image_without_a_pipeline_exits_2_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(PIPELINE_ENV, raising=False)
+    assert main(DATAFLOW) == 2
+    assert f"{PIPELINE_ENV} must be one of batch, streaming" in capsys.readouterr().err
