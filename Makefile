@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo test lint samples schema bench eval
+.PHONY: demo demo-stream test lint samples schema bench eval
 
 # The console script is the marker of an install; reinstall when pyproject changes.
 $(BIN)/evpack: pyproject.toml
@@ -24,8 +24,17 @@ lint: $(BIN)/evpack
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint
+# The emulator tests need the Pub/Sub emulator (Java) and bqemulator: set up once.
+$(VENV)/.emulators-ready: $(BIN)/evpack .ci/setup-emulators
+	PYTHON=$(BIN)/python .ci/setup-emulators
+	touch $@
+
+test: lint $(VENV)/.emulators-ready
 	$(BIN)/pytest
+
+# Both emulators, the streaming job, samples/ published to Pub/Sub, a summary read back.
+demo-stream: $(VENV)/.emulators-ready
+	$(BIN)/python -m tests.demo_stream
 
 samples: $(BIN)/evpack
 	$(BIN)/python samples/generate.py
