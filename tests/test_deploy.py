@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from google.cloud.dataflow_v1beta3.types import ParameterType, TemplateMetadata
 
 from pipelines.launch import PIPELINE_ENV, PIPELINES
 from pipelines.options import EvpackOptions, resolve
@@ -174,6 +175,22 @@ def test_every_parameter_has_a_regex_that_tells_valid_from_invalid(pipeline: str
             assert not pattern.fullmatch("AUTO"), name
         if "defaultValue" in param:
             assert pattern.fullmatch(param["defaultValue"]), name
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_metadata_is_valid_for_the_dataflow_api(pipeline: str) -> None:
+    """Every key and type is one Dataflow's TemplateMetadata knows; enums list the choices."""
+    text = (DEPLOY / pipeline / "metadata.json").read_text(encoding="utf-8")
+    template = TemplateMetadata.from_json(text, ignore_unknown_fields=False)
+    assert template.name and template.description
+    flags = evpack_flags()
+    for param in template.parameters:
+        choices = flags[param.name].choices
+        if choices:
+            assert param.param_type == ParameterType.ENUM, param.name
+            assert [o.value for o in param.enum_options] == list(choices), param.name
+        elif isinstance(flags[param.name].default, bool):
+            assert param.param_type == ParameterType.BOOLEAN, param.name
 
 
 def test_streaming_metadata_says_streaming() -> None:
