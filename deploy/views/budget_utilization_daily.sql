@@ -3,14 +3,20 @@
 -- (an `over_budget` exclusion), per tenant and day?
 -- One row per (day, tenant_id). utilization = budget.used / budget.available (evidence tokens
 -- packed over evidence tokens allowed).
+WITH requests AS (
+  SELECT
+    DATE(event_time) AS day,
+    tenant_id,
+    SAFE_DIVIDE(budget.used, budget.available) AS utilization,
+    EXISTS(SELECT 1 FROM UNNEST(excluded) AS x WHERE x.reason = 'over_budget') AS over_budget
+  FROM `${dataset}.manifests`
+)
 SELECT
-  DATE(event_time) AS day,
+  day,
   tenant_id,
   COUNT(*) AS requests,
-  AVG(SAFE_DIVIDE(budget.used, budget.available)) AS utilization_avg,
-  APPROX_QUANTILES(SAFE_DIVIDE(budget.used, budget.available), 100)[OFFSET(95)]
-    AS utilization_p95,
-  COUNTIF(EXISTS(SELECT 1 FROM UNNEST(excluded) AS x WHERE x.reason = 'over_budget'))
-    AS requests_over_budget
-FROM `${dataset}.manifests`
+  AVG(utilization) AS utilization_avg,
+  APPROX_QUANTILES(utilization, 100)[OFFSET(95)] AS utilization_p95,
+  COUNTIF(over_budget) AS requests_over_budget
+FROM requests
 GROUP BY day, tenant_id
