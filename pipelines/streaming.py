@@ -37,6 +37,8 @@ from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStrea
 from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
 
 LOCAL_RUNNER = "BundleBasedDirectRunner"
+_DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
+"""Names that would make Beam try to download the Prism runner; run in-process instead."""
 
 _LOG = logging.getLogger(__name__)
 
@@ -227,9 +229,10 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
 def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     """Start the job; with `wait=False` return at once so the caller can cancel it."""
     options = PipelineOptions(argv)
-    options.view_as(StandardOptions).streaming = True
-    if options.view_as(StandardOptions).runner is None:
-        options.view_as(StandardOptions).runner = LOCAL_RUNNER
+    standard = options.view_as(StandardOptions)
+    standard.streaming = True
+    if standard.runner in _DIRECT_NAMES:
+        standard.runner = LOCAL_RUNNER
     settings = resolve_streaming(options)
     if settings.create_tables:
         project, dataset = settings.dataset.split(".")
