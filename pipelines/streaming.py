@@ -242,7 +242,11 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     build(pipeline, settings)
     result = pipeline.run()
     if wait:
-        result.wait_until_finish()
+        try:
+            result.wait_until_finish()
+        except KeyboardInterrupt:
+            _LOG.info("stopping; the local Pub/Sub reader may take up to 30 s to let go")
+            result.cancel()
     return result
 
 
