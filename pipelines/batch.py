@@ -35,15 +35,19 @@ _DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
 _LOG = logging.getLogger(__name__)
 
 
+OUTPUTS = {
+    "prompts": "jsonl",
+    "manifests": "parquet",
+    "exclusions": "parquet",
+    "exclusion_counts": "parquet",
+    "dead_letters": "jsonl",
+}
+"""The outputs of a run (directories under --output) and their file type."""
+
+
 def output_files(output: str) -> dict[str, str]:
     """Where each output of a run lands (globs)."""
-    return {
-        "prompts": output_prefix(output, "prompts") + "-*.jsonl",
-        "manifests": output_prefix(output, "manifests") + "-*.parquet",
-        "exclusions": output_prefix(output, "exclusions") + "-*.parquet",
-        "exclusion_counts": output_prefix(output, "exclusion_counts") + "-*.parquet",
-        "dead_letters": output_prefix(output, "dead_letters") + "-*.jsonl",
-    }
+    return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in OUTPUTS.items()}
 
 
 def build(p: beam.Pipeline, settings: Settings) -> None:
