@@ -68,7 +68,7 @@ class CatalogCache:
         return self._catalog
 
 
-class ReadCatalogDocuments(beam.PTransform):
+class ReadCatalogDocuments(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogDocument]]):
     """Every CatalogDocument of a JSONL or Parquet file or glob."""
 
     def __init__(self, pattern: str, file_format: FileFormat) -> None:
@@ -93,7 +93,7 @@ class ReadCatalogDocuments(beam.PTransform):
         return rows | "Parse" >> beam.MapTuple(parse_catalog_row)
 
 
-class ReadCatalog(beam.PTransform):
+class ReadCatalog(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogSnapshot]]):
     """The catalog file(s) as a single `CatalogSnapshot` element (use with AsSingleton)."""
 
     def __init__(self, pattern: str, file_format: FileFormat) -> None:

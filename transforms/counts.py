@@ -36,7 +36,9 @@ class _ToRow(beam.DoFn):
         yield count_row(element[0], element[1], window)
 
 
-class CountExclusions(beam.PTransform):
+class CountExclusions(
+    beam.PTransform[beam.PCollection[ExclusionRecord], beam.PCollection[ExclusionCount]]
+):
     """ExclusionRecord -> ExclusionCount per (tenant_id, reason) in each window."""
 
     def expand(

@@ -19,7 +19,7 @@ def output_prefix(output: str, name: str) -> str:
     return f"{output}/{name}/{name}"
 
 
-class WriteJsonl(beam.PTransform):
+class WriteJsonl(beam.PTransform[beam.PCollection[BaseModel], beam.pvalue.PDone]):
     """Models as JSON lines (the generation queue's message shape for prompts)."""
 
     def __init__(self, output: str, name: str) -> None:
@@ -34,7 +34,7 @@ class WriteJsonl(beam.PTransform):
         )
 
 
-class WriteParquet(beam.PTransform):
+class WriteParquet(beam.PTransform[beam.PCollection[BaseModel], beam.pvalue.PDone]):
     """Models as Parquet rows with the Arrow schema derived from their model."""
 
     def __init__(self, output: str, name: str, model: type[BaseModel]) -> None:

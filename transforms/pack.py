@@ -132,7 +132,7 @@ class PackOutputs:
     dead_letters: beam.PCollection[DeadLetter]
 
 
-class PackRequests(beam.PTransform):
+class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
     """Requests + catalog snapshot side input -> prompts, manifests, exclusions, dead letters.
 
     `event_time` stands in for requests without their own event_time/as_of: the

@@ -242,7 +242,7 @@ def _letter(entry: Entry, stage: str, error: str, request_id: str) -> DeadLetter
     return dead_letter(stage, error, entry.payload, entry.source, request_id)
 
 
-class ReadRecords(beam.PTransform):
+class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, str]]]):
     """(source file, raw JSON payload) for every record of a JSONL or Parquet glob.
 
     Blank JSONL lines carry nothing and are skipped.
@@ -297,7 +297,7 @@ class _Assemble(beam.DoFn):
             yield request
 
 
-class ParseRequests(beam.PTransform):
+class ParseRequests(beam.PTransform[beam.PCollection[tuple[str, str]], "ParseResult"]):
     """(source, payload) records -> validated, de-duplicated requests + dead letters.
 
     Counts `records_in` (records read) and `requests_in` (requests assembled).

@@ -19,7 +19,7 @@ def count_dead_letter(letter: DeadLetter) -> DeadLetter:
     return letter
 
 
-class CountDeadLetters(beam.PTransform):
+class CountDeadLetters(beam.PTransform[beam.PCollection[DeadLetter], beam.PCollection[DeadLetter]]):
     """Counts dead letters per stage (`dead_letters_<stage>`), passing them through."""
 
     def expand(self, letters: beam.PCollection[DeadLetter]) -> beam.PCollection[DeadLetter]:
@@ -34,7 +34,9 @@ def publish_percentiles(quantiles: Sequence[int]) -> None:
         Metrics.gauge(METRICS_NAMESPACE, f"prompt_tokens_p{pct}").set(quantiles[pct])
 
 
-class PromptTokenPercentiles(beam.PTransform):
+class PromptTokenPercentiles(
+    beam.PTransform[beam.PCollection[PromptMessage], beam.PCollection[None]]
+):
     """Publishes p50/p95 of prompt tokens over the run as gauges (global window)."""
 
     def expand(self, prompts: beam.PCollection[PromptMessage]) -> beam.PCollection[None]:
