@@ -8,6 +8,7 @@ topic and the BigQuery audit tables.
 import json
 import shutil
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,26 +27,41 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 
-def _sample_messages() -> tuple[list[str], dict[str, Request], int, int]:
-    """Messages to publish, the valid requests by id, how many records they hold, and how
-    many of those records repeat a valid request_id."""
+@dataclass(frozen=True)
+class Samples:
+    """The messages to publish and what they must produce."""
+
+    messages: list[str]
+    requests: dict[str, Request]  # the first valid record of each request_id
+    records: int  # requests inside all messages (an array message holds several)
+    rejected: Counter[tuple[str, str, str]]  # (stage, error, payload) of malformed records
+    repeats: Counter[str]  # request_id -> later valid copies
+
+
+def _samples() -> Samples:
+    """The sample request lines, two of them as one array message, two redelivered."""
     lines = [line for line in (SAMPLES / "requests.jsonl").read_text().splitlines() if line.strip()]
     valid = [
         line for line in lines if not isinstance(parse_record("s", line, MAX_RECORD_BYTES), list)
     ]
     array = json.dumps([json.loads(valid[-1]), json.loads(valid[-2])])
     messages = [line for line in lines if line not in valid[-2:]]
-    messages += [array, valid[0], valid[1]]  # one array message, two redeliveries
+    messages += [array, valid[0], valid[1]]
     requests: dict[str, Request] = {}
-    records = repeats = 0
+    rejected: Counter[tuple[str, str, str]] = Counter()
+    repeats: Counter[str] = Counter()
+    records = 0
     for message in messages:
         for payload in split_payload(message.encode()):
             records += 1
             parsed = parse_record("s", payload, MAX_RECORD_BYTES)
-            if not isinstance(parsed, list):
-                repeats += parsed[0] in requests
-                requests.setdefault(parsed[0], parsed[1][1])
-    return messages, requests, records, repeats
+            if isinstance(parsed, list):
+                rejected.update((d.stage, d.error, d.payload) for d in parsed)
+            elif parsed[0] in requests:
+                repeats[parsed[0]] += 1
+            else:
+                requests[parsed[0]] = parsed[1][1]
+    return Samples(messages, requests, records, rejected, repeats)
 
 
 def _allowed(doc: CatalogDocument, request: Request) -> bool:
@@ -73,12 +89,14 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
         # earlier event-time attribute arrive late; the lateness keeps them counted.
         "--allowed_lateness_seconds=600",
     ]
-    messages, requests, records, repeats = _sample_messages()
+    samples = _samples()
+    requests = samples.requests
     event_time = datetime.now(UTC).replace(microsecond=0)
     with streaming_job(routes, args):
-        publish(routes.topic("requests"), messages, event_time=event_time.isoformat())
+        publish(routes.topic("requests"), samples.messages, event_time=event_time.isoformat())
         prompts = drain(routes.subscription("prompts"), len(requests))
-        letters = drain(routes.subscription("dead-letters"), records - len(requests))
+        expected_letters = samples.records - len(requests)
+        letters = [m.json() for m in drain(routes.subscription("dead-letters"), expected_letters)]
 
         # One prompt per distinct valid request, with its routing attributes.
         assert sorted(p.attributes["request_id"] for p in prompts) == sorted(requests)
@@ -89,12 +107,17 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
                 "tenant_id": requests[body["request_id"]].tenant_id,
                 "builder_version": BUILDER_VERSION,
             }
-        # Every other record is a dead letter with its reason: malformed ones and redeliveries.
-        stages = Counter(letter.attributes["stage"] for letter in letters)
-        assert sum(stages.values()) == records - len(requests)
-        assert stages["dedupe"] == repeats >= 2
-        assert stages["parse"] >= 1 and stages["validate"] >= 1
-        assert all(letter.json()["error"] and letter.json()["payload"] for letter in letters)
+        # Every other record is a dead letter: each malformed one with its stage and
+        # reason, each redelivery as a duplicate of its request_id.
+        assert len(letters) == expected_letters
+        malformed = [d for d in letters if d["stage"] != "dedupe"]
+        duplicates = [d for d in letters if d["stage"] == "dedupe"]
+        assert (
+            Counter((d["stage"], d["error"], d["payload"]) for d in malformed) == samples.rejected
+        )
+        assert Counter(d["request_id"] for d in duplicates) == samples.repeats
+        assert {stage for stage, _, _ in samples.rejected} == {"parse", "validate"}
+        assert samples.repeats.total() >= 2
 
         client = bigquery_client(gcp_emulators.project)
         dataset = f"{gcp_emulators.project}.audit_e2e"
