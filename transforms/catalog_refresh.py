@@ -34,14 +34,8 @@ from apache_beam.utils.timestamp import Timestamp
 
 from schemas import CatalogDocument, PackingConfig, Request
 from transforms.catalog_io import CatalogSnapshot, parse_catalog_row, snapshot
-from transforms.pack import (
-    EXCLUSIONS,
-    MANIFESTS,
-    PROMPTS,
-    PackDoFn,
-    PackOutputs,
-)
-from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, FileFormat, row_payload
+from transforms.pack import PackDoFn, PackOutputs, pack_with
+from transforms.parse import METRICS_NAMESPACE, FileFormat, row_payload
 
 _LOG = logging.getLogger(__name__)
 
@@ -144,12 +138,4 @@ class PackWithRefreshingCatalog(beam.PTransform):
 
     @no_annotations  # the result is a PackOutputs, not a PCollection
     def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        outputs = requests | "Pack" >> beam.ParDo(self._fn).with_outputs(
-            MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
-        )
-        return PackOutputs(
-            prompts=outputs[PROMPTS],
-            manifests=outputs[MANIFESTS],
-            exclusions=outputs[EXCLUSIONS],
-            dead_letters=outputs[DEAD_LETTERS],
-        )
+        return pack_with(requests, self._fn)

@@ -153,13 +153,18 @@ class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
 
     @no_annotations  # the result is a PackOutputs, not a PCollection
     def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        outputs = requests | "Pack" >> beam.ParDo(
-            PackDoFn(self._config, self._event_time),
-            beam.pvalue.AsSingleton(self._catalog),
-        ).with_outputs(MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS)
-        return PackOutputs(
-            prompts=outputs[PROMPTS],
-            manifests=outputs[MANIFESTS],
-            exclusions=outputs[EXCLUSIONS],
-            dead_letters=outputs[DEAD_LETTERS],
-        )
+        fn = PackDoFn(self._config, self._event_time)
+        return pack_with(requests, fn, beam.pvalue.AsSingleton(self._catalog))
+
+
+def pack_with(requests: beam.PCollection[Request], fn: PackDoFn, *side_inputs: Any) -> PackOutputs:
+    """Apply a pack DoFn and name its four outputs (shared by batch and streaming)."""
+    outputs = requests | "Pack" >> beam.ParDo(fn, *side_inputs).with_outputs(
+        MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
+    )
+    return PackOutputs(
+        prompts=outputs[PROMPTS],
+        manifests=outputs[MANIFESTS],
+        exclusions=outputs[EXCLUSIONS],
+        dead_letters=outputs[DEAD_LETTERS],
+    )
