@@ -326,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["compare"] = time_packers(
             fresh, catalog, tokens, args.repeats, not args.no_libraries
         )
+        results["profile"] = profile_core(fresh, catalog, tokens)
         del fresh
         repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
         results["repeats"] = time_packers(repeated, catalog, tokens, args.repeats, libraries=False)

@@ -167,6 +167,7 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     assert [r["candidates_per_request"] for r in timings["sweep"]] == [2, 4]
     assert timings["memory"][0]["peak_rss_mb"] > 0
     assert {r["packer"] for r in timings["compare"]} >= {"ours, cold token cache", "naive loop"}
+    assert "pack_request" in timings["profile"]
     written = report.write_report(results)
     text = written.read_text()
     assert "HotpotQA" in text and "Targets" in text and "cores" in text
