@@ -62,7 +62,7 @@ class StreamingOptions(PipelineOptions):
         parser.add_argument(
             "--bigquery_dataset",
             help="Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
-            "exclusion_counts.",
+            "exclusion_counts, dead_letters.",
         )
         parser.add_argument(
             "--create_tables",
@@ -213,15 +213,19 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         >> WindowedExclusionCounts(settings.window_seconds, settings.allowed_lateness_seconds)
         | "WriteCounts" >> WriteToBigQueryRows(settings.table("exclusion_counts"))
     )
+    dead_letters = (
+        parsed.dead_letters,
+        packed.dead_letters,
+        rejected_manifests,
+        rejected_exclusions,
+        rejected_counts,
+    ) | "AllDeadLetters" >> beam.Flatten()
+    rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteToBigQueryRows(
+        settings.table("dead_letters")
+    )
     (
-        (
-            parsed.dead_letters,
-            packed.dead_letters,
-            rejected_manifests,
-            rejected_exclusions,
-            rejected_counts,
-        )
-        | "AllDeadLetters" >> beam.Flatten()
+        (dead_letters, rejected_dead_letters)
+        | "DeadLettersToPublish" >> beam.Flatten()
         | "PublishDeadLetters" >> PublishDeadLetters(settings.dead_letter_topic)
     )
 

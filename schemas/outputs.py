@@ -1,6 +1,8 @@
 """Output records: the prompt message and the audit rows (ids only, never evidence text)."""
 
-from pydantic import BaseModel, ConfigDict
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from schemas._types import UtcDatetime
 from schemas.reasons import ExclusionReason
@@ -121,9 +123,18 @@ class ExclusionCount(_Output):
     window_end: UtcDatetime | None
 
 
-class DeadLetter(_Output):
-    """An input that could not be processed, kept whole with the reason."""
+def _now() -> datetime:
+    return datetime.now(UTC)
 
+
+class DeadLetter(_Output):
+    """An input that could not be processed, kept whole with the reason.
+
+    `received_at` is when the job set it aside (wall clock): dead letters are
+    audited by day, and the record may be too broken to carry a time of its own.
+    """
+
+    received_at: UtcDatetime = Field(default_factory=_now)
     stage: str
     error: str
     payload: str

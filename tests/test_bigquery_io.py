@@ -47,7 +47,7 @@ def test_create_tables_derives_schema_partitioning_and_clustering(gcp_emulators)
             f["name"] for f in bigquery_schema(spec.model)
         ]
         assert table.time_partitioning.field == spec.partition_field
-        assert table.clustering_fields == ["tenant_id"]
+        assert table.clustering_fields == list(spec.cluster_fields)
 
 
 def test_sink_writes_rows_that_read_back_equal(gcp_emulators) -> None:

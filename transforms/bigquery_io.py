@@ -67,6 +67,7 @@ AUDIT_TABLES: dict[str, AuditTable] = {
         AuditTable("manifests", ManifestRow, "event_time"),
         AuditTable("exclusions", ExclusionRecord, "event_time"),
         AuditTable("exclusion_counts", ExclusionCount, "window_start"),
+        AuditTable("dead_letters", DeadLetter, "received_at", ("stage",)),
     )
 }
 
