@@ -29,7 +29,8 @@ $(VENV)/.emulators-ready: $(BIN)/evpack .ci/setup-emulators
 	PYTHON=$(BIN)/python .ci/setup-emulators
 	touch $@
 
-test: lint $(VENV)/.emulators-ready
+# The suite also smoke-tests the benchmark commands, so it needs the bench extra.
+test: lint $(VENV)/.emulators-ready $(VENV)/.bench-installed
 	$(BIN)/pytest
 
 # Both emulators, the streaming job, samples/ published to Pub/Sub, a summary read back.

@@ -10,10 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("bm25s", reason="benchmarks need the bench extra: pip install -e '.[bench]'")
-pytest.importorskip("llama_index.core", reason="benchmarks need the bench extra")
-pytest.importorskip("haystack", reason="benchmarks need the bench extra")
-
 from benchmarks import quality, report, speed
 from benchmarks.adapters import (
     DataMissingError,
