@@ -17,9 +17,16 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import EvpackOptions, Settings, resolve, settings_summary, usage
+from pipelines.options import (
+    EvpackOptions,
+    Settings,
+    pin_local_runner,
+    resolve,
+    settings_summary,
+    usage,
+)
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.catalog_io import ReadCatalog
@@ -30,7 +37,6 @@ from transforms.parse import ParseRequests, ReadRecords
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
-_DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
 
 _LOG = logging.getLogger(__name__)
 
@@ -96,13 +102,6 @@ def clear_earlier_run(output: str, overwrite: bool) -> None:
     FileSystems.delete(stale)
 
 
-def pin_local_runner(options: PipelineOptions) -> None:
-    """Replace the Prism-first DirectRunner by the in-process FnApiRunner (batch)."""
-    standard = options.view_as(StandardOptions)
-    if standard.runner in _DIRECT_NAMES:
-        standard.runner = LOCAL_RUNNER
-
-
 @dataclass(frozen=True)
 class BatchRun:
     """A finished run: its settings and summary."""
@@ -116,7 +115,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
     options = PipelineOptions(argv)
     settings = resolve(options)
     clear_earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
-    pin_local_runner(options)
+    pin_local_runner(options, LOCAL_RUNNER)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     started = time.monotonic()
     pipeline = beam.Pipeline(options=options)

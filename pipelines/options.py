@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from pydantic import ValidationError
 
 from schemas import PackingConfig
@@ -229,3 +229,14 @@ def settings_summary(settings: Settings) -> str:
         },
         sort_keys=True,
     )
+
+
+_DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
+"""Runner names that would make Beam try to download the Prism runner first."""
+
+
+def pin_local_runner(options: PipelineOptions, local_runner: str) -> None:
+    """Replace the Prism-first DirectRunner by an in-process runner; others stay."""
+    standard = options.view_as(StandardOptions)
+    if standard.runner in _DIRECT_NAMES:
+        standard.runner = local_runner

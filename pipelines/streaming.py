@@ -22,7 +22,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import EvpackOptions, file_format, load_config
+from pipelines.options import EvpackOptions, file_format, load_config, pin_local_runner
 from schemas import PackingConfig
 from transforms.bigquery_io import (
     AUDIT_TABLES,
@@ -37,8 +37,6 @@ from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStrea
 from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
 
 LOCAL_RUNNER = "BundleBasedDirectRunner"
-_DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
-"""Names that would make Beam try to download the Prism runner; run in-process instead."""
 
 _LOG = logging.getLogger(__name__)
 
@@ -233,10 +231,8 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
 def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     """Start the job; with `wait=False` return at once so the caller can cancel it."""
     options = PipelineOptions(argv)
-    standard = options.view_as(StandardOptions)
-    standard.streaming = True
-    if standard.runner in _DIRECT_NAMES:
-        standard.runner = LOCAL_RUNNER
+    options.view_as(StandardOptions).streaming = True
+    pin_local_runner(options, LOCAL_RUNNER)
     settings = resolve_streaming(options)
     if settings.create_tables:
         project, dataset = settings.dataset.split(".")

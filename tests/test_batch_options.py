@@ -8,8 +8,8 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines import cli
-from pipelines.batch import LOCAL_RUNNER, pin_local_runner
-from pipelines.options import Settings, file_format, parse_event_time, resolve
+from pipelines.batch import LOCAL_RUNNER
+from pipelines.options import Settings, file_format, parse_event_time, pin_local_runner, resolve
 from pipelines.schema import DEFAULT_PATH, request_schema_text
 from schemas import PackingConfig
 from tests.batch_run import SAMPLES
@@ -81,13 +81,13 @@ def test_event_time_is_utc() -> None:
 @pytest.mark.parametrize("runner", [None, "DirectRunner", "SwitchingDirectRunner"])
 def test_direct_runner_is_pinned_to_the_in_process_runner(runner: str | None) -> None:
     options = PipelineOptions([f"--runner={runner}"] if runner else [])
-    pin_local_runner(options)
+    pin_local_runner(options, LOCAL_RUNNER)
     assert options.view_as(StandardOptions).runner == LOCAL_RUNNER
 
 
 def test_other_runners_are_left_alone() -> None:
     options = PipelineOptions(["--runner=DataflowRunner"])
-    pin_local_runner(options)
+    pin_local_runner(options, LOCAL_RUNNER)
     assert options.view_as(StandardOptions).runner == "DataflowRunner"
 
 
