@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineResult
 
 from pipelines.options import (
     EvpackOptions,
@@ -110,17 +111,29 @@ class BatchRun:
     summary: RunSummary
 
 
-def run(argv: list[str] | None = None) -> BatchRun:
-    """Parse flags, run the batch job to completion and summarize it."""
+def start(
+    argv: list[str] | None = None, *, clear_outputs: bool = True
+) -> tuple[PipelineResult, Settings]:
+    """Parse flags, clear an earlier run's outputs (if allowed) and start the job.
+
+    The Dataflow launcher passes `clear_outputs=False`: it must return at once
+    and may not reach the output bucket, so each job writes to a fresh prefix.
+    """
     options = PipelineOptions(argv)
     settings = resolve(options)
-    clear_earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+    if clear_outputs:
+        clear_earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
     pin_local_runner(options, LOCAL_RUNNER)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
-    started = time.monotonic()
     pipeline = beam.Pipeline(options=options)
     build(pipeline, settings)
-    result = pipeline.run()
+    return pipeline.run(), settings
+
+
+def run(argv: list[str] | None = None) -> BatchRun:
+    """Run the batch job to completion and summarize it."""
+    started = time.monotonic()
+    result, settings = start(argv)
     result.wait_until_finish()
     elapsed = time.monotonic() - started
     summary = summarize(result.metrics(), elapsed, output_files(settings.output))

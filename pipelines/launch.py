@@ -15,12 +15,10 @@ import logging
 import os
 import sys
 
-import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines import batch, streaming
-from pipelines.options import resolve, settings_summary
 
 PIPELINE_ENV = "EVPACK_PIPELINE"
 PIPELINES = ("batch", "streaming")
@@ -45,12 +43,8 @@ def submit(pipeline: str, argv: list[str]) -> PipelineResult:
     if pipeline == "streaming":
         return streaming.run(argv, wait=False)
     if pipeline == "batch":
-        options = PipelineOptions(argv)
-        settings = resolve(options)
-        _LOG.info("evpack batch settings: %s", settings_summary(settings))
-        job = beam.Pipeline(options=options)
-        batch.build(job, settings)
-        return job.run()
+        result, _ = batch.start(argv, clear_outputs=False)
+        return result
     raise ValueError(f"{PIPELINE_ENV} must be one of {', '.join(PIPELINES)}, got {pipeline!r}")
 
 
