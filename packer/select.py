@@ -12,6 +12,7 @@ without counting. Ties break on rank order.
 """
 
 import heapq
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -198,10 +199,17 @@ class _State:
         return R.OVER_BUDGET
 
 
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def _title_key(record: Evidence) -> str:
-    """The normalized title another text must mention to link to this record."""
+    """The normalized title another text must mention to link to this record.
+
+    A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
+    out: texts name the entity, not its disambiguation.
+    """
     title = record.candidate.title
-    key = normalize_text(title) if title else ""
+    key = normalize_text(_QUALIFIER.sub("", title)) if title else ""
     return key if len(key) >= 4 else ""
 
 

@@ -171,3 +171,47 @@ def test_empty_packet_says_so(tokens):
     result = run(tokens, [document("d1", deleted=True)], candidate("e1", "d1"))
     assert result.manifest.evidence == []
     assert "No evidence record passed the checks" in result.prompt.messages[1].content
+
+
+def test_a_title_named_by_packed_evidence_is_the_next_hop(tokens):
+    """Entity links: the passage whose title the packed evidence names is preferred."""
+    cands = [
+        candidate(
+            "e1",
+            "d1",
+            text="Kiss and Tell starred Shirley Temple as Corliss Archer.",
+            title="Kiss and Tell (1945 film)",
+            retrieval_score=0.9,
+        ),
+        candidate(
+            "e2",
+            "d2",
+            text="Shirley Temple later served as a United States ambassador.",
+            title="Shirley Temple",
+            retrieval_score=0.2,
+        ),
+        candidate(
+            "e3",
+            "d3",
+            text="Meet Corliss Archer was a radio sitcom of the 1940s era.",
+            title="Meet Corliss Archer",
+            retrieval_score=0.5,
+        ),
+    ]
+    docs = [document(f"d{i}") for i in range(1, 4)]
+    question = "What post did the star of Kiss and Tell hold?"
+    block = run(tokens, docs, cands[0], question=question).manifest.budget.used
+    config = PackingConfig(
+        max_evidence_tokens=2 * block + 8, weights=UtilityWeights(new_question_terms=0)
+    )
+    assert sorted(labels_in_order(run(tokens, docs, *cands, question=question, config=config))) == [
+        "e1",
+        "e2",
+    ]
+    unlinked = config.model_copy(update={"weights": UtilityWeights(new_question_terms=0, linked=0)})
+    assert sorted(
+        labels_in_order(run(tokens, docs, *cands, question=question, config=unlinked))
+    ) == [
+        "e1",
+        "e3",
+    ]
