@@ -26,16 +26,14 @@ class Exclusion:
 
 
 def _authorization(
-    request: Request, cand: Candidate, doc: CatalogDocument | None
+    request: Request, groups: frozenset[str], cand: Candidate, doc: CatalogDocument | None
 ) -> Exclusion | None:
     if cand.tenant_id is not None and cand.tenant_id != request.tenant_id:
         return Exclusion(cand, R.UNAUTHORIZED, "candidate belongs to another tenant")
     if doc is None:
         return Exclusion(cand, R.UNKNOWN_DOCUMENT, "document not in the tenant's catalog")
     principal = request.principal
-    if principal.user_id not in doc.allowed_users and principal.groups_set.isdisjoint(
-        doc.allowed_groups
-    ):
+    if principal.user_id not in doc.allowed_users and groups.isdisjoint(doc.allowed_groups):
         return Exclusion(cand, R.UNAUTHORIZED, "principal not allowed by the catalog")
     if doc.deleted:
         return Exclusion(cand, R.DELETED, "document deleted in the catalog")
@@ -103,9 +101,10 @@ def apply_gates(
     excluded: list[Exclusion] = []
     states: dict[str, RevisionState] = {}
     tenant = request.tenant_id
+    groups = frozenset(request.principal.groups)
     for cand in request.candidates:
         doc = catalog.get(tenant, cand.document_id) if cand.document_id else None
-        verdict = _authorization(request, cand, doc) or _provenance(cand)
+        verdict = _authorization(request, groups, cand, doc) or _provenance(cand)
         if verdict is None:
             assert doc is not None
             state = states.get(doc.document_id)

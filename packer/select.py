@@ -208,8 +208,10 @@ def _title_key(record: Evidence) -> str:
     A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
     out: texts name the entity, not its disambiguation.
     """
-    title = record.candidate.title
-    key = normalize_text(_QUALIFIER.sub("", title)) if title else ""
+    title = record.candidate.title or ""
+    if title.endswith(")"):
+        title = _QUALIFIER.sub("", title)
+    key = normalize_text(title)
     return key if len(key) >= 4 else ""
 
 

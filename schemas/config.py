@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -75,4 +76,10 @@ class PackingConfig(_Config):
 
     def config_hash(self) -> str:
         """Short stable hash naming this exact configuration in manifests."""
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+        return _config_hash(self)
+
+
+@lru_cache(maxsize=64)
+def _config_hash(config: PackingConfig) -> str:
+    """Computed once per distinct config (frozen models hash by value), not per request."""
+    return hashlib.sha256(config.canonical_json().encode()).hexdigest()[:16]

@@ -1,6 +1,5 @@
 """Input contract: one request is one question with its retrieved candidates."""
 
-from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -22,11 +21,6 @@ class Principal(_Input):
     user_id: NonEmptyStr
     groups: tuple[str, ...] = ()
     clearance: Clearance = "internal"
-
-    @cached_property
-    def groups_set(self) -> frozenset[str]:
-        """The groups as a set, built once for the per-candidate ACL checks."""
-        return frozenset(self.groups)
 
 
 class Span(_Input):
