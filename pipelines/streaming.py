@@ -32,7 +32,12 @@ from transforms.bigquery_io import (
 )
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
 from transforms.parse import FileFormat
-from transforms.pubsub_io import PublishDeadLetters, PublishPrompts, ReadRequestRecords
+from transforms.pubsub_io import (
+    PublishMessages,
+    ReadRequestRecords,
+    dead_letter_message,
+    prompt_message,
+)
 from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
 from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
 
@@ -198,7 +203,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         settings.catalog_format,
         settings.catalog_refresh_seconds,
     )
-    packed.prompts | "PublishPrompts" >> PublishPrompts(settings.prompts_topic)
+    packed.prompts | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
     rejected_manifests = packed.manifests | "WriteManifests" >> WriteToBigQueryRows(
         settings.table("manifests"), row_id=manifest_row_id
     )
@@ -224,7 +229,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     (
         (dead_letters, rejected_dead_letters)
         | "DeadLettersToPublish" >> beam.Flatten()
-        | "PublishDeadLetters" >> PublishDeadLetters(settings.dead_letter_topic)
+        | "PublishDeadLetters" >> PublishMessages(settings.dead_letter_topic, dead_letter_message)
     )
 
 

@@ -11,7 +11,8 @@ prompts; `stage`, `request_id`, `builder_version` on dead letters.
 """
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
@@ -97,31 +98,17 @@ class ReadRequestRecords(beam.PTransform):
         )
 
 
-class PublishPrompts(beam.PTransform):
-    """Each prompt as one message on the generation topic."""
+class PublishMessages(beam.PTransform):
+    """Each element as one message on a topic, shaped by `to_message` (prompts, dead letters)."""
 
-    def __init__(self, topic: str) -> None:
+    def __init__(self, topic: str, to_message: Callable[[Any], PubsubMessage]) -> None:
         super().__init__()
         self._topic = topic
+        self._to_message = to_message
 
-    def expand(self, prompts: beam.PCollection[PromptMessage]) -> beam.pvalue.PDone:
+    def expand(self, elements: beam.PCollection[Any]) -> beam.pvalue.PDone:
         return (
-            prompts
-            | "ToMessage" >> beam.Map(prompt_message)
-            | "Publish" >> WriteToPubSub(self._topic, with_attributes=True)
-        )
-
-
-class PublishDeadLetters(beam.PTransform):
-    """Each dead letter as one message on the dead-letter topic."""
-
-    def __init__(self, topic: str) -> None:
-        super().__init__()
-        self._topic = topic
-
-    def expand(self, letters: beam.PCollection[DeadLetter]) -> beam.pvalue.PDone:
-        return (
-            letters
-            | "ToMessage" >> beam.Map(dead_letter_message)
+            elements
+            | "ToMessage" >> beam.Map(self._to_message)
             | "Publish" >> WriteToPubSub(self._topic, with_attributes=True)
         )
