@@ -117,7 +117,18 @@ class NaivePacker:
         return Packed(kept=kept, context="\n\n".join(out))
 
 
-class LlamaIndexTruncate:
+class _LlamaIndexPromptHelper:
+    """A LlamaIndex PromptHelper whose window is the evidence budget (no output reserve)."""
+
+    def __init__(self, budget: int) -> None:
+        from llama_index.core import PromptTemplate
+        from llama_index.core.indices.prompt_helper import PromptHelper
+
+        self.helper = PromptHelper(context_window=budget, num_output=0, chunk_overlap_ratio=0.0)
+        self.prompt = PromptTemplate("{context_str}")
+
+
+class LlamaIndexTruncate(_LlamaIndexPromptHelper):
     """LlamaIndex `PromptHelper.truncate`: every chunk cut to an equal share of the window.
 
     This is how its simple-summarize synthesizer fits retrieved chunks into one
@@ -126,13 +137,6 @@ class LlamaIndexTruncate:
 
     name = "llamaindex-truncate"
 
-    def __init__(self, budget: int) -> None:
-        from llama_index.core import PromptTemplate
-        from llama_index.core.indices.prompt_helper import PromptHelper
-
-        self.helper = PromptHelper(context_window=budget, num_output=0, chunk_overlap_ratio=0.0)
-        self.prompt = PromptTemplate("{context_str}")
-
     def __call__(self, request: Request) -> Packed:
         order = retrieval_order(request)
         chunks = self.helper.truncate(self.prompt, [c.text for c in order])
@@ -140,7 +144,7 @@ class LlamaIndexTruncate:
         return Packed(kept=kept, context="\n".join(chunks))
 
 
-class LlamaIndexRepack:
+class LlamaIndexRepack(_LlamaIndexPromptHelper):
     """LlamaIndex `PromptHelper.repack`: chunks joined and re-split to fill windows.
 
     Its compact synthesizers send the first window, then refine with the rest;
@@ -149,13 +153,6 @@ class LlamaIndexRepack:
     """
 
     name = "llamaindex-repack"
-
-    def __init__(self, budget: int) -> None:
-        from llama_index.core import PromptTemplate
-        from llama_index.core.indices.prompt_helper import PromptHelper
-
-        self.helper = PromptHelper(context_window=budget, num_output=0, chunk_overlap_ratio=0.0)
-        self.prompt = PromptTemplate("{context_str}")
 
     def __call__(self, request: Request) -> Packed:
         order = retrieval_order(request)
