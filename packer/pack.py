@@ -18,8 +18,9 @@ from packer.order import order_records
 from packer.records import Evidence, normalize_text, question_terms
 from packer.render import (
     block_body,
+    framing_tokens,
     label_range,
-    prompt_tokens,
+    question_line,
     render_block,
     render_notes,
     render_user,
@@ -102,7 +103,7 @@ def _evidence_budget(
     budget = input limit - rendered system text and question - reserved answer
     - safety margin, capped by `max_evidence_tokens`.
     """
-    base = prompt_tokens(tokens, render_user([], "", request.question))
+    base = framing_tokens(tokens) + tokens.count(question_line(request.question))
     available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
     if available < tokens.count(render_notes([], [], has_evidence=False)):
         raise PackError(
@@ -142,6 +143,7 @@ class _BlockCosts:
         self._dated = dated
         self._tokens = tokens
         self._bodies: dict[int, str] = {}
+        self.body_tokens: dict[int, int] = {}
         self.label_cost = tokens.count(render_block(widest, ""))
 
     def body(self, index: int) -> str:
@@ -149,6 +151,11 @@ class _BlockCosts:
         if body is None:
             body = self._bodies[index] = block_body(self._records[index], self._dated)
         return body
+
+    def exact(self, index: int) -> int:
+        """The block's exact tokens, its label priced at the widest label."""
+        n = self.body_tokens[index] = self._tokens.count(self.body(index))
+        return n + self.label_cost
 
     def _upper(self, index: int) -> int:
         """At least the block's UTF-8 bytes (each token is one byte or more), unrendered."""
@@ -167,30 +174,34 @@ class _BlockCosts:
                 max(n, len(r.text) // 4) + HEADER_ESTIMATE + self.label_cost
                 for n, r in zip(words, self._records, strict=True)
             ],
-            exact=lambda i: self._tokens.count(self.body(i)) + self.label_cost,
+            exact=self.exact,
             upper=self._upper,
         )
 
 
 @dataclass
 class _Rendered:
-    """One rendering of the chosen evidence, with its exact token count."""
+    """One rendering of the chosen evidence, with its exact token counts."""
 
     ordered: list[Evidence]
     labels: dict[str, str]
     uncovered: list[str]
     user: str
+    block_tokens: dict[str, int]
     prompt_tokens: int
 
 
 def _render(
     chosen: list[Evidence],
-    bodies: dict[str, str],
+    bodies: dict[str, tuple[str, int]],
     conflicts: list[tuple[str, ...]],
     request: Request,
     config: PackingConfig,
     tokens: TokenCounter,
+    base: int,
 ) -> _Rendered:
+    """Render the chosen evidence; prompt tokens are `base` plus the counts of the
+    parts the evidence adds (see `packer.render`: the parts add up exactly)."""
     ordered = order_records(chosen, config.order_policy)
     labels = {r.evidence_id: f"E{i}" for i, r in enumerate(ordered, start=1)}
     conflict_labels = [
@@ -200,9 +211,17 @@ def _render(
     ]
     uncovered = sorted(set(request.facets) - {f for r in ordered for f in r.facets})
     notes = render_notes(conflict_labels, uncovered, has_evidence=bool(ordered))
-    blocks = [render_block(labels[r.evidence_id], bodies[r.evidence_id]) for r in ordered]
+    blocks = []
+    block_tokens = {}
+    for record in ordered:
+        prefix = render_block(labels[record.evidence_id], "")
+        body, body_tokens = bodies[record.evidence_id]
+        blocks.append(prefix + body)
+        block_tokens[record.evidence_id] = tokens.count(prefix) + body_tokens
     user = render_user(blocks, notes, request.question)
-    return _Rendered(ordered, labels, uncovered, user, prompt_tokens(tokens, user))
+    added = sum(block_tokens.values()) + tokens.count(label_range(len(blocks)))
+    added += tokens.count(notes) if notes else 0
+    return _Rendered(ordered, labels, uncovered, user, block_tokens, base + added)
 
 
 def pack_request(
@@ -254,16 +273,18 @@ def pack_request(
     )
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
     chosen = [kept[i] for i in selection.chosen]
-    bodies = {r.evidence_id: blocks.body(i) for i, r in enumerate(kept) if i in selection.chosen}
-    rendered = _render(chosen, bodies, conflicts, request, config, tokens)
+    bodies = {
+        kept[i].evidence_id: (blocks.body(i), blocks.body_tokens[i]) for i in selection.chosen
+    }
+    rendered = _render(chosen, bodies, conflicts, request, config, tokens, base)
     # The exact count of the whole prompt is the admission control: should the
-    # parts not add up, the last chosen (least valuable) block goes until it fits.
+    # notes outgrow their reserve, the last chosen (least valuable) block goes.
     while chosen and (
         rendered.prompt_tokens + limits.reserved_answer + config.safety_margin > limits.input_limit
         or rendered.prompt_tokens - base > budget
     ):
         left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
-        rendered = _render(chosen, bodies, conflicts, request, config, tokens)
+        rendered = _render(chosen, bodies, conflicts, request, config, tokens, base)
 
     for record in kept:
         reason = left_out.get(record.evidence_id)
@@ -274,11 +295,6 @@ def pack_request(
             Exclusion(by_id[f], folded_reason[f], f"folded into {record.evidence_id}")
             for f in record.derived_from
         )
-    block_tokens = {
-        r.evidence_id: tokens.count(render_block(rendered.labels[r.evidence_id], ""))
-        + tokens.count(bodies[r.evidence_id])
-        for r in rendered.ordered
-    }
     return _result(
         request,
         config,
@@ -286,7 +302,6 @@ def pack_request(
         event_time,
         as_of,
         rendered,
-        block_tokens,
         conflicts,
         exclusions,
         base,
@@ -302,7 +317,6 @@ def _result(
     event_time: datetime | None,
     as_of: datetime,
     rendered: _Rendered,
-    block_tokens: dict[str, int],
     conflicts: list[tuple[str, ...]],
     exclusions: list[Exclusion],
     base: int,
@@ -340,7 +354,7 @@ def _result(
             revision_id=r.revision_id,
             chunk_id=r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
             source_url=r.candidate.source_url or "",
-            tokens=block_tokens[r.evidence_id],
+            tokens=rendered.block_tokens[r.evidence_id],
             facets=list(r.facets),
             derived_from=sorted(r.derived_from),
         )

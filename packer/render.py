@@ -2,6 +2,13 @@
 
 Evidence is data: its text is escaped (`&`, `<`, `>`) so it can never close its
 `<evidence>` element or open a block of its own, and it is never truncated.
+
+The user message is a concatenation of parts: per block a label prefix and a
+body, then the label range, the notes and the question line. Every part ends
+in `>\n`, `.\n` or `"` and the next one starts with `<`, a letter or a space
+and a letter, so every boundary between parts is a pre-token boundary of each
+supported tiktoken encoding: the tokens of the message are the sum of the
+tokens of its parts, and each part's count is cached.
 """
 
 import html
@@ -65,7 +72,7 @@ def block_body(record: Evidence, dated: bool) -> str:
         ),
     ]
     header = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs if value)
-    return f" {header}>\n{escape_text(record.text.strip())}\n</evidence>\n\n"
+    return f" {header}>\n{escape_text(record.text.strip())}\n</evidence>\n"
 
 
 def render_block(label: str, body: str) -> str:
@@ -92,9 +99,14 @@ def label_range(n: int) -> str:
     return f"Evidence labels: E1-E{n}.\n" if n else ""
 
 
+def question_line(question: str) -> str:
+    """The last part of the user message."""
+    return f"Question: {escape_text(question)}"
+
+
 def render_user(blocks: Sequence[str], notes: str, question: str) -> str:
     """The user message: evidence first, then the label range, notes, the question."""
-    return f"{''.join(blocks)}{label_range(len(blocks))}{notes}Question: {escape_text(question)}"
+    return f"{''.join(blocks)}{label_range(len(blocks))}{notes}{question_line(question)}"
 
 
 def messages(user: str) -> list[tuple[str, str]]:
@@ -102,14 +114,10 @@ def messages(user: str) -> list[tuple[str, str]]:
     return [("system", SYSTEM_PROMPT), ("user", user)]
 
 
-def prompt_tokens(tokens: TokenCounter, user: str) -> int:
-    """Exact prompt tokens: message contents, roles and chat framing.
-
-    The system contract and roles recur and come from the cache; the user
-    message is unique to its request and is counted afresh.
-    """
-    total = TOKENS_REPLY_PRIMING
-    for role, content in messages(user):
-        counted = tokens.count_uncached(content) if role == "user" else tokens.count(content)
-        total += TOKENS_PER_MESSAGE + tokens.count(role) + counted
-    return total
+def framing_tokens(tokens: TokenCounter) -> int:
+    """Prompt tokens outside the user message's content: the system contract, the
+    roles and the chat framing (each count cached)."""
+    return TOKENS_REPLY_PRIMING + sum(
+        TOKENS_PER_MESSAGE + tokens.count(role) + (tokens.count(content) if content else 0)
+        for role, content in messages("")
+    )

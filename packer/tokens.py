@@ -12,7 +12,7 @@ from tiktoken_ext import openai_public
 # tiktoken caches downloaded files under sha1(url); these are the files its
 # constructors ask for, so a local copy placed under that name loads offline.
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-_FILES = {
+ENCODING_FILES = {  # the supported encodings, and the file each one reads
     "r50k_base": "r50k_base",
     "p50k_base": "p50k_base",
     "p50k_edit": "p50k_base",
@@ -39,14 +39,14 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
             return tiktoken.get_encoding(_BUNDLED[name])
         raise TokenizerError(
             f"tokenizer {name!r} is not bundled; set tokenizer_file to a local copy of "
-            f"{_FILES.get(name, name)}.tiktoken (bundled: {sorted(_BUNDLED)})"
+            f"{ENCODING_FILES.get(name, name)}.tiktoken (bundled: {sorted(_BUNDLED)})"
         )
-    if name not in _FILES:
-        raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {sorted(_FILES)}")
+    if name not in ENCODING_FILES:
+        raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {sorted(ENCODING_FILES)}")
     if not os.path.isfile(file):
         raise TokenizerError(f"tokenizer_file {file!r} does not exist")
     cache_dir = tempfile.mkdtemp(prefix="evpack-tiktoken-")
-    key = hashlib.sha1(_BLOB.format(_FILES[name]).encode()).hexdigest()
+    key = hashlib.sha1(_BLOB.format(ENCODING_FILES[name]).encode()).hexdigest()
     shutil.copyfile(file, os.path.join(cache_dir, key))
     previous = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
@@ -101,7 +101,3 @@ class TokenCounter:
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return n
-
-    def count_uncached(self, text: str) -> int:
-        """Exact count of a text that will not recur (the final rendered prompt)."""
-        return len(self.encoding.encode_ordinary(text))

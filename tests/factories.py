@@ -3,6 +3,7 @@
 import hashlib
 from typing import Any
 
+from packer.render import TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING
 from schemas import Candidate, CatalogDocument, Principal, Request, Revision
 
 AS_OF = "2026-07-01T00:00:00Z"
@@ -58,3 +59,13 @@ def request(*candidates: Candidate, **fields: Any) -> Request:
     }
     values.update(fields)
     return Request(**values)
+
+
+def encoded_prompt_tokens(encoding: Any, messages: Any) -> int:
+    """A prompt's tokens counted the slow, obvious way: every message encoded whole."""
+    return TOKENS_REPLY_PRIMING + sum(
+        TOKENS_PER_MESSAGE
+        + len(encoding.encode_ordinary(m.role))
+        + len(encoding.encode_ordinary(m.content))
+        for m in messages
+    )

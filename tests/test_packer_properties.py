@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from packer import Catalog, TokenCounter, pack_request
-from packer.render import TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING
 from schemas import PackingConfig
 from schemas._types import SENSITIVITY_LEVELS
+from tests.factories import encoded_prompt_tokens
 from tests.strategies import catalog_documents, requests
 
 _COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
@@ -92,13 +92,7 @@ def test_isolation(docs, request, config):
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_budget(docs, request, config):
     result = pack_request(request, Catalog(docs), config, TOKENS)
-    encoding = TOKENS.encoding
-    exact = TOKENS_REPLY_PRIMING + sum(
-        TOKENS_PER_MESSAGE
-        + len(encoding.encode_ordinary(m.role))
-        + len(encoding.encode_ordinary(m.content))
-        for m in result.prompt.messages
-    )
+    exact = encoded_prompt_tokens(TOKENS.encoding, result.prompt.messages)
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
@@ -118,7 +112,7 @@ def test_determinism_under_shuffled_candidates(docs, request, config, data):
     ]
 
 
-BLOCK = re.compile(r'<evidence label="(E\d+)"([^<>]*)>\n(.*?)\n</evidence>\n\n', re.DOTALL)
+BLOCK = re.compile(r'<evidence label="(E\d+)"([^<>]*)>\n(.*?)\n</evidence>\n', re.DOTALL)
 
 
 @given(docs=catalog_documents(), request=requests(), config=configs)

@@ -6,9 +6,8 @@ import pytest
 
 from packer import Catalog, TokenCounter, pack_request
 from packer.pack import PackError
-from packer.render import prompt_tokens
 from schemas import PackingConfig, UtilityWeights
-from tests.factories import candidate, document, request
+from tests.factories import candidate, document, encoded_prompt_tokens, request
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +135,7 @@ def test_ledger_is_exact_and_within_limits(tokens):
     cands = [candidate(f"e{i}", f"d{i % 5 + 1}", text=f"Passage {i}. " * 20) for i in range(30)]
     result = run(tokens, FIVE_DOCS, *cands, config=config)
     ledger = result.manifest.budget
-    assert ledger.prompt_tokens == prompt_tokens(tokens, result.prompt.messages[1].content)
+    assert ledger.prompt_tokens == encoded_prompt_tokens(tokens.encoding, result.prompt.messages)
     assert ledger.prompt_tokens + ledger.reserved_answer <= ledger.input_limit
     assert ledger.used <= ledger.available
     assert result.prompt.prompt_tokens == ledger.prompt_tokens
