@@ -6,11 +6,10 @@
   into one record over the union span.
 - near: MinHash similarity, only inside one document revision (never across
   documents: independent sources that agree are not duplicates).
-- conflicts: passages from different documents whose text is identical once
-  numbers and names are masked, but whose values differ.
+- conflicts: passages from different documents whose lowercase words are the
+  same, in the same order, but whose values (numbers, dates, names) differ.
 """
 
-import re
 from collections import defaultdict
 
 from datasketch import MinHash, MinHashLSH
@@ -152,33 +151,58 @@ def drop_near_duplicates(
     return kept, dropped
 
 
-_VALUES = re.compile(r"[A-Z0-9]\w*|[^\w\s]+")
+_KEY_WORDS = 6
+_KEY_SCAN = 24
 
 
-def _skeleton(text: str) -> str:
-    """The text's lowercase words: no numbers, capitalized words (names, dates,
-    amounts) or punctuation."""
-    return normalize_text(_VALUES.sub("", text))
+def _lowercase_words(text: str, scan: int = -1) -> list[str]:
+    """The words (of the first `scan` words, or all) with letters, none capital.
+
+    What they drop are the values a conflict is about: numbers, dates,
+    capitalized names.
+    """
+    words = text.split(None, scan)
+    if 0 <= scan < len(words):
+        words.pop()  # the unsplit rest of the text
+    return [w for w in words if w.islower()]
+
+
+def _skeleton_key(text: str) -> tuple[str, ...]:
+    """The first lowercase words of the text: equal skeletons have equal keys.
+
+    Read from the first words only, unless those hold too few.
+    """
+    words = _lowercase_words(text, _KEY_SCAN)
+    if len(words) < _KEY_WORDS:
+        words = _lowercase_words(text)
+    return tuple(words[:_KEY_WORDS])
 
 
 def find_conflicts(records: list[Evidence]) -> list[tuple[str, ...]]:
     """Groups of evidence ids from different documents that differ only in values.
 
-    Exact duplicates are folded before this runs, so equal skeletons with
-    different documents and different texts mean the passages disagree on a
-    number, date or name. Only passages whose skeleton keeps at least half of
-    their words (and four) count: otherwise little but the values is shared.
-    Grouping by skeleton keeps this linear.
+    A passage's skeleton is its sequence of lowercase words. Exact duplicates
+    are folded before this runs, so equal skeletons with different documents
+    and different texts mean the passages disagree on a number, date or name.
+    Only passages whose skeleton keeps at least half of their words (and four)
+    count: otherwise little but the values is shared. Records are bucketed by
+    a cheap key first, and only buckets spanning documents are compared, so
+    this stays linear.
     """
-    by_skeleton: dict[str, list[Evidence]] = defaultdict(list)
+    buckets: dict[tuple[str, ...], list[Evidence]] = defaultdict(list)
     for record in records:
-        skeleton = _skeleton(record.text)
-        kept_words = skeleton.count(" ") + 1 if skeleton else 0
-        # Mostly shared wording: values are a minority of the passage.
-        if kept_words >= max(4, (record.normalized.count(" ") + 1) // 2):
-            by_skeleton[skeleton].append(record)
+        buckets[_skeleton_key(record.text)].append(record)
     conflicts = []
-    for group in by_skeleton.values():
-        if len({r.document_id for r in group}) > 1 and len({r.normalized for r in group}) > 1:
-            conflicts.append(tuple(sorted(r.evidence_id for r in group)))
+    for bucket in buckets.values():
+        if len({r.document_id for r in bucket}) < 2:
+            continue
+        by_skeleton: dict[str, list[Evidence]] = defaultdict(list)
+        for record in bucket:
+            skeleton = _lowercase_words(record.text)
+            # Mostly shared wording: values are a minority of the passage.
+            if len(skeleton) >= max(4, (record.normalized.count(" ") + 1) // 2):
+                by_skeleton[" ".join(skeleton)].append(record)
+        for group in by_skeleton.values():
+            if len({r.document_id for r in group}) > 1 and len({r.normalized for r in group}) > 1:
+                conflicts.append(tuple(sorted(r.evidence_id for r in group)))
     return sorted(conflicts)

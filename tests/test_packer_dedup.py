@@ -3,6 +3,8 @@
 import pytest
 
 from packer import Catalog, TokenCounter, pack_request
+from packer.dedup import find_conflicts
+from packer.records import Evidence, normalize_text
 from schemas import PackingConfig, Revision
 from tests.factories import candidate, document, request
 
@@ -165,3 +167,34 @@ def test_conflict_pair_is_kept_and_flagged(tokens):
     assert "Conflicting evidence: E1, E2 disagree" in result.prompt.messages[1].content
     # e2 was pulled in with its partner, so d2's only slot went to it, not to e3
     assert reasons(result) == {"e3": "per_document_cap"}
+
+
+def _gated(*cands):
+    return [
+        Evidence(c, c.document_id, "r1", None, c.text, normalize_text(c.text), 0.5, (), None)
+        for c in cands
+    ]
+
+
+def test_conflicts_are_found_however_late_the_first_lowercase_words_come():
+    names = " ".join(f"Name{i} Person{i}," for i in range(15))  # 30 capitalized words first
+    first = f"{names} were all born in Springfield in 1950 and moved away later on."
+    second = first.replace("1950", "1961").replace("Springfield", "Shelbyville")
+    records = _gated(candidate("e1", "d1", text=first), candidate("e2", "d2", text=second))
+    assert find_conflicts(records) == []  # values are most of these passages
+    late = f"{names} " + "were all born in the city in 1950 and moved away later on " * 4
+    records = _gated(
+        candidate("e1", "d1", text=late),
+        candidate("e2", "d2", text=late.replace("1950", "1961")),
+        candidate("e3", "d3", text=late.replace("1950", "1961") + " too"),
+    )
+    assert find_conflicts(records) == [("e1", "e2")]
+
+
+def test_same_opening_words_without_the_same_skeleton_is_no_conflict():
+    records = _gated(
+        candidate("e1", "d1", text="It is one of the oldest towns in the north of Wales."),
+        candidate("e2", "d2", text="It is one of the oldest bridges in the south of France."),
+        candidate("e3", "d3", text="It is one of the oldest towns in the north of Spain."),
+    )
+    assert find_conflicts(records) == [("e1", "e3")]
