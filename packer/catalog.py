@@ -33,6 +33,16 @@ class Catalog:
         self._revisions: dict[tuple[str, str], dict[str, Revision]] = {
             key: {r.revision_id: r for r in doc.revisions} for key, doc in table.items()
         }
+        # The common case, one revision: its two possible states, built once.
+        self._single: dict[tuple[str, str], tuple[Revision, RevisionState, RevisionState]] = {}
+        for key, revisions in self._revisions.items():
+            if len(revisions) == 1:
+                [only] = revisions.values()
+                self._single[key] = (
+                    only,
+                    RevisionState(only.revision_id, frozenset([only.revision_id]), revisions),
+                    RevisionState(None, frozenset(), revisions),
+                )
 
     def __len__(self) -> int:
         return len(self._documents)
@@ -49,15 +59,11 @@ class Catalog:
         through a chain. Of the remaining heads, the one with the latest
         `effective_at` (ties: greatest `revision_id`) applies.
         """
+        single = self._single.get((tenant_id, document_id))
+        if single is not None:
+            only, applies, not_yet = single
+            return applies if only.effective_at <= as_of else not_yet
         revisions = self._revisions.get((tenant_id, document_id), {})
-        if len(revisions) == 1:  # the common case: one revision, nothing to supersede
-            [only] = revisions.values()
-            applies = only.effective_at <= as_of
-            return RevisionState(
-                applicable=only.revision_id if applies else None,
-                effective=frozenset([only.revision_id] if applies else ()),
-                revisions=revisions,
-            )
         effective = {rid for rid, r in revisions.items() if r.effective_at <= as_of}
         superseded: set[str] = set()
         for rid in effective:

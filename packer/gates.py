@@ -5,6 +5,7 @@ reason. Candidate-supplied ACL, tenant and date fields are never trusted: the
 catalog decides.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -94,15 +95,15 @@ def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion 
 
 
 def apply_gates(
-    request: Request, catalog: Catalog, as_of: datetime
+    request: Request, candidates: Sequence[Candidate], catalog: Catalog, as_of: datetime
 ) -> tuple[list[Evidence], list[Exclusion]]:
-    """Split a request's candidates into gated evidence and exclusions, gates in order."""
+    """Split the request's `candidates` into gated evidence and exclusions, gates in order."""
     passed: list[Evidence] = []
     excluded: list[Exclusion] = []
     states: dict[str, RevisionState] = {}
     tenant = request.tenant_id
     groups = frozenset(request.principal.groups)
-    for cand in request.candidates:
+    for cand in candidates:
         doc = catalog.get(tenant, cand.document_id) if cand.document_id else None
         verdict = _authorization(request, groups, cand, doc) or _provenance(cand)
         if verdict is None:

@@ -15,7 +15,7 @@ from packer.catalog import Catalog
 from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
 from packer.gates import Exclusion, apply_gates
 from packer.order import order_records
-from packer.records import Evidence, normalize_text, question_terms
+from packer.records import Evidence, normalize_text, question_terms, word_count
 from packer.render import (
     block_body,
     framing_tokens,
@@ -167,7 +167,7 @@ class _BlockCosts:
         return len(text.encode("utf-8")) + 4 * escapes + header + self.label_cost
 
     def costs(self) -> Costs:
-        words = [len(r.text.split()) for r in self._records]
+        words = [word_count(r.text, r.normalized) for r in self._records]
         return Costs(
             lower=[n + 2 + self.label_cost for n in words],
             estimate=[
@@ -242,12 +242,10 @@ def pack_request(
     if as_of is None:
         raise PackError("request has no as_of or event_time, and none was supplied")
     limits = _limits(request, config)
-    request = request.model_copy(
-        update={"candidates": tuple(sorted(request.candidates, key=lambda c: c.evidence_id))}
-    )
     by_id = {c.evidence_id: c for c in request.candidates}
+    in_id_order = [by_id[e] for e in sorted(by_id)]
 
-    gated, exclusions = apply_gates(request, catalog, as_of)
+    gated, exclusions = apply_gates(request, in_id_order, catalog, as_of)
     kept, folded_reason, near = _dedup(gated, config)
     exclusions.extend(near)
     kept.sort(key=Evidence.rank_key)

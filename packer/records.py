@@ -10,9 +10,22 @@ from schemas import Candidate
 
 def normalize_text(text: str) -> str:
     """Unicode NFKC, case-folded, whitespace collapsed: the exact-duplicate key."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return " ".join(text.casefold().split())
+    folded = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    if folded.isprintable():  # then its only whitespace is the space: collapse runs in C
+        while "  " in folded:
+            folded = folded.replace("  ", " ")
+        return folded.strip(" ")
+    return " ".join(folded.split())
+
+
+def word_count(text: str, normalized: str) -> int:
+    """Whitespace-separated words of `text`, given its normalized form.
+
+    Each costs at least one token: no tiktoken pre-token spans two words.
+    """
+    if text.isascii():  # normalizing ASCII only lowers case and collapses whitespace
+        return normalized.count(" ") + 1 if normalized else 0
+    return len(text.split())
 
 
 def sha256_hex(text: str) -> str:

@@ -50,8 +50,10 @@ def escape_text(text: str) -> str:
     return text
 
 
-def _attr(value: object) -> str:
-    return html.escape(str(value), quote=True)
+def _attr(value: str) -> str:
+    if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
+        return html.escape(value, quote=True)
+    return value
 
 
 def block_body(record: Evidence, dated: bool) -> str:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from packer.records import Evidence, normalize_text
 from schemas import ExclusionReason, UtilityWeights
@@ -77,7 +78,7 @@ class _State:
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
         self._word_sets: dict[int, frozenset[str]] = {}
-        self._titles = [_title_key(r) for r in records]
+        self._titles = [_title_key(r.candidate.title or "") for r in records]
         self.linked = {i for i, t in enumerate(self._titles) if t and t in policy.question}
         self.newly_linked: list[int] = []
         self._static = self._static_utilities()
@@ -202,13 +203,14 @@ class _State:
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
-def _title_key(record: Evidence) -> str:
-    """The normalized title another text must mention to link to this record.
+@lru_cache(maxsize=65_536)
+def _title_key(title: str) -> str:
+    """The normalized title another text must mention to link to its record.
 
     A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
-    out: texts name the entity, not its disambiguation.
+    out: texts name the entity, not its disambiguation. Titles recur across
+    requests, so keys are memoized.
     """
-    title = record.candidate.title or ""
     if title.endswith(")"):
         title = _QUALIFIER.sub("", title)
     key = normalize_text(title)
