@@ -15,7 +15,7 @@ from collections import defaultdict
 from datasketch import MinHash, MinHashLSH
 
 from packer.gates import Exclusion
-from packer.records import Evidence, normalize_text
+from packer.records import Evidence, lowercase_words, text_facts
 from schemas import DedupConfig, ExclusionReason
 
 R = ExclusionReason
@@ -66,7 +66,7 @@ def _merge_pair(left: Evidence, right: Evidence) -> Evidence | None:
     text = left.text + right.text[len(overlap) :] if r_end > l_end else left.text
     keeper, other = (left, right) if left.rank_key() <= right.rank_key() else (right, left)
     keeper.text = text
-    keeper.normalized = normalize_text(text)
+    keeper.facts = text_facts(text)
     keeper.span = (l_start, max(l_end, r_end))
     keeper.score = max(left.score, right.score)
     _fold(keeper, other)
@@ -151,33 +151,6 @@ def drop_near_duplicates(
     return kept, dropped
 
 
-_KEY_WORDS = 6
-_KEY_SCAN = 24
-
-
-def _lowercase_words(text: str, scan: int = -1) -> list[str]:
-    """The words (of the first `scan` words, or all) with letters, none capital.
-
-    What they drop are the values a conflict is about: numbers, dates,
-    capitalized names.
-    """
-    words = text.split(None, scan)
-    if 0 <= scan < len(words):
-        words.pop()  # the unsplit rest of the text
-    return [w for w in words if w.islower()]
-
-
-def _skeleton_key(text: str) -> tuple[str, ...]:
-    """The first lowercase words of the text: equal skeletons have equal keys.
-
-    Read from the first words only, unless those hold too few.
-    """
-    words = _lowercase_words(text, _KEY_SCAN)
-    if len(words) < _KEY_WORDS:
-        words = _lowercase_words(text)
-    return tuple(words[:_KEY_WORDS])
-
-
 def find_conflicts(records: list[Evidence]) -> list[tuple[str, ...]]:
     """Groups of evidence ids from different documents that differ only in values.
 
@@ -191,16 +164,16 @@ def find_conflicts(records: list[Evidence]) -> list[tuple[str, ...]]:
     """
     buckets: dict[tuple[str, ...], list[Evidence]] = defaultdict(list)
     for record in records:
-        buckets[_skeleton_key(record.text)].append(record)
+        buckets[record.facts.skeleton_key].append(record)
     conflicts = []
     for bucket in buckets.values():
         if len({r.document_id for r in bucket}) < 2:
             continue
         by_skeleton: dict[str, list[Evidence]] = defaultdict(list)
         for record in bucket:
-            skeleton = _lowercase_words(record.text)
+            skeleton = lowercase_words(record.text)
             # Mostly shared wording: values are a minority of the passage.
-            if len(skeleton) >= max(4, (record.normalized.count(" ") + 1) // 2):
+            if len(skeleton) >= max(4, record.facts.words // 2):
                 by_skeleton[" ".join(skeleton)].append(record)
         for group in by_skeleton.values():
             if len({r.document_id for r in group}) > 1 and len({r.normalized for r in group}) > 1:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from packer.catalog import Catalog, RevisionState
-from packer.records import Evidence, normalize_text, score_of, sha256_hex
+from packer.records import Evidence, TextFacts, score_of, text_facts
 from schemas import Candidate, CatalogDocument, ExclusionReason, Request
 from schemas._types import SENSITIVITY_LEVELS
 
@@ -41,7 +41,7 @@ def _authorization(
     return None
 
 
-def _provenance(cand: Candidate) -> Exclusion | None:
+def _provenance(cand: Candidate, facts: TextFacts) -> Exclusion | None:
     if not (
         cand.tenant_id
         and cand.revision_id
@@ -50,11 +50,9 @@ def _provenance(cand: Candidate) -> Exclusion | None:
         and (cand.chunk_id or cand.span is not None)
     ):
         return _missing_provenance(cand)
-    try:
-        digest = sha256_hex(cand.text)
-    except UnicodeEncodeError:
+    if facts.sha256 is None:
         return Exclusion(cand, R.HASH_MISMATCH, "text is not valid Unicode (lone surrogate)")
-    if cand.text_sha256.lower() != digest:
+    if cand.text_sha256 != facts.sha256 and cand.text_sha256.lower() != facts.sha256:
         return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
     return None
 
@@ -105,7 +103,10 @@ def apply_gates(
     groups = frozenset(request.principal.groups)
     for cand in candidates:
         doc = catalog.get(tenant, cand.document_id) if cand.document_id else None
-        verdict = _authorization(request, groups, cand, doc) or _provenance(cand)
+        verdict = _authorization(request, groups, cand, doc)
+        if verdict is None:
+            facts = text_facts(cand.text)
+            verdict = _provenance(cand, facts)
         if verdict is None:
             assert doc is not None
             state = states.get(doc.document_id)
@@ -125,7 +126,7 @@ def apply_gates(
                         revision_id=revision.revision_id,
                         effective_at=revision.effective_at,
                         text=cand.text,
-                        normalized=normalize_text(cand.text),
+                        facts=facts,
                         score=score_of(cand),
                         facets=tuple(sorted(set(cand.query_facets))),
                         span=(cand.span.start, cand.span.end) if cand.span else None,

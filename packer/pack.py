@@ -15,7 +15,7 @@ from packer.catalog import Catalog
 from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
 from packer.gates import Exclusion, apply_gates
 from packer.order import order_records
-from packer.records import Evidence, normalize_text, question_terms, word_count
+from packer.records import Evidence, normalize_text, question_terms
 from packer.render import (
     block_body,
     framing_tokens,
@@ -167,7 +167,7 @@ class _BlockCosts:
         return len(text.encode("utf-8")) + 4 * escapes + header + self.label_cost
 
     def costs(self) -> Costs:
-        words = [word_count(r.text, r.normalized) for r in self._records]
+        words = [r.facts.words for r in self._records]
         return Costs(
             lower=[n + 2 + self.label_cost for n in words],
             estimate=[

@@ -4,6 +4,7 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from schemas import Candidate
 
@@ -33,6 +34,61 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_KEY_WORDS = 6
+_KEY_SCAN = 24
+
+
+def lowercase_words(text: str, scan: int = -1) -> list[str]:
+    """The words (of the first `scan` words, or all) with letters, none capital.
+
+    What they drop are the values a conflict is about: numbers, dates,
+    capitalized names.
+    """
+    words = text.split(None, scan)
+    if 0 <= scan < len(words):
+        words.pop()  # the unsplit rest of the text
+    return [w for w in words if w.islower()]
+
+
+def skeleton_key(text: str) -> tuple[str, ...]:
+    """The first lowercase words of the text: equal skeletons have equal keys.
+
+    Read from the first words only, unless those hold too few.
+    """
+    words = lowercase_words(text, _KEY_SCAN)
+    if len(words) < _KEY_WORDS:
+        words = lowercase_words(text)
+    return tuple(words[:_KEY_WORDS])
+
+
+@dataclass(frozen=True, slots=True)
+class TextFacts:
+    """What the packer derives from a text alone.
+
+    `sha256` is None for a text that is not valid Unicode (a lone surrogate).
+    """
+
+    sha256: str | None
+    normalized: str
+    words: int
+    skeleton_key: tuple[str, ...]
+
+
+@lru_cache(maxsize=32_768)
+def text_facts(text: str) -> TextFacts:
+    """The facts of `text`, computed once per distinct text per worker.
+
+    Retrieval returns the same passages to many questions, so most texts recur;
+    the memo is bounded (LRU) and holds only facts of the text itself.
+    """
+    try:
+        digest: str | None = sha256_hex(text)
+    except UnicodeEncodeError:
+        digest = None
+    normalized = normalize_text(text)
+    return TextFacts(digest, normalized, word_count(text, normalized), skeleton_key(text))
+
+
 def score_of(candidate: Candidate) -> float:
     """The ranking score: the reranker's when present, else the retriever's."""
     return (
@@ -53,7 +109,7 @@ class Evidence:
     revision_id: str
     effective_at: datetime | None
     text: str
-    normalized: str
+    facts: TextFacts
     score: float
     facets: tuple[str, ...]
     span: tuple[int, int] | None
@@ -62,6 +118,10 @@ class Evidence:
     @property
     def evidence_id(self) -> str:
         return self.candidate.evidence_id
+
+    @property
+    def normalized(self) -> str:
+        return self.facts.normalized
 
     def rank_key(self) -> tuple[float, str]:
         """Best first: higher score, then the stable id."""

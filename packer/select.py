@@ -23,6 +23,8 @@ from packer.records import Evidence, normalize_text
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
+OPENING_WORDS = 32
+"""Redundancy compares the first this many words of a passage with the packet's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +105,11 @@ class _State:
         return out
 
     def _words(self, index: int) -> frozenset[str]:
+        """The item's opening words: redundancy is judged on them."""
         words = self._word_sets.get(index)
         if words is None:
-            words = self._word_sets[index] = frozenset(self.records[index].normalized.split())
+            opening = self.records[index].normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS]
+            words = self._word_sets[index] = frozenset(opening)
         return words
 
     def _terms(self, index: int) -> frozenset[str]:

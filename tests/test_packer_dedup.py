@@ -4,7 +4,7 @@ import pytest
 
 from packer import Catalog, TokenCounter, pack_request
 from packer.dedup import find_conflicts
-from packer.records import Evidence, normalize_text
+from packer.records import Evidence, text_facts
 from schemas import PackingConfig, Revision
 from tests.factories import candidate, document, request
 
@@ -171,7 +171,7 @@ def test_conflict_pair_is_kept_and_flagged(tokens):
 
 def _gated(*cands):
     return [
-        Evidence(c, c.document_id, "r1", None, c.text, normalize_text(c.text), 0.5, (), None)
+        Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
         for c in cands
     ]
 
