@@ -13,6 +13,7 @@ tokens of its parts, and each part's count is cached.
 
 import html
 from collections.abc import Sequence
+from functools import lru_cache
 
 from packer.records import Evidence
 from packer.tokens import TokenCounter
@@ -63,18 +64,24 @@ def block_body(record: Evidence, dated: bool) -> str:
     Its token count is cached, so the same evidence in another request costs nothing.
     """
     cand = record.candidate
-    attrs = [
-        ("title", cand.title or ""),
-        ("document", record.document_id),
-        ("revision", record.revision_id),
-        ("section", cand.section or ""),
-        (
-            "effective",
-            record.effective_at.date().isoformat() if dated and record.effective_at else "",
-        ),
-    ]
-    header = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs if value)
+    effective = record.effective_at.date().isoformat() if dated and record.effective_at else ""
+    header = _header(
+        cand.title or "", record.document_id, record.revision_id, cand.section or "", effective
+    )
     return f" {header}>\n{escape_text(record.text.strip())}\n</evidence>\n"
+
+
+@lru_cache(maxsize=65_536)
+def _header(title: str, document: str, revision: str, section: str, effective: str) -> str:
+    """A block's attributes, escaped; memoized, as documents recur across requests."""
+    attrs = (
+        ("title", title),
+        ("document", document),
+        ("revision", revision),
+        ("section", section),
+        ("effective", effective),
+    )
+    return " ".join(f'{name}="{_attr(value)}"' for name, value in attrs if value)
 
 
 def render_block(label: str, body: str) -> str:

@@ -66,18 +66,24 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
 
+SHORT_TEXT = 64
+"""Texts up to this many characters (labels, notes, roles) are cached under themselves."""
+
+
 class TokenCounter:
     """Counts tokens exactly, remembering counts of texts it has seen.
 
     The cache is keyed by a 128-bit BLAKE2 hash of the text (small keys, no
     practical collisions), bounded LRU, so a candidate repeated across
-    requests is tokenized once per worker.
+    requests is tokenized once per worker. Short texts (labels, notes, roles)
+    are keyed by themselves, which is cheaper than hashing them.
     """
 
     def __init__(self, encoding: tiktoken.Encoding, name: str, cache_size: int = 200_000) -> None:
         self.encoding = encoding
         self.name = name
         self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._short: dict[str, int] = {}
         self._cache_size = cache_size
         self.hits = 0
         self.misses = 0
@@ -89,6 +95,16 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Exact token count of `text` (special-token strings count as plain text)."""
+        if len(text) <= SHORT_TEXT:
+            n = self._short.get(text)
+            if n is not None:
+                self.hits += 1
+                return n
+            self.misses += 1
+            if len(self._short) >= self._cache_size:
+                self._short.clear()
+            n = self._short[text] = len(self.encoding.encode_ordinary(text))
+            return n
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         cached = self._cache.get(key)
         if cached is not None:
