@@ -30,17 +30,11 @@ from packer.select import Costs, SelectionPolicy, select
 from packer.tokens import TokenCounter
 from packer.version import BUILDER_VERSION
 from schemas import (
-    BudgetLedger,
-    Conflict,
     ExclusionReason,
     ExclusionRecord,
-    LabelEntry,
-    ManifestEvidence,
     ManifestRow,
     PackingConfig,
     PromptMessage,
-    ReasonCount,
-    RenderedMessage,
     Request,
 )
 
@@ -321,70 +315,73 @@ def _result(
     budget: int,
     tokenizer: str,
 ) -> PackResult:
-    """Assemble the prompt message and the audit rows (ids only, no evidence text)."""
+    """Assemble the prompt message and the audit rows (ids only, no evidence text).
+
+    Each output is validated once, from plain data, nested rows included.
+    """
     ordered, labels = rendered.ordered, rendered.labels
-    messages = [
-        RenderedMessage(role=role, content=text) for role, text in render_messages(rendered.user)
-    ]
-    prompt_sha = hashlib.sha256(
-        json.dumps([m.model_dump() for m in messages], sort_keys=True).encode()
-    ).hexdigest()
+    messages = [{"content": text, "role": role} for role, text in render_messages(rendered.user)]
+    prompt_sha = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
     config_hash = config.config_hash()
     exclusions.sort(key=lambda x: x.candidate.evidence_id)
     counts = Counter(x.reason.value for x in exclusions)
-    prompt = PromptMessage(
-        request_id=request.request_id,
-        tenant_id=request.tenant_id,
-        model=config.model,
-        messages=messages,
-        label_map=[
-            LabelEntry(label=labels[r.evidence_id], evidence_id=r.evidence_id) for r in ordered
-        ],
-        prompt_tokens=rendered.prompt_tokens,
-        builder_version=BUILDER_VERSION,
-        config_hash=config_hash,
+    prompt = PromptMessage.model_validate(
+        {
+            "request_id": request.request_id,
+            "tenant_id": request.tenant_id,
+            "model": config.model,
+            "messages": messages,
+            "label_map": [
+                {"label": labels[r.evidence_id], "evidence_id": r.evidence_id} for r in ordered
+            ],
+            "prompt_tokens": rendered.prompt_tokens,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+        }
     )
     evidence = [
-        ManifestEvidence(
-            label=labels[r.evidence_id],
-            evidence_id=r.evidence_id,
-            document_id=r.document_id,
-            revision_id=r.revision_id,
-            chunk_id=r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
-            source_url=r.candidate.source_url or "",
-            tokens=rendered.block_tokens[r.evidence_id],
-            facets=list(r.facets),
-            derived_from=sorted(r.derived_from),
-        )
+        {
+            "label": labels[r.evidence_id],
+            "evidence_id": r.evidence_id,
+            "document_id": r.document_id,
+            "revision_id": r.revision_id,
+            "chunk_id": r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
+            "source_url": r.candidate.source_url or "",
+            "tokens": rendered.block_tokens[r.evidence_id],
+            "facets": r.facets,
+            "derived_from": sorted(r.derived_from),
+        }
         for r in ordered
     ]
-    manifest = ManifestRow(
-        request_id=request.request_id,
-        tenant_id=request.tenant_id,
-        event_time=event_time,
-        as_of=as_of,
-        builder_version=BUILDER_VERSION,
-        config_hash=config_hash,
-        model=config.model,
-        tokenizer=tokenizer,
-        budget=BudgetLedger(
-            input_limit=limits.input_limit,
-            reserved_answer=limits.reserved_answer,
-            safety_margin=config.safety_margin,
-            available=budget,
-            used=rendered.prompt_tokens - base,
-            prompt_tokens=rendered.prompt_tokens,
-        ),
-        order_policy=config.order_policy,
-        candidates_in=len(request.candidates),
-        evidence=evidence,
-        uncovered_facets=rendered.uncovered,
-        conflicts=[
-            Conflict(evidence_ids=list(g), labels=[labels[e] for e in g if e in labels])
-            for g in conflicts
-        ],
-        excluded=[ReasonCount(reason=r, count=n) for r, n in sorted(counts.items())],
-        prompt_sha256=prompt_sha,
+    manifest = ManifestRow.model_validate(
+        {
+            "request_id": request.request_id,
+            "tenant_id": request.tenant_id,
+            "event_time": event_time,
+            "as_of": as_of,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+            "model": config.model,
+            "tokenizer": tokenizer,
+            "budget": {
+                "input_limit": limits.input_limit,
+                "reserved_answer": limits.reserved_answer,
+                "safety_margin": config.safety_margin,
+                "available": budget,
+                "used": rendered.prompt_tokens - base,
+                "prompt_tokens": rendered.prompt_tokens,
+            },
+            "order_policy": config.order_policy,
+            "candidates_in": len(request.candidates),
+            "evidence": evidence,
+            "uncovered_facets": rendered.uncovered,
+            "conflicts": [
+                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels]}
+                for g in conflicts
+            ],
+            "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
+            "prompt_sha256": prompt_sha,
+        }
     )
     records = [
         ExclusionRecord(

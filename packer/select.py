@@ -13,7 +13,6 @@ without counting. Ties break on rank order.
 
 import heapq
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,7 +62,11 @@ class Selection:
 
 
 class _State:
-    """The growing packet, and each item's utility against it."""
+    """The growing packet, and each item's utility against it.
+
+    Per-item facts (facets, terms, title, static utility) are computed once up
+    front, as lists by index: the greedy loop re-scores items many times.
+    """
 
     def __init__(self, records: Sequence[Evidence], costs: Costs, policy: SelectionPolicy) -> None:
         self.records = records
@@ -72,20 +75,30 @@ class _State:
         self.remaining = policy.budget
         self.covered: set[str] = set()
         self.covered_terms: set[str] = set()
-        self._term_sets: dict[int, frozenset[str]] = {}
-        self.docs: Counter[str] = Counter()
+        self.docs: dict[str, int] = {}
         self.words: set[str] = set()
         self.chosen: list[int] = []
         self.taken: set[int] = set()
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
-        self._word_sets: dict[int, frozenset[str]] = {}
-        self._titles = [_title_key(r.candidate.title or "") for r in records]
-        self.linked = {i for i, t in enumerate(self._titles) if t and t in policy.question}
+        self._doc_ids = [r.document_id for r in records]
+        self._facets = [frozenset(r.facets) for r in records]
+        terms = policy.question_terms
+        self._terms = [frozenset([t for t in terms if t in r.normalized]) for r in records]
+        self._word_sets: list[frozenset[str] | None] = [None] * len(records)
+        titles = [_title_key(r.candidate.title or "") for r in records]
+        self._titles = [(i, t) for i, t in enumerate(titles) if t]
+        self.linked = {i for i, t in self._titles if t in policy.question}
         self.newly_linked: list[int] = []
+        w = policy.weights
         self._static = self._static_utilities()
+        self._w_facet, self._w_source, self._w_linked = w.new_facet, w.new_source, w.linked
+        self._w_terms = w.new_question_terms / len(terms) if terms else 0.0
+        self._w_redundancy = w.redundancy
+        self._cost_per_token = w.token_cost / max(1, policy.budget)
 
     def _static_utilities(self) -> list[float]:
+        """Relevance, authority and recency: the terms that do not depend on the packet."""
         w = self.policy.weights
         scores = [r.score for r in self.records]
         low, high = min(scores, default=0.0), max(scores, default=0.0)
@@ -106,48 +119,30 @@ class _State:
 
     def _words(self, index: int) -> frozenset[str]:
         """The item's opening words: redundancy is judged on them."""
-        words = self._word_sets.get(index)
+        words = self._word_sets[index]
         if words is None:
             opening = self.records[index].normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS]
             words = self._word_sets[index] = frozenset(opening)
         return words
 
-    def _terms(self, index: int) -> frozenset[str]:
-        """The question's terms this item's text contains."""
-        terms = self._term_sets.get(index)
-        if terms is None:
-            text = self.records[index].normalized
-            terms = frozenset(t for t in self.policy.question_terms if t in text)
-            self._term_sets[index] = terms
-        return terms
-
     def priority(self, index: int) -> float:
         """Utility per token of item `index` against the current packet."""
-        w = self.policy.weights
-        record = self.records[index]
         tokens = self.tokens[index]
-        facets = record.facets
-        new_facet = len(set(facets) - self.covered) / len(facets) if facets else 0.0
-        new_source = 0.0 if self.docs[record.document_id] else 1.0
-        question_terms = self.policy.question_terms
-        new_terms = (
-            len(self._terms(index) - self.covered_terms) / len(question_terms)
-            if question_terms
-            else 0.0
-        )
-        redundancy = 0.0
+        utility = self._static[index] - self._cost_per_token * tokens
+        facets = self._facets[index]
+        if facets:
+            utility += self._w_facet * len(facets - self.covered) / len(facets)
+        if self._doc_ids[index] not in self.docs:
+            utility += self._w_source
+        terms = self._terms[index]
+        if terms:
+            utility += self._w_terms * len(terms - self.covered_terms)
+        if index in self.linked:
+            utility += self._w_linked
         if self.words:
             words = self._words(index)
-            redundancy = len(words & self.words) / len(words) if words else 0.0
-        utility = (
-            self._static[index]
-            + w.new_facet * new_facet
-            + w.new_question_terms * new_terms
-            + (w.linked if index in self.linked else 0.0)
-            + w.new_source * new_source
-            - w.redundancy * redundancy
-            - w.token_cost * tokens / max(1, self.policy.budget)
-        )
+            if words:
+                utility -= self._w_redundancy * len(words & self.words) / len(words)
         return max(utility, 1e-9) / max(1, tokens)
 
     def resolve(self, index: int) -> int:
@@ -159,7 +154,7 @@ class _State:
 
     def capped(self, index: int) -> bool:
         cap = self.policy.per_document_cap
-        return cap is not None and self.docs[self.records[index].document_id] >= cap
+        return cap is not None and self.docs.get(self._doc_ids[index], 0) >= cap
 
     def may_fit(self, index: int) -> bool:
         """False once the item cannot fit; resolves its exact count when it might."""
@@ -168,17 +163,17 @@ class _State:
         return self.resolve(index) <= self.remaining
 
     def take(self, index: int) -> None:
-        record = self.records[index]
         self.remaining -= self.tokens[index]
-        self.covered.update(record.facets)
-        self.covered_terms |= self._terms(index)
-        self.docs[record.document_id] += 1
+        self.covered |= self._facets[index]
+        self.covered_terms |= self._terms[index]
+        doc = self._doc_ids[index]
+        self.docs[doc] = self.docs.get(doc, 0) + 1
         self.words |= self._words(index)
         self.chosen.append(index)
         self.taken.add(index)
-        text = record.normalized
-        for other, title in enumerate(self._titles):
-            if title and other not in self.linked and other not in self.taken and title in text:
+        text = self.records[index].normalized
+        for other, title in self._titles:
+            if other not in self.linked and other not in self.taken and title in text:
                 self.linked.add(other)
                 self.newly_linked.append(other)
 
