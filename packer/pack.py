@@ -18,6 +18,7 @@ from packer.order import order_records
 from packer.records import Evidence, normalize_text, question_terms
 from packer.render import (
     block_body,
+    block_header,
     framing_tokens,
     label_range,
     question_line,
@@ -83,6 +84,8 @@ def _dedup(
         return records, {}, []
     kept, folded = dedup_exact(records)
     folded_reason = {r.evidence_id: R.DUPLICATE_EXACT for r in folded}
+    if len({r.document_id for r in kept}) == len(kept):
+        return kept, folded_reason, []  # overlap and near-duplicates need two of one document
     kept, merged = merge_overlaps(kept)
     folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
     kept, near = drop_near_duplicates(kept, config.dedup)
@@ -136,29 +139,30 @@ class _BlockCosts:
         self._records = records
         self._dated = dated
         self._tokens = tokens
-        self._bodies: dict[int, str] = {}
+        self._headers = [block_header(r, dated) for r in records]
         self.body_tokens: dict[int, int] = {}
         self.label_cost = tokens.count(render_block(widest, ""))
 
     def body(self, index: int) -> str:
-        body = self._bodies.get(index)
-        if body is None:
-            body = self._bodies[index] = block_body(self._records[index], self._dated)
-        return body
+        return block_body(self._headers[index], self._records[index].text)
 
     def exact(self, index: int) -> int:
-        """The block's exact tokens, its label priced at the widest label."""
-        n = self.body_tokens[index] = self._tokens.count(self.body(index))
+        """The block's exact tokens, its label priced at the widest label.
+
+        Header and text determine the body, so they key its count: a block seen
+        before is neither rendered nor hashed again.
+        """
+        key = (self._headers[index], self._records[index].text)
+        n = self._tokens.count_rendered(key, lambda: self.body(index))
+        self.body_tokens[index] = n
         return n + self.label_cost
 
     def _upper(self, index: int) -> int:
         """At least the block's UTF-8 bytes (each token is one byte or more), unrendered."""
-        record, cand = self._records[index], self._records[index].candidate
-        text = record.text
+        text = self._records[index].text
         escapes = text.count("&") + text.count("<") + text.count(">")
-        fields = (cand.title or "", record.document_id, record.revision_id, cand.section or "")
-        header = 6 * sum(len(f.encode("utf-8")) for f in fields) + 96
-        return len(text.encode("utf-8")) + 4 * escapes + header + self.label_cost
+        header = len(self._headers[index].encode("utf-8"))
+        return header + len(text.encode("utf-8")) + 4 * escapes + 16 + self.label_cost
 
     def costs(self) -> Costs:
         words = [r.facts.words for r in self._records]

@@ -57,18 +57,24 @@ def _attr(value: str) -> str:
     return value
 
 
-def block_body(record: Evidence, dated: bool) -> str:
-    """The block without its label: header attributes, escaped text, closing tag.
+def block_header(record: Evidence, dated: bool) -> str:
+    """The block's escaped attributes: title, document, revision, section.
 
     `dated` adds the revision's effective date (requests about history need it).
-    Its token count is cached, so the same evidence in another request costs nothing.
     """
     cand = record.candidate
     effective = record.effective_at.date().isoformat() if dated and record.effective_at else ""
-    header = _header(
+    return _header(
         cand.title or "", record.document_id, record.revision_id, cand.section or "", effective
     )
-    return f" {header}>\n{escape_text(record.text.strip())}\n</evidence>\n"
+
+
+def block_body(header: str, text: str) -> str:
+    """The block without its label: header attributes, escaped text, closing tag.
+
+    Its token count is cached, so the same evidence in another request costs nothing.
+    """
+    return f" {header}>\n{escape_text(text.strip())}\n</evidence>\n"
 
 
 @lru_cache(maxsize=65_536)

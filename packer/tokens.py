@@ -5,6 +5,7 @@ import os
 import shutil
 import tempfile
 from collections import OrderedDict
+from collections.abc import Callable
 
 import tiktoken
 from tiktoken_ext import openai_public
@@ -66,6 +67,8 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
 
+RENDERED_CACHE = 32_768
+"""Counts kept under the parts a text is rendered from (see `count_rendered`)."""
 SHORT_TEXT = 64
 """Texts up to this many characters (labels, notes, roles) are cached under themselves."""
 
@@ -84,6 +87,7 @@ class TokenCounter:
         self.name = name
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._short: dict[str, int] = {}
+        self._rendered: dict[tuple[str, ...], int] = {}
         self._cache_size = cache_size
         self.hits = 0
         self.misses = 0
@@ -116,4 +120,21 @@ class TokenCounter:
         self._cache[key] = n
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+        return n
+
+    def count_rendered(self, key: tuple[str, ...], render: Callable[[], str]) -> int:
+        """Exact count of the text `render()` returns, cached under `key`.
+
+        `key` must determine that text (the parts it is rendered from). A hit
+        costs neither the rendering nor hashing the text; the key holds the
+        parts, so this cache is smaller than the hashed one.
+        """
+        n = self._rendered.get(key)
+        if n is not None:
+            self.hits += 1
+            return n
+        n = self.count(render())
+        if len(self._rendered) >= RENDERED_CACHE:
+            self._rendered.clear()
+        self._rendered[key] = n
         return n

@@ -17,7 +17,14 @@ from tiktoken_ext import openai_public
 
 from packer import Catalog, pack_request
 from packer.records import Evidence, text_facts
-from packer.render import block_body, label_range, question_line, render_block, render_notes
+from packer.render import (
+    block_body,
+    block_header,
+    label_range,
+    question_line,
+    render_block,
+    render_notes,
+)
 from packer.tokens import ENCODING_FILES
 from tests.factories import candidate
 from tests.strategies import catalog_documents, requests
@@ -87,7 +94,7 @@ def test_arbitrary_text_in_every_field_splits_at_part_boundaries(
 ):
     cand = candidate("e1", text=text, title=title, section=section)
     record = Evidence(cand, "d1", "r1", None, text, text_facts(text), 1.0, (), None)
-    body = block_body(record, dated)
+    body = block_body(block_header(record, dated), text)
     prefix = render_block(f"E{label}", "")
     notes = render_notes([["E1", f"E{label}"]], [facet], has_evidence=True)
     _assert_parts_add_up(
