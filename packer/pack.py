@@ -139,12 +139,18 @@ class _BlockCosts:
         self._records = records
         self._dated = dated
         self._tokens = tokens
-        self._headers = [block_header(r, dated) for r in records]
+        self._headers: dict[int, str] = {}
         self.body_tokens: dict[int, int] = {}
         self.label_cost = tokens.count(render_block(widest, ""))
 
+    def _header(self, index: int) -> str:
+        header = self._headers.get(index)
+        if header is None:
+            header = self._headers[index] = block_header(self._records[index], self._dated)
+        return header
+
     def body(self, index: int) -> str:
-        return block_body(self._headers[index], self._records[index].text)
+        return block_body(self._header(index), self._records[index].text)
 
     def exact(self, index: int) -> int:
         """The block's exact tokens, its label priced at the widest label.
@@ -152,7 +158,7 @@ class _BlockCosts:
         Header and text determine the body, so they key its count: a block seen
         before is neither rendered nor hashed again.
         """
-        key = (self._headers[index], self._records[index].text)
+        key = (self._header(index), self._records[index].text)
         n = self._tokens.count_rendered(key, lambda: self.body(index))
         self.body_tokens[index] = n
         return n + self.label_cost
@@ -161,7 +167,7 @@ class _BlockCosts:
         """At least the block's UTF-8 bytes (each token is one byte or more), unrendered."""
         text = self._records[index].text
         escapes = text.count("&") + text.count("<") + text.count(">")
-        header = len(self._headers[index].encode("utf-8"))
+        header = len(self._header(index).encode("utf-8"))
         return header + len(text.encode("utf-8")) + 4 * escapes + 16 + self.label_cost
 
     def costs(self) -> Costs:
