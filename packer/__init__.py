@@ -4,7 +4,7 @@
 """
 
 from packer.catalog import Catalog
-from packer.pack import PackResult, pack_request
+from packer.pack import PackResult, clear_memos, pack_request
 from packer.tokens import TokenCounter, load_encoding
 from packer.version import BUILDER_VERSION
 
@@ -13,6 +13,7 @@ __all__ = [
     "Catalog",
     "PackResult",
     "TokenCounter",
+    "clear_memos",
     "load_encoding",
     "pack_request",
 ]

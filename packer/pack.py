@@ -15,11 +15,12 @@ from packer.catalog import Catalog
 from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
 from packer.gates import Exclusion, apply_gates
 from packer.order import order_records
-from packer.records import Evidence, normalize_text, question_terms
+from packer.records import Evidence, normalize_text, question_terms, text_facts
 from packer.render import (
     block_body,
     block_header,
     framing_tokens,
+    header_attributes,
     label_range,
     question_line,
     render_block,
@@ -27,7 +28,7 @@ from packer.render import (
     render_user,
 )
 from packer.render import messages as render_messages
-from packer.select import Costs, SelectionPolicy, select
+from packer.select import Costs, SelectionPolicy, select, title_key
 from packer.tokens import TokenCounter
 from packer.version import BUILDER_VERSION
 from schemas import (
@@ -40,6 +41,17 @@ from schemas import (
 )
 
 R = ExclusionReason
+
+
+def clear_memos() -> None:
+    """Forget what this process memoized per distinct text, title and header.
+
+    For a cold start in benchmarks and tests; token counts live in the
+    `TokenCounter`, which a fresh instance empties.
+    """
+    text_facts.cache_clear()
+    header_attributes.cache_clear()
+    title_key.cache_clear()
 
 
 class PackError(ValueError):

@@ -64,7 +64,7 @@ def block_header(record: Evidence, dated: bool) -> str:
     """
     cand = record.candidate
     effective = record.effective_at.date().isoformat() if dated and record.effective_at else ""
-    return _header(
+    return header_attributes(
         cand.title or "", record.document_id, record.revision_id, cand.section or "", effective
     )
 
@@ -78,7 +78,9 @@ def block_body(header: str, text: str) -> str:
 
 
 @lru_cache(maxsize=65_536)
-def _header(title: str, document: str, revision: str, section: str, effective: str) -> str:
+def header_attributes(
+    title: str, document: str, revision: str, section: str, effective: str
+) -> str:
     """A block's attributes, escaped; memoized, as documents recur across requests."""
     attrs = (
         ("title", title),

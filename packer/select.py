@@ -86,7 +86,7 @@ class _State:
         terms = policy.question_terms
         self._terms = [frozenset([t for t in terms if t in r.normalized]) for r in records]
         self._word_sets: list[frozenset[str] | None] = [None] * len(records)
-        titles = [_title_key(r.candidate.title or "") for r in records]
+        titles = [title_key(r.candidate.title or "") for r in records]
         self._titles = [(i, t) for i, t in enumerate(titles) if t]
         self.linked = {i for i, t in self._titles if t in policy.question}
         self.newly_linked: list[int] = []
@@ -203,7 +203,7 @@ _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 @lru_cache(maxsize=65_536)
-def _title_key(title: str) -> str:
+def title_key(title: str) -> str:
     """The normalized title another text must mention to link to its record.
 
     A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
