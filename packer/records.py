@@ -34,6 +34,8 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+OPENING_WORDS = 32
+"""A text's opening words are its first this many (normalized): redundancy is judged on them."""
 _KEY_WORDS = 6
 _KEY_SCAN = 24
 
@@ -65,13 +67,15 @@ def skeleton_key(text: str) -> tuple[str, ...]:
 class TextFacts:
     """What the packer derives from a text alone.
 
-    `sha256` is None for a text that is not valid Unicode (a lone surrogate).
+    `sha256` is None for a text that is not valid Unicode (a lone surrogate);
+    `opening` holds its first `OPENING_WORDS` normalized words.
     """
 
     sha256: str | None
     normalized: str
     words: int
     skeleton_key: tuple[str, ...]
+    opening: frozenset[str]
 
 
 @lru_cache(maxsize=32_768)
@@ -86,7 +90,8 @@ def text_facts(text: str) -> TextFacts:
     except UnicodeEncodeError:
         digest = None
     normalized = normalize_text(text)
-    return TextFacts(digest, normalized, word_count(text, normalized), skeleton_key(text))
+    opening = frozenset(normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS])
+    return TextFacts(digest, normalized, word_count(text, normalized), skeleton_key(text), opening)
 
 
 def score_of(candidate: Candidate) -> float:

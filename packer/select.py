@@ -22,8 +22,6 @@ from packer.records import Evidence, normalize_text
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
-OPENING_WORDS = 32
-"""Redundancy compares the first this many words of a passage with the packet's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +83,7 @@ class _State:
         self._facets = [frozenset(r.facets) for r in records]
         terms = policy.question_terms
         self._terms = [frozenset([t for t in terms if t in r.normalized]) for r in records]
-        self._word_sets: list[frozenset[str] | None] = [None] * len(records)
+        self._opening = [r.facts.opening for r in records]
         titles = [title_key(r.candidate.title or "") for r in records]
         self._titles = [(i, t) for i, t in enumerate(titles) if t]
         self.linked = {i for i, t in self._titles if t in policy.question}
@@ -117,14 +115,6 @@ class _State:
             )
         return out
 
-    def _words(self, index: int) -> frozenset[str]:
-        """The item's opening words: redundancy is judged on them."""
-        words = self._word_sets[index]
-        if words is None:
-            opening = self.records[index].normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS]
-            words = self._word_sets[index] = frozenset(opening)
-        return words
-
     def priority(self, index: int) -> float:
         """Utility per token of item `index` against the current packet."""
         tokens = self.tokens[index]
@@ -140,7 +130,7 @@ class _State:
         if index in self.linked:
             utility += self._w_linked
         if self.words:
-            words = self._words(index)
+            words = self._opening[index]
             if words:
                 utility -= self._w_redundancy * len(words & self.words) / len(words)
         return max(utility, 1e-9) / max(1, tokens)
@@ -168,7 +158,7 @@ class _State:
         self.covered_terms |= self._terms[index]
         doc = self._doc_ids[index]
         self.docs[doc] = self.docs.get(doc, 0) + 1
-        self.words |= self._words(index)
+        self.words |= self._opening[index]
         self.chosen.append(index)
         self.taken.add(index)
         text = self.records[index].normalized
