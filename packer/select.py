@@ -80,9 +80,9 @@ class _State:
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
         self._doc_ids = [r.document_id for r in records]
-        self._facets = [frozenset(r.facets) for r in records]
+        self._facets = [r.facets for r in records]
         terms = policy.question_terms
-        self._terms = [frozenset([t for t in terms if t in r.normalized]) for r in records]
+        self._terms = [_contained(terms, r.normalized) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [title_key(r.candidate.title or "") for r in records]
         self._titles = [(i, t) for i, t in enumerate(titles) if t]
@@ -102,12 +102,16 @@ class _State:
         low, high = min(scores, default=0.0), max(scores, default=0.0)
         span = high - low
         out = []
+        recency_of: dict[datetime, float] = {}  # records mostly share a few dates
         for record in self.records:
             relevance = (record.score - low) / span if span > 0 else 1.0
             recency = 0.0
             if record.effective_at is not None:
-                days = max(0.0, (self.policy.as_of - record.effective_at).total_seconds() / 86400)
-                recency = 1.0 / (1.0 + days / 365.0)
+                recency = recency_of.get(record.effective_at, -1.0)
+                if recency < 0:
+                    age = (self.policy.as_of - record.effective_at).total_seconds()
+                    recency = 1.0 / (1.0 + max(0.0, age / 86400) / 365.0)
+                    recency_of[record.effective_at] = recency
             out.append(
                 w.relevance * relevance
                 + w.authority * (record.candidate.authority or 0.0)
@@ -121,7 +125,8 @@ class _State:
         utility = self._static[index] - self._cost_per_token * tokens
         facets = self._facets[index]
         if facets:
-            utility += self._w_facet * len(facets - self.covered) / len(facets)
+            new = sum(1 for f in facets if f not in self.covered)
+            utility += self._w_facet * new / len(facets)
         if self._doc_ids[index] not in self.docs:
             utility += self._w_source
         terms = self._terms[index]
@@ -154,7 +159,7 @@ class _State:
 
     def take(self, index: int) -> None:
         self.remaining -= self.tokens[index]
-        self.covered |= self._facets[index]
+        self.covered.update(self._facets[index])
         self.covered_terms |= self._terms[index]
         doc = self._doc_ids[index]
         self.docs[doc] = self.docs.get(doc, 0) + 1
@@ -190,6 +195,15 @@ class _State:
 
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
+    """The terms that occur in `text`."""
+    found = [t for t in terms if t in text]
+    return frozenset(found) if found else _NONE
 
 
 @lru_cache(maxsize=65_536)
