@@ -216,7 +216,7 @@ def sweep(
 
         return run
 
-    timed = best_times([runner(w) for w in workloads], repeats)
+    timed = best_times([Run(runner(w)) for w in workloads], repeats)
     rows = []
     for size, requests, (seconds, _) in zip(sizes, workloads, timed, strict=True):
         n_cand = sum(len(r.candidates) for r in requests)
