@@ -182,6 +182,7 @@ _STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def question_terms(question: str) -> frozenset[str]:
     """The question's content words (normalized, three letters or more, no stopwords).
 

@@ -85,8 +85,9 @@ class _State:
         self._terms = [_contained(terms, r.normalized) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [title_key(r.candidate.title or "") for r in records]
-        self._titles = [(i, t) for i, t in enumerate(titles) if t]
-        self.linked = {i for i, t in self._titles if t in policy.question}
+        self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
+        # Titles that packed evidence could still link: neither linked nor taken yet.
+        self._unlinked = {i: t for i, t in enumerate(titles) if t and i not in self.linked}
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
@@ -166,9 +167,11 @@ class _State:
         self.words |= self._opening[index]
         self.chosen.append(index)
         self.taken.add(index)
+        self._unlinked.pop(index, None)
         text = self.records[index].normalized
-        for other, title in self._titles:
-            if other not in self.linked and other not in self.taken and title in text:
+        for other, title in list(self._unlinked.items()):
+            if title in text:
+                del self._unlinked[other]
                 self.linked.add(other)
                 self.newly_linked.append(other)
 
