@@ -44,12 +44,13 @@ R = ExclusionReason
 
 
 def clear_memos() -> None:
-    """Forget what this process memoized per distinct text, title and header.
+    """Forget what this process memoized per distinct text, question, title and header.
 
     For a cold start in benchmarks and tests; token counts live in the
     `TokenCounter`, which a fresh instance empties.
     """
     text_facts.cache_clear()
+    question_terms.cache_clear()
     header_attributes.cache_clear()
     title_key.cache_clear()
 
