@@ -1,6 +1,7 @@
 """The packer's working record: a gated candidate with its derived facts computed once."""
 
 import hashlib
+import string
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,7 +42,8 @@ _KEY_SCAN = 24
 
 
 def lowercase_words(text: str, scan: int = -1) -> list[str]:
-    """The words (of the first `scan` words, or all) with letters, none capital.
+    """The words (of the first `scan` words, or all), stripped of surrounding
+    punctuation, that have letters and no capital.
 
     What they drop are the values a conflict is about: numbers, dates,
     capitalized names.
@@ -49,7 +51,8 @@ def lowercase_words(text: str, scan: int = -1) -> list[str]:
     words = text.split(None, scan)
     if 0 <= scan < len(words):
         words.pop()  # the unsplit rest of the text
-    return [w for w in words if w.islower()]
+    stripped = [w.strip(string.punctuation) for w in words]
+    return [w for w in stripped if w.islower()]
 
 
 def skeleton_key(text: str) -> tuple[str, ...]:
