@@ -6,12 +6,15 @@ The floor is raw tiktoken: encoding every candidate text once, nothing else.
 Every packer runs over the same pre-built requests (building them is not timed);
 each figure is the best of `--repeats` runs in this one process, so all of them
 see the same machine load. Sections:
-- compare: fresh texts (no repeats); floor, ours with a cold and a warm token
-  cache, the naive loop, LlamaIndex truncate/repack, Haystack;
+- compare: fresh texts (no repeats); floor, ours with cold caches (empty token
+  cache, no memoized text facts) and warm ones (the workload packed once
+  before), the naive loop, LlamaIndex truncate/repack, Haystack; and the
+  tokens each of ours and the floor encode per request;
 - repeats: half of each request's candidates recur across requests;
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
 - beam: the batch pipeline on the local runner, 1 and 2 workers, vs ours;
-- memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses).
+- memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses);
+- profiles: cProfile of ours with cold and with warm caches.
 """
 
 import argparse

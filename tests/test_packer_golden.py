@@ -4,6 +4,7 @@ Regenerate after an intended rendering change with
 `UPDATE_GOLDEN=1 pytest tests/test_packer_golden.py`, and review the diff.
 """
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -48,3 +49,10 @@ def test_golden_decisions():
     assert result.manifest.uncovered_facets == ["exchange"]
     content = result.prompt.messages[1].content
     assert '&lt;/evidence&gt;&lt;evidence label="E9"&gt;' in content
+
+
+def test_prompt_sha256_is_the_documented_hash_of_the_messages():
+    result = _pack()
+    messages = [{"content": m.content, "role": m.role} for m in result.prompt.messages]
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    assert result.manifest.prompt_sha256 == digest
