@@ -71,14 +71,15 @@ class TextFacts:
     """What the packer derives from a text alone.
 
     `sha256` is None for a text that is not valid Unicode (a lone surrogate);
-    `opening` holds its first `OPENING_WORDS` normalized words.
+    `opening` holds its first `OPENING_WORDS` normalized words, each once (a
+    tuple: half the memory of a set, and as fast to intersect with one).
     """
 
     sha256: str | None
     normalized: str
     words: int
     skeleton_key: tuple[str, ...]
-    opening: frozenset[str]
+    opening: tuple[str, ...]
 
 
 @lru_cache(maxsize=32_768)
@@ -93,7 +94,7 @@ def text_facts(text: str) -> TextFacts:
     except UnicodeEncodeError:
         digest = None
     normalized = normalize_text(text)
-    opening = frozenset(normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS])
+    opening = tuple(dict.fromkeys(normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS]))
     return TextFacts(digest, normalized, word_count(text, normalized), skeleton_key(text), opening)
 
 

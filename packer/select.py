@@ -138,7 +138,8 @@ class _State:
         if self.words:
             words = self._opening[index]
             if words:
-                utility -= self._w_redundancy * len(words & self.words) / len(words)
+                shared = len(self.words.intersection(words))
+                utility -= self._w_redundancy * shared / len(words)
         return max(utility, 1e-9) / max(1, tokens)
 
     def resolve(self, index: int) -> int:
@@ -164,7 +165,7 @@ class _State:
         self.covered_terms |= self._terms[index]
         doc = self._doc_ids[index]
         self.docs[doc] = self.docs.get(doc, 0) + 1
-        self.words |= self._opening[index]
+        self.words.update(self._opening[index])
         self.chosen.append(index)
         self.taken.add(index)
         self._unlinked.pop(index, None)
