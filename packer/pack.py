@@ -153,6 +153,7 @@ class _BlockCosts:
         self._dated = dated
         self._tokens = tokens
         self._headers: dict[int, str] = {}
+        self._bodies: dict[int, str] = {}
         self.body_tokens: dict[int, int] = {}
         self.label_cost = tokens.count(render_block(widest, ""))
 
@@ -163,7 +164,12 @@ class _BlockCosts:
         return header
 
     def body(self, index: int) -> str:
-        return block_body(self._header(index), self._records[index].text)
+        """The rendered body, kept: a block counted afresh is rendered once, not
+        again for the prompt."""
+        body = self._bodies.get(index)
+        if body is None:
+            body = self._bodies[index] = block_body(self._header(index), self._records[index].text)
+        return body
 
     def exact(self, index: int) -> int:
         """The block's exact tokens, its label priced at the widest label.

@@ -152,7 +152,7 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
         raise ValueError("--catalog is required, e.g. --catalog=samples/catalog.jsonl")
     catalog_format = file_format(shared.catalog, shared.catalog_format, "catalog")
     snap = load_snapshot(shared.catalog, catalog_format)
-    _LOG.info("catalog %s: %d documents", shared.catalog, len(snap.documents))
+    _LOG.info("catalog %s: %d documents", shared.catalog, len(snap))
     for name, value in (
         ("window_seconds", opts.window_seconds),
         ("dedup_ttl_seconds", opts.dedup_ttl_seconds),

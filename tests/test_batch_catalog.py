@@ -30,6 +30,7 @@ def test_jsonl_and_parquet_catalogs_give_one_snapshot(tmp_path: Path) -> None:
 def test_snapshot_is_order_independent_and_fingerprinted() -> None:
     docs = [CatalogDocument.model_validate(r) for r in ROWS]
     assert snapshot(reversed(docs)) == EXPECTED
+    assert len(EXPECTED) == len(EXPECTED.documents) == len(docs)
     changed = [docs[0].model_copy(update={"deleted": not docs[0].deleted}), *docs[1:]]
     assert snapshot(changed).fingerprint != EXPECTED.fingerprint
 
