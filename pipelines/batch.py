@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.runner import PipelineResult
 
+from packer.formats import FILE_LIMITS
 from pipelines.options import (
     EvpackOptions,
     Settings,
@@ -35,6 +36,7 @@ from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests, ReadRecords
+from transforms.prompt_files import WritePromptLines
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -75,7 +77,8 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     out = settings.output
-    _ = packed.prompts | "WritePrompts" >> WriteJsonl(out, "prompts")
+    limits = FILE_LIMITS[settings.config.prompt_format]
+    _ = packed.lines | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
     _ = packed.manifests | "WriteManifests" >> WriteParquet(out, "manifests", ManifestRow)
     _ = packed.exclusions | "WriteExclusions" >> WriteParquet(out, "exclusions", ExclusionRecord)
     _ = (

@@ -9,6 +9,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import get_args
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
@@ -16,6 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from pydantic import ValidationError
 
 from schemas import PackingConfig
+from schemas.config import PromptFormat
 from transforms.parse import (
     DEFAULT_MAX_RECORD_BYTES,
     FileFormat,
@@ -85,6 +87,15 @@ class EvpackOptions(PipelineOptions):
             ),
         )
         parser.add_argument(
+            "--prompt_format",
+            choices=get_args(PromptFormat),
+            help=(
+                "Shape of each prompt line: our messages JSON, or the input line of the "
+                "OpenAI Batch, Anthropic Message Batches or Vertex AI batch prediction API "
+                "(default: the config's prompt_format, messages). Part of config_hash."
+            ),
+        )
+        parser.add_argument(
             "--overwrite",
             action="store_true",
             help="Replace the files of an earlier run under --output (default: refuse).",
@@ -139,8 +150,18 @@ def file_format(path: str, declared: str, flag: str) -> FileFormat:
     )
 
 
-def load_config(path: str | None) -> PackingConfig:
-    """The packing config from a YAML or JSON file (JSON is YAML); None means defaults."""
+def load_config(path: str | None, prompt_format: str | None = None) -> PackingConfig:
+    """The packing config from a YAML or JSON file (JSON is YAML); None means defaults.
+
+    `prompt_format` (the flag) overrides the config's, so `config_hash` names it.
+    """
+    config = _read_config(path)
+    if prompt_format is None or prompt_format == config.prompt_format:
+        return config
+    return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+
+
+def _read_config(path: str | None) -> PackingConfig:
     if path is None:
         return PackingConfig()
     try:
@@ -209,7 +230,7 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         output=output,
         catalog=catalog,
         catalog_format=file_format(catalog, opts.catalog_format, "catalog"),
-        config=load_config(opts.config),
+        config=load_config(opts.config, opts.prompt_format),
         event_time=parse_event_time(opts.event_time),
         max_record_bytes=opts.max_record_bytes,
     )

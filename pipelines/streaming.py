@@ -172,7 +172,7 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
         catalog=shared.catalog,
         catalog_format=catalog_format,
         catalog_refresh_seconds=opts.catalog_refresh_seconds,
-        config=load_config(shared.config),
+        config=load_config(shared.config, shared.prompt_format),
         max_record_bytes=shared.max_record_bytes,
         window_seconds=opts.window_seconds,
         allowed_lateness_seconds=opts.allowed_lateness_seconds,
@@ -203,7 +203,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         settings.catalog_format,
         settings.catalog_refresh_seconds,
     )
-    packed.prompts | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
+    packed.lines | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
     rejected_manifests = packed.manifests | "WriteManifests" >> WriteToBigQueryRows(
         settings.table("manifests"), row_id=manifest_row_id
     )

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
+PromptFormat = Literal["messages", "openai_batch", "anthropic_batch", "vertex_batch"]
+"""Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
 
 
 class _Config(BaseModel):
@@ -54,6 +56,7 @@ class PackingConfig(_Config):
     safety_margin: int = Field(default=32, ge=0)
     max_evidence_tokens: int | None = Field(default=None, gt=0)
     order_policy: OrderPolicy = "relevance"
+    prompt_format: PromptFormat = "messages"
     per_document_cap: int = Field(default=3, ge=1)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()

@@ -13,6 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from packer import BUILDER_VERSION
+from packer.formats import PromptLine
 from pipelines.streaming import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from tests.factories import candidate, document, request
@@ -151,7 +152,7 @@ def test_messages_carry_routing_attributes() -> None:
         builder_version=BUILDER_VERSION,
         config_hash="c",
     )
-    message = prompt_message(prompt)
+    message = prompt_message(PromptLine("q1", "acme", BUILDER_VERSION, prompt.model_dump_json()))
     assert message.attributes == {
         "request_id": "q1",
         "tenant_id": "acme",

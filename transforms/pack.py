@@ -4,6 +4,12 @@ The tokenizer is loaded once in `setup()`; the catalog comes from the side
 input and is rebuilt only when it changes. A request the packer refuses
 (`PackError`, e.g. a question too long for the model) is a permanent error:
 it becomes a dead letter, never a retried bundle.
+
+Each prompt is also written as one line of the configured prompt format
+(`packer.formats`), with the reserved answer from its manifest as the
+provider's `max_tokens`. A line longer than its format's per-line headroom
+could push a sharded file past the provider's limit: that request is
+dead-lettered at stage `format` and writes nothing else.
 """
 
 import logging
@@ -20,7 +26,8 @@ from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
 from packer import TokenCounter, pack_request
-from packer.pack import PackError
+from packer.formats import FILE_LIMITS, PromptLine, format_line
+from packer.pack import PackError, PackResult
 from schemas import (
     DeadLetter,
     ExclusionReason,
@@ -36,6 +43,7 @@ from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
 MANIFESTS = "manifests"
 EXCLUSIONS = "exclusions"
 PROMPTS = "prompts"
+LINES = "prompt_lines"
 PROGRESS_SECONDS = 30.0
 
 _LOG = logging.getLogger(__name__)
@@ -83,6 +91,10 @@ class PackDoFn(beam.DoFn):
         except PackError as err:
             yield pvalue.TaggedOutput(DEAD_LETTERS, _refused(request, err))
             return
+        line = self._line(result)
+        if isinstance(line, DeadLetter):
+            yield pvalue.TaggedOutput(DEAD_LETTERS, line)
+            return
         self._requests.inc()
         self._candidates.inc(len(request.candidates))
         self._evidence.inc(len(result.manifest.evidence))
@@ -91,9 +103,27 @@ class PackDoFn(beam.DoFn):
         self._prompt_tokens.update(result.prompt.prompt_tokens)
         self._progress()
         yield result.prompt
+        yield pvalue.TaggedOutput(LINES, line)
         yield pvalue.TaggedOutput(MANIFESTS, result.manifest)
         for record in result.exclusions:
             yield pvalue.TaggedOutput(EXCLUSIONS, record)
+
+    def _line(self, result: PackResult) -> PromptLine | DeadLetter:
+        """The prompt in the configured format, or a dead letter when it is too long."""
+        fmt = self._config.prompt_format
+        prompt = result.prompt
+        text = format_line(prompt, result.manifest.budget.reserved_answer, fmt)
+        headroom = FILE_LIMITS[fmt].line_headroom
+        if headroom and len(text.encode("utf-8")) > headroom:
+            return dead_letter(
+                "format",
+                f"{fmt} line of {len(text.encode('utf-8'))} bytes exceeds the "
+                f"{headroom}-byte line headroom of a sharded file",
+                prompt.model_dump_json(),
+                "",
+                prompt.request_id,
+            )
+        return PromptLine(prompt.request_id, prompt.tenant_id, prompt.builder_version, text)
 
     def _progress(self) -> None:
         """Log this worker's rate now and then, so a long run shows it is alive."""
@@ -124,9 +154,10 @@ def _refused(request: Request, err: PackError) -> DeadLetter:
 
 @dataclass(frozen=True)
 class PackOutputs:
-    """The four outputs of packing."""
+    """The outputs of packing: prompts (as messages and as formatted lines) and audit rows."""
 
     prompts: beam.PCollection[PromptMessage]
+    lines: beam.PCollection[PromptLine]
     manifests: beam.PCollection[ManifestRow]
     exclusions: beam.PCollection[ExclusionRecord]
     dead_letters: beam.PCollection[DeadLetter]
@@ -158,12 +189,13 @@ class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
 
 
 def pack_with(requests: beam.PCollection[Request], fn: PackDoFn, *side_inputs: Any) -> PackOutputs:
-    """Apply a pack DoFn and name its four outputs (shared by batch and streaming)."""
+    """Apply a pack DoFn and name its outputs (shared by batch and streaming)."""
     outputs = requests | "Pack" >> beam.ParDo(fn, *side_inputs).with_outputs(
-        MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
+        LINES, MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
     )
     return PackOutputs(
         prompts=outputs[PROMPTS],
+        lines=outputs[LINES],
         manifests=outputs[MANIFESTS],
         exclusions=outputs[EXCLUSIONS],
         dead_letters=outputs[DEAD_LETTERS],

@@ -17,7 +17,8 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
 
-from schemas import DeadLetter, PromptMessage
+from packer.formats import PromptLine
+from schemas import DeadLetter
 
 
 def message_source(subscription: str, message: PubsubMessage) -> str:
@@ -42,10 +43,10 @@ def split_payload(data: bytes) -> list[str]:
     return [text]
 
 
-def prompt_message(prompt: PromptMessage) -> PubsubMessage:
-    """The generation-queue message of one prompt."""
+def prompt_message(prompt: PromptLine) -> PubsubMessage:
+    """The generation-queue message of one prompt, in the configured prompt format."""
     return PubsubMessage(
-        data=prompt.model_dump_json().encode("utf-8"),
+        data=prompt.line.encode("utf-8"),
         attributes={
             "request_id": prompt.request_id,
             "tenant_id": prompt.tenant_id,

@@ -1,0 +1,184 @@
+"""Prompt formats: one packed prompt as the line a batch API takes, exactly as documented.
+
+- `messages`: our own `PromptMessage` JSON (request id, tenant, messages, label map).
+- `openai_batch`: an OpenAI Batch API input line, `{custom_id, method: POST,
+  url: /v1/chat/completions, body: {model, messages, max_tokens}}`.
+- `anthropic_batch`: one element of an Anthropic Message Batches `requests`
+  list, `{custom_id, params: {model, max_tokens, system, messages}}`, the
+  system contract apart from the messages as the Messages API wants it.
+- `vertex_batch`: a Vertex AI Gemini batch prediction input line, `{request:
+  {contents: [{role, parts: [{text}]}], systemInstruction: {parts: [{text}]},
+  generationConfig: {maxOutputTokens}, labels: {request_id}}}`. Vertex has no
+  per-line id, but echoes the request in its output: the id travels in the
+  request's `labels` (billing metadata, passed through, ignored by the model).
+
+`max_tokens` / `maxOutputTokens` is the answer the ledger reserved, so the
+provider never lets the answer outgrow the room the budget kept for it.
+
+Custom ids. OpenAI takes any string, so its `custom_id` is the request id.
+Anthropic's must match `^[a-zA-Z0-9_-]{1,64}$`, Vertex label values
+`^[a-z0-9_-]{0,63}$`. A request id that does not fit is mapped to `h-` + the
+first 32 hex digits of its SHA-256 (an id that fits but already has that
+shape is mapped too, so the map is one-to-one but for a 128-bit collision).
+The map is a pure function of the request id: `evpack verify` recomputes it
+from the manifests, so nothing else has to carry it. Rejected: dead-lettering
+such requests (their ids come from upstream and are often URLs or emails)
+and a stored map (one more output to keep in step with the prompts).
+"""
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from schemas import PromptMessage
+from schemas.config import PromptFormat
+
+OPENAI_URL = "/v1/chat/completions"
+VERTEX_ID_LABEL = "request_id"
+_HASHED = re.compile(r"h-[0-9a-f]{32}")
+_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_VERTEX_ID = re.compile(r"[a-z0-9_-]{1,63}")
+
+
+def hashed_id(request_id: str) -> str:
+    """The mapped id of a request id that a provider's id rules do not admit."""
+    return "h-" + hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:32]
+
+
+def _fitted(request_id: str, allowed: re.Pattern[str]) -> str:
+    if allowed.fullmatch(request_id) and not _HASHED.fullmatch(request_id):
+        return request_id
+    return hashed_id(request_id)
+
+
+def anthropic_custom_id(request_id: str) -> str:
+    """The request id, or its hash when Anthropic's custom_id rules do not admit it."""
+    return _fitted(request_id, _ANTHROPIC_ID)
+
+
+def vertex_custom_id(request_id: str) -> str:
+    """The request id, or its hash when a Vertex label value may not hold it."""
+    return _fitted(request_id, _VERTEX_ID)
+
+
+def answer_keys(request_id: str) -> frozenset[str]:
+    """Every id a provider's result line may name this request by."""
+    return frozenset({request_id, anthropic_custom_id(request_id), vertex_custom_id(request_id)})
+
+
+def _messages(prompt: PromptMessage) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in prompt.messages]
+
+
+def _split_system(prompt: PromptMessage) -> tuple[str, list[dict[str, str]]]:
+    """The system text, and the other messages (Anthropic and Vertex take it apart)."""
+    system = "\n\n".join(m.content for m in prompt.messages if m.role == "system")
+    rest = [{"role": m.role, "content": m.content} for m in prompt.messages if m.role != "system"]
+    return system, rest
+
+
+def openai_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """An OpenAI Batch API input line for the chat completions endpoint."""
+    return {
+        "custom_id": prompt.request_id,
+        "method": "POST",
+        "url": OPENAI_URL,
+        "body": {"model": prompt.model, "messages": _messages(prompt), "max_tokens": max_tokens},
+    }
+
+
+def anthropic_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """One request of an Anthropic Message Batch: custom_id and Messages API params."""
+    system, rest = _split_system(prompt)
+    params: dict[str, Any] = {"model": prompt.model, "max_tokens": max_tokens}
+    if system:
+        params["system"] = system
+    params["messages"] = rest
+    return {"custom_id": anthropic_custom_id(prompt.request_id), "params": params}
+
+
+def vertex_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """A Vertex AI Gemini batch prediction input line (a GenerateContentRequest)."""
+    system, rest = _split_system(prompt)
+    request: dict[str, Any] = {
+        "contents": [
+            {
+                "role": "model" if m["role"] == "assistant" else "user",
+                "parts": [{"text": m["content"]}],
+            }
+            for m in rest
+        ],
+    }
+    if system:
+        request["systemInstruction"] = {"parts": [{"text": system}]}
+    request["generationConfig"] = {"maxOutputTokens": max_tokens}
+    request["labels"] = {VERTEX_ID_LABEL: vertex_custom_id(prompt.request_id)}
+    return {"request": request}
+
+
+_PROVIDER_LINES: dict[PromptFormat, Callable[[PromptMessage, int], dict[str, Any]]] = {
+    "openai_batch": openai_batch_line,
+    "anthropic_batch": anthropic_batch_line,
+    "vertex_batch": vertex_batch_line,
+}
+
+
+def format_line(prompt: PromptMessage, max_tokens: int, fmt: PromptFormat) -> str:
+    """The prompt as one JSON line (no newline) of the chosen format.
+
+    `messages` is our own prompt message; its reserved answer is in the manifest.
+    """
+    if fmt == "messages":
+        return prompt.model_dump_json()
+    line = _PROVIDER_LINES[fmt](prompt, max_tokens)
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class PromptLine:
+    """A prompt as written to the generation queue, with its routing facts."""
+
+    request_id: str
+    tenant_id: str
+    builder_version: str
+    line: str
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """A provider's documented limits on one input file (or batch), and our shard roll.
+
+    `line_headroom` is kept below `max_bytes`: a shard rolls once it holds more
+    than `max_bytes - line_headroom` bytes, so it can never pass `max_bytes`;
+    a longer line is dead-lettered.
+    """
+
+    max_lines: int | None
+    max_bytes: int | None
+    line_headroom: int
+
+    @property
+    def roll_bytes(self) -> int | None:
+        return None if self.max_bytes is None else self.max_bytes - self.line_headroom
+
+
+MB = 1_000_000
+LINE_HEADROOM = 8 * MB
+"""Longest prompt line a sharded file takes; prompts are kilobytes, not megabytes."""
+
+FILE_LIMITS: dict[PromptFormat, FileLimits] = {
+    "messages": FileLimits(max_lines=None, max_bytes=None, line_headroom=0),
+    # OpenAI Batch API: an input file holds up to 50,000 requests and 200 MB.
+    "openai_batch": FileLimits(max_lines=50_000, max_bytes=200 * MB, line_headroom=LINE_HEADROOM),
+    # Anthropic Message Batches: up to 100,000 requests or 256 MB per batch.
+    "anthropic_batch": FileLimits(
+        max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM
+    ),
+    # Vertex AI Gemini batch inference: up to 200,000 requests and 1 GB per input file.
+    "vertex_batch": FileLimits(
+        max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM
+    ),
+}
