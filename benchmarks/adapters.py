@@ -1,19 +1,30 @@
-"""Map HotpotQA (distractor) and RAMDocs records onto the request contract.
+"""Map the four public QA sets onto the request contract.
 
 Mapping choices (the report repeats them):
 - one tenant (`bench`), one principal (`bench-user` in group `readers`), and every
   document readable by that group: the gate passes everything, so quality
   differences come from dedup, selection and ordering only;
-- one catalog document per paragraph (HotpotQA context, RAMDocs document), one
-  revision effective since 2000-01-01, span = the whole paragraph, sha256 of its text;
-  document and evidence ids are short (`hp<question index>.<context id>`,
-  `rd<question index>.<document index>`) because our prompt shows the document id
-  in every evidence header, where a long id costs tokens;
-- retrieval scores: BM25 (`bm25s`, Lucene variant, English stopwords) of the
-  question over that question's own candidates, rounded to 6 decimals;
-- HotpotQA requests carry no facets; RAMDocs requests take `disambig_entity` as
-  facets, tagged on a document when the entity (or the qualifier after its comma
-  or inside its parentheses) appears in the text, case-insensitively.
+- one catalog document per paragraph (HotpotQA context, RAMDocs document,
+  ConflictNQ passage) with one revision effective since 2000-01-01, span = the
+  whole paragraph, sha256 of its text; MultiHop-RAG keeps one document per
+  article (url): its facts share the document id, one chunk per fact (no span,
+  so facts of one article never merge as overlaps), and the article's
+  `published_at` is both the candidates' `effective_at` and its revision's
+  (checked to be before the evaluation time, 2026-01-01);
+- ids are short (`hp<question>.<context id>`, `rd<question>.<document>`,
+  `mh<question>.a<article>.<fact>` in document `mh<question>.a<article>`,
+  `cq<question>.<passage>`), as a header that shows an id pays for it;
+- retrieval scores: MultiHop-RAG's given `bm25_score` (BM25 over its pool of
+  facts); elsewhere BM25 (`bm25s`, Lucene variant, English stopwords) of the
+  question over that request's own candidates, rounded to 6 decimals;
+- titles: HotpotQA's Wikipedia titles (`hotpotqa`), none (`hotpotqa-notitle`,
+  the same records), the headline (MultiHop-RAG), none (RAMDocs, ConflictNQ);
+- facets: RAMDocs requests take `disambig_entity`, tagged on a document when the
+  entity (or the qualifier after its comma or inside its parentheses) appears
+  in the text, case-insensitively; the other sets carry none;
+- labels for the metrics: HotpotQA `is_supporting`; RAMDocs document `type`
+  (correct, misinfo, noise); MultiHop-RAG `in_evidence_list` (null queries
+  have no evidence); ConflictNQ `from_field` (one real passage, five fakes).
 """
 
 import hashlib
@@ -31,10 +42,23 @@ from schemas import Candidate, CatalogDocument, Principal, Request, Revision, Sp
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 HOTPOTQA_FILE = "hotpotqa/dev_subsampled.jsonl"
 RAMDOCS_FILE = "ramdocs/RAMDocs_test.jsonl"
+MULTIHOP_FILE = "multihop_rag/multihop_rag_500.jsonl"
+CONFLICT_NQ_FILE = "conflict_nq/conflict_nq_eval.jsonl"
+SOURCES = {
+    HOTPOTQA_FILE: "HotpotQA dev distractor, 500-question IRCoT subsample, "
+    "github.com/xindili-cmu/anlp-project-multihop processed_data/hotpotqa/dev_subsampled.jsonl",
+    RAMDOCS_FILE: "github.com/HanNight/RAMDocs",
+    MULTIHOP_FILE: "MultiHop-RAG, github.com/yixuantt/MultiHop-RAG, 500-query sample with "
+    "candidate passages built by multihop_rag/make.py",
+    CONFLICT_NQ_FILE: "github.com/4-en/ConflictNQ val + test with candidate passages built "
+    "by conflict_nq/make.py",
+}
 TENANT = "bench"
 GROUP = "readers"
 PRINCIPAL = Principal(user_id="bench-user", groups=(GROUP,))
 EFFECTIVE = datetime(2000, 1, 1, tzinfo=UTC)
+# The applicability time of every request: each document must be effective by then.
+EVAL_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 REVISION = "r1"
 
 
@@ -46,32 +70,43 @@ def data_file(data_dir: Path, relative: str) -> Path:
     """Path of one data file, or a DataMissingError naming the upstream source."""
     path = Path(data_dir) / relative
     if not path.is_file():
+        holding = "; ".join(f"{name} ({source})" for name, source in SOURCES.items())
         raise DataMissingError(
-            f"{path} not found. Pass --data-dir pointing at a directory holding "
-            f"{HOTPOTQA_FILE} (HotpotQA dev distractor, 500-question IRCoT subsample, "
-            "github.com/xindili-cmu/anlp-project-multihop processed_data/hotpotqa/"
-            f"dev_subsampled.jsonl) and {RAMDOCS_FILE} (github.com/HanNight/RAMDocs); "
-            "the default is ../shared/data relative to the project root."
+            f"{path} not found. Pass --data-dir pointing at a directory holding {holding}. "
+            "The default is ../shared/data relative to the project root."
         )
     return path
 
 
-def read_jsonl(path: Path) -> Iterator[dict]:
-    """One dict per non-empty line."""
+def read_jsonl(path: Path, limit: int | None = None) -> Iterator[dict]:
+    """One dict per non-empty line, at most `limit` of them."""
     with open(path, encoding="utf-8") as handle:
+        count = 0
         for line in handle:
+            if limit is not None and count >= limit:
+                return
             if line.strip():
+                count += 1
                 yield json.loads(line)
 
 
 @dataclass(frozen=True)
 class Paragraph:
-    """One passage of a record before it becomes a candidate."""
+    """One passage of a record before it becomes a candidate.
+
+    `document` defaults to the key (one document per passage); `score` None
+    means BM25 of the question over the request's passages; `chunk` set means
+    the passage is that chunk of its document, with no span.
+    """
 
     key: str
     title: str | None
     text: str
     facets: tuple[str, ...] = ()
+    document: str | None = None
+    chunk: int | None = None
+    effective_at: datetime = EFFECTIVE
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +125,26 @@ class RamCase:
     request: Request
     gold_answers: tuple[str, ...]
     misinfo: frozenset[str]
+    correct: frozenset[str]
+
+
+@dataclass(frozen=True)
+class MultihopCase:
+    """A MultiHop-RAG query as a request; `evidence` is empty for null queries."""
+
+    request: Request
+    evidence: frozenset[str]
+    null_query: bool
+
+
+@dataclass(frozen=True)
+class ConflictCase:
+    """A ConflictNQ question as a request: one real passage against machine-written fakes."""
+
+    request: Request
+    real: str
+    fakes: frozenset[str]
+    real_short_answer: str
 
 
 def bm25_scores(question: str, texts: Sequence[str]) -> list[float]:
@@ -103,70 +158,88 @@ def bm25_scores(question: str, texts: Sequence[str]) -> list[float]:
     return [round(float(s), 6) for s in retriever.get_scores(query)]
 
 
+def _candidate(p: Paragraph, score: float) -> Candidate:
+    document = p.document or p.key
+    return Candidate(
+        evidence_id=p.key,
+        tenant_id=TENANT,
+        document_id=document,
+        revision_id=REVISION,
+        chunk_id=f"{document}#{p.chunk or 0}",
+        source_url=f"bench://{document}",
+        title=p.title,
+        effective_at=p.effective_at,
+        span=None if p.chunk is not None else Span(start=0, end=len(p.text)),
+        text=p.text,
+        text_sha256=hashlib.sha256(p.text.encode("utf-8")).hexdigest(),
+        retrieval_score=score,
+        query_facets=p.facets,
+    )
+
+
 def build_request(
     request_id: str, question: str, paragraphs: Sequence[Paragraph], facets: Sequence[str] = ()
 ) -> Request:
-    """A request whose candidates are these paragraphs, scored by BM25 of the question."""
-    scores = bm25_scores(question, [p.text for p in paragraphs])
-    candidates = tuple(
-        Candidate(
-            evidence_id=p.key,
-            tenant_id=TENANT,
-            document_id=p.key,
-            revision_id=REVISION,
-            chunk_id=f"{p.key}#0",
-            source_url=f"bench://{p.key}",
-            title=p.title,
-            effective_at=EFFECTIVE,
-            span=Span(start=0, end=len(p.text)),
-            text=p.text,
-            text_sha256=hashlib.sha256(p.text.encode("utf-8")).hexdigest(),
-            retrieval_score=score,
-            query_facets=p.facets,
-        )
-        for p, score in zip(paragraphs, scores, strict=True)
-    )
+    """A request whose candidates are these paragraphs, scored as the paragraphs say."""
+    if all(p.score is not None for p in paragraphs):
+        scores = [p.score for p in paragraphs]
+    else:
+        scores = bm25_scores(question, [p.text for p in paragraphs])
     return Request(
         request_id=request_id,
         tenant_id=TENANT,
         principal=PRINCIPAL,
         question=question,
         facets=tuple(facets),
-        candidates=candidates,
+        candidates=tuple(_candidate(p, s) for p, s in zip(paragraphs, scores, strict=True)),  # type: ignore[arg-type]
     )
 
 
 def catalog_documents(requests: Sequence[Request]) -> list[CatalogDocument]:
-    """One readable, single-revision catalog entry per candidate document."""
-    return [
-        CatalogDocument(
-            tenant_id=TENANT,
-            document_id=c.document_id,
-            allowed_groups=(GROUP,),
-            revisions=(Revision(revision_id=REVISION, effective_at=EFFECTIVE),),
-        )
-        for r in requests
-        for c in r.candidates
-    ]
+    """One readable, single-revision catalog entry per candidate document.
+
+    The revision is effective when its candidates are (the adapters give all
+    candidates of one document the same `effective_at`).
+    """
+    documents: dict[str, CatalogDocument] = {}
+    for request in requests:
+        for c in request.candidates:
+            assert c.document_id is not None and c.effective_at is not None
+            documents.setdefault(
+                c.document_id,
+                CatalogDocument(
+                    tenant_id=TENANT,
+                    document_id=c.document_id,
+                    allowed_groups=(GROUP,),
+                    revisions=(Revision(revision_id=REVISION, effective_at=c.effective_at),),
+                ),
+            )
+    return list(documents.values())
 
 
-def hotpotqa_cases(data_dir: Path, limit: int | None = None) -> list[HotpotCase]:
-    """HotpotQA distractor questions: ten paragraphs each, two of them supporting."""
+def hotpotqa_cases(
+    data_dir: Path, limit: int | None = None, titles: bool = True
+) -> list[HotpotCase]:
+    """HotpotQA distractor questions: ten paragraphs each, two of them supporting.
+
+    `titles=False` drops the Wikipedia titles (the `hotpotqa-notitle` variant).
+    """
     cases = []
-    for index, record in enumerate(read_jsonl(data_file(data_dir, HOTPOTQA_FILE))):
-        qid = record["question_id"]
+    for index, record in enumerate(read_jsonl(data_file(data_dir, HOTPOTQA_FILE), limit)):
         paragraphs = [
-            Paragraph(key=f"hp{index}.{c['id']}", title=c["title"], text=c["paragraph_text"])
+            Paragraph(
+                key=f"hp{index}.{c['id']}",
+                title=c["title"] if titles else None,
+                text=c["paragraph_text"],
+            )
             for c in record["contexts"]
         ]
         supporting = frozenset(
             p.key for p, c in zip(paragraphs, record["contexts"], strict=True) if c["is_supporting"]
         )
         answers = tuple(s for a in record["answers_objects"] for s in a["spans"] if s)
-        request = build_request(f"hp-{qid}", record["question_text"], paragraphs)
+        request = build_request(f"hp-{record['question_id']}", record["question_text"], paragraphs)
         cases.append(HotpotCase(request=request, supporting=supporting, answers=answers))
-        if limit is not None and len(cases) >= limit:
-            break
     return cases
 
 
@@ -185,7 +258,7 @@ def entity_facets(entities: Sequence[str], text: str) -> tuple[str, ...]:
 def ramdocs_cases(data_dir: Path, limit: int | None = None) -> list[RamCase]:
     """RAMDocs questions: correct, misinformation and noise documents, several valid answers."""
     cases = []
-    for index, record in enumerate(read_jsonl(data_file(data_dir, RAMDOCS_FILE))):
+    for index, record in enumerate(read_jsonl(data_file(data_dir, RAMDOCS_FILE), limit)):
         entities = tuple(dict.fromkeys(record["disambig_entity"]))
         paragraphs = [
             Paragraph(
@@ -196,15 +269,80 @@ def ramdocs_cases(data_dir: Path, limit: int | None = None) -> list[RamCase]:
             )
             for j, d in enumerate(record["documents"])
         ]
-        misinfo = frozenset(
-            p.key
-            for p, d in zip(paragraphs, record["documents"], strict=True)
-            if d["type"] == "misinfo"
-        )
+        types = {p.key: d["type"] for p, d in zip(paragraphs, record["documents"], strict=True)}
         request = build_request(f"rd-{index}", record["question"], paragraphs, entities)
         cases.append(
-            RamCase(request=request, gold_answers=tuple(record["gold_answers"]), misinfo=misinfo)
+            RamCase(
+                request=request,
+                gold_answers=tuple(record["gold_answers"]),
+                misinfo=frozenset(k for k, t in types.items() if t == "misinfo"),
+                correct=frozenset(k for k, t in types.items() if t == "correct"),
+            )
         )
-        if limit is not None and len(cases) >= limit:
-            break
+    return cases
+
+
+def published(value: str) -> datetime:
+    """An article's publication time, which must precede the evaluation time."""
+    when = datetime.fromisoformat(value)
+    if when.tzinfo is None or when >= EVAL_TIME:
+        raise ValueError(f"published_at {value!r} is not a zoned time before {EVAL_TIME}")
+    return when
+
+
+def multihop_cases(data_dir: Path, limit: int | None = None) -> list[MultihopCase]:
+    """MultiHop-RAG news queries: ten one-sentence facts each, grouped by article."""
+    cases = []
+    for index, record in enumerate(read_jsonl(data_file(data_dir, MULTIHOP_FILE), limit)):
+        articles: dict[str, int] = {}
+        facts_seen: dict[str, int] = {}
+        paragraphs = []
+        evidence = set()
+        for passage in record["candidate_passages"]:
+            article = articles.setdefault(passage["url"], len(articles))
+            fact = facts_seen[passage["url"]] = facts_seen.get(passage["url"], -1) + 1
+            document = f"mh{index}.a{article}"
+            paragraph = Paragraph(
+                key=f"{document}.{fact}",
+                title=passage["title"],
+                text=passage["fact"],
+                document=document,
+                chunk=fact,
+                effective_at=published(passage["published_at"]),
+                score=float(passage["bm25_score"]),
+            )
+            paragraphs.append(paragraph)
+            if passage["in_evidence_list"]:
+                evidence.add(paragraph.key)
+        request = build_request(f"mh-{record['id']}", record["query"], paragraphs)
+        cases.append(
+            MultihopCase(
+                request=request,
+                evidence=frozenset(evidence),
+                null_query=record["question_type"] == "null_query",
+            )
+        )
+    return cases
+
+
+def conflict_nq_cases(data_dir: Path, limit: int | None = None) -> list[ConflictCase]:
+    """ConflictNQ questions: one real Natural Questions passage and five fakes contradicting it."""
+    cases = []
+    for index, record in enumerate(read_jsonl(data_file(data_dir, CONFLICT_NQ_FILE), limit)):
+        passages = record["candidate_passages"]
+        paragraphs = [
+            Paragraph(key=f"cq{index}.{j}", title=None, text=p["passage"])
+            for j, p in enumerate(passages)
+        ]
+        sides = {p.key: c["from_field"] for p, c in zip(paragraphs, passages, strict=True)}
+        [real] = [k for k, side in sides.items() if side == "real_passages"]
+        request = build_request(f"cq-{record['id']}", record["question"], paragraphs)
+        cases.append(
+            ConflictCase(
+                request=request,
+                real=real,
+                fakes=frozenset(k for k, side in sides.items() if side == "fake_passages"),
+                real_short_answer=record["real_short_answer"],
+            )
+        )
     return cases

@@ -1,41 +1,65 @@
-"""The packers compared on the same requests: ours, the naive loop, LlamaIndex, Haystack.
+"""The packers compared on the same requests: ours, naive loops, LlamaIndex, Haystack.
 
 Every packer is built once for an evidence budget (tokens) and then called per
 request. All of them see the candidates in retrieval order (score descending,
 ties by evidence id), which is what a retriever hands over. Each returns the
-passages that reach the model, with the text the model sees, and the context
-string (or our exact ledger) so the caller can count tokens used.
+passages that reach the model, with the text the model sees of each, and the
+context string (or our exact ledger) so the caller can count tokens used.
+
+What ours showed is read back from its rendered prompt, not assumed: each
+`<evidence label="...">` block's text (html-unescaped) is mapped through the
+label map, and ids the manifest lists in a block's `derived_from` count as
+kept (a copy of them was shown). The prompt may show a part of a passage.
 """
 
+import html
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 
 import tiktoken
 
-from packer import Catalog, TokenCounter, pack_request
+from benchmarks.adapters import EVAL_TIME
+from packer import Catalog, PackResult, TokenCounter, pack_request
+from packer.records import Evidence, text_facts
+from packer.render import block_body, block_header, render_block
 from schemas import Candidate, PackingConfig, Request
 
-# A fixed applicability time: the adapters' documents are effective since 2000.
-EVAL_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 # The rule of thumb users apply to turn a token budget into Haystack's word threshold.
 WORDS_PER_TOKEN = 0.75
+_BLOCK = re.compile(r'<evidence label="([^"]+)"[^>]*>\n?(.*?)\n?</evidence>', re.DOTALL)
 
 
 @dataclass(frozen=True)
 class Packed:
     """What one packer put in front of the model for one request.
 
-    `kept` maps evidence id to the text the model sees of it (a truncating packer
-    may show a prefix). `tokens` is the packer's own exact ledger when it has one;
-    otherwise the caller counts `context`. `conflicts` lists the groups of kept
-    passages the packer flagged as conflicting (None: it does not look).
+    `shown` maps the evidence id of each block to the text the model sees of it
+    (a truncating packer shows a prefix, ours may show some sentences);
+    `copies` maps ids folded into a shown block to that block's id. `tokens`
+    is the packer's own exact ledger when it has one; otherwise the caller
+    counts `context`. `conflicts` lists the groups of shown passages the
+    packer flagged to the model as conflicting (None: it does not look);
+    `conflict_groups` every group it detected, shown or not.
     """
 
-    kept: dict[str, str]
+    shown: dict[str, str]
     context: str
+    copies: dict[str, str] = field(default_factory=dict)
     tokens: int | None = None
     conflicts: tuple[frozenset[str], ...] | None = None
+    conflict_groups: tuple[frozenset[str], ...] | None = None
+
+    @property
+    def kept(self) -> set[str]:
+        """Every id whose text (or a copy of it) reached the model."""
+        return self.shown.keys() | self.copies.keys()
+
+    def block_of(self, evidence_id: str) -> str | None:
+        """The id of the block that showed this evidence, itself or the copy it was folded into."""
+        if evidence_id in self.shown:
+            return evidence_id
+        return self.copies.get(evidence_id)
 
 
 Packer = Callable[[Request], Packed]
@@ -51,6 +75,13 @@ def tiktoken_counter(encoding: tiktoken.Encoding) -> Callable[[str], int]:
     return lambda text: len(encoding.encode_ordinary(text))
 
 
+def shown_blocks(result: PackResult) -> dict[str, str]:
+    """Evidence id -> the text its block shows, parsed from the rendered user message."""
+    by_label = {entry.label: entry.evidence_id for entry in result.prompt.label_map}
+    user = result.prompt.messages[-1].content
+    return {by_label[label]: html.unescape(text) for label, text in _BLOCK.findall(user)}
+
+
 class OurPacker:
     """`pack_request` with an evidence budget; reports its exact ledger."""
 
@@ -63,58 +94,93 @@ class OurPacker:
 
     def __call__(self, request: Request) -> Packed:
         result = pack_request(request, self.catalog, self.config, self.tokens, EVAL_TIME)
-        texts = {c.evidence_id: c.text for c in request.candidates}
-        kept = {
-            eid: texts[eid]
-            for e in result.manifest.evidence
-            for eid in (e.evidence_id, *e.derived_from)
+        by_label = {entry.label: entry.evidence_id for entry in result.prompt.label_map}
+        copies = {
+            folded: e.evidence_id for e in result.manifest.evidence for folded in e.derived_from
         }
-        conflicts = tuple(
-            frozenset(c.evidence_ids) for c in result.manifest.conflicts if len(c.labels) > 1
-        )
         return Packed(
-            kept=kept,
+            shown=shown_blocks(result),
+            copies=copies,
             context=result.prompt.messages[-1].content,
             tokens=result.manifest.budget.used,
-            conflicts=conflicts,
+            conflicts=tuple(
+                frozenset(by_label[label] for label in c.labels)
+                for c in result.manifest.conflicts
+                if len(c.labels) > 1
+            ),
+            conflict_groups=tuple(frozenset(c.evidence_ids) for c in result.manifest.conflicts),
         )
+
+
+Block = Callable[[int, Candidate], str]
+"""Renders the n-th kept candidate (1-based) as the block a naive loop appends."""
+
+
+def numbered_block(n: int, cand: Candidate) -> str:
+    """The seeds' format: a `[n] (title)` header line, the text, a blank line after."""
+    return f"[{n}] ({cand.title or cand.document_id})\n{cand.text.strip()}\n\n"
+
+
+def our_format_block(n: int, cand: Candidate) -> str:
+    """The candidate as our packer renders a block, with label `En` (no dedup, no date).
+
+    The one place this benchmark touches our layout functions.
+    """
+    record = Evidence(
+        candidate=cand,
+        document_id=cand.document_id or "",
+        revision_id=cand.revision_id or "",
+        effective_at=cand.effective_at,
+        text=cand.text,
+        facts=text_facts(cand.text),
+        score=cand.retrieval_score,
+        facets=cand.query_facets,
+        span=None,
+    )
+    return render_block(f"E{n}", block_body(block_header(record, dated=False), cand.text))
 
 
 class NaivePacker:
-    """The loop from the seed articles: top-k by score, numbered headers, stop at the budget.
+    """The loop from the seed articles: top-k by score, stop at the first that does not fit.
 
-    As written in the seeds it counts only the passage text, not its header or
-    separator, so the rendered context can overrun the budget. `count_headers`
-    charges each whole rendered block instead (the obvious fix), for a
-    comparison at a truly equal budget.
+    As written in the seeds it skips exact repeats of a text's first 200
+    characters and counts only the passage text, not its header or separator,
+    so the rendered context can overrun the budget. `count_headers` charges
+    each whole rendered block instead (the obvious fix), for a comparison at a
+    truly equal budget; `block` chooses the rendering (the seeds' numbered
+    headers, or our evidence blocks).
     """
 
     def __init__(
-        self, budget: int, count: Callable[[str], int], count_headers: bool = False
+        self,
+        budget: int,
+        count: Callable[[str], int],
+        count_headers: bool = False,
+        block: Block = numbered_block,
     ) -> None:
         self.budget = budget
         self.count = count
         self.count_headers = count_headers
-        self.name = "naive-exact" if count_headers else "naive"
+        self.block = block
 
     def __call__(self, request: Request) -> Packed:
         out: list[str] = []
-        kept: dict[str, str] = {}
+        shown: dict[str, str] = {}
         used = 0
         seen: set[str] = set()
         for cand in retrieval_order(request):
             key = cand.text[:200]
             if key in seen:
                 continue
-            block = f"[{len(out) + 1}] ({cand.title or cand.document_id})\n{cand.text.strip()}"
-            cost = self.count(f"{block}\n\n" if self.count_headers else cand.text)
+            block = self.block(len(out) + 1, cand)
+            cost = self.count(block if self.count_headers else cand.text)
             if used + cost > self.budget:
                 break
             seen.add(key)
             used += cost
-            kept[cand.evidence_id] = cand.text
+            shown[cand.evidence_id] = cand.text
             out.append(block)
-        return Packed(kept=kept, context="\n\n".join(out))
+        return Packed(shown=shown, context="".join(out).rstrip("\n"))
 
 
 class _LlamaIndexPromptHelper:
@@ -140,8 +206,8 @@ class LlamaIndexTruncate(_LlamaIndexPromptHelper):
     def __call__(self, request: Request) -> Packed:
         order = retrieval_order(request)
         chunks = self.helper.truncate(self.prompt, [c.text for c in order])
-        kept = {c.evidence_id: chunk for c, chunk in zip(order, chunks, strict=True) if chunk}
-        return Packed(kept=kept, context="\n".join(chunks))
+        shown = {c.evidence_id: chunk for c, chunk in zip(order, chunks, strict=True) if chunk}
+        return Packed(shown=shown, context="\n".join(chunks))
 
 
 class LlamaIndexRepack(_LlamaIndexPromptHelper):
@@ -158,8 +224,8 @@ class LlamaIndexRepack(_LlamaIndexPromptHelper):
         order = retrieval_order(request)
         windows = self.helper.repack(self.prompt, [c.text for c in order])
         first = windows[0] if windows else ""
-        kept = {c.evidence_id: c.text for c in order if c.text.strip() and c.text.strip() in first}
-        return Packed(kept=kept, context=first)
+        shown = {c.evidence_id: c.text for c in order if c.text.strip() and c.text.strip() in first}
+        return Packed(shown=shown, context=first)
 
 
 class HaystackLostInTheMiddle:
@@ -186,6 +252,6 @@ class HaystackLostInTheMiddle:
             for c in retrieval_order(request)
         ]
         ranked = self.ranker.run(documents=docs)["documents"]
-        kept = {d.id: d.content for d in ranked}
+        shown = {d.id: d.content for d in ranked}
         context = "\n\n".join(f"[{i}] {d.content.strip()}" for i, d in enumerate(ranked, start=1))
-        return Packed(kept=kept, context=context)
+        return Packed(shown=shown, context=context)

@@ -1,35 +1,71 @@
-"""Packing quality on HotpotQA and RAMDocs: what right evidence reaches the model.
+"""Packing quality on four public QA sets: what right evidence reaches the model.
 
-    python -m benchmarks.quality [--data-dir ../shared/data] [--limit N] [--out FILE]
+    python -m benchmarks.quality [--data-dir ../shared/data] [--datasets NAME...]
+        [--packers NAME...] [--budgets N...] [--limit N] [--no-write] [--out FILE]
 
-Metrics per packer and evidence budget (tokens):
-- HotpotQA: share of questions with both supporting paragraphs packed whole;
-  share with a gold answer string in the packed text (yes/no questions left out);
-- RAMDocs: share whose every gold answer is in the packed text; share with a
-  misinformation document packed; share where the packer flagged a conflict
-  involving a packed misinformation document;
-- both: mean and max context tokens (our exact ledger; for the others, their
-  context string counted with tiktoken), mean tokens of evidence text inside
-  them (the rest is headers and markup), and the share of requests over budget.
+Datasets and packers are chosen by name or name prefix (an exact name wins:
+`ours` is ours with defaults, `ours-` every ablation, `ours:` every order
+policy, `naive` the seed loop, `naive-` its variants). Stdout shows one table
+per dataset (packers x budgets, cells = primary metric / % over budget) and
+the targets; `--no-write` leaves the results file alone.
+
+Metrics per packer and evidence budget (tokens); "packed whole" means a block
+shows the passage's whole text (whitespace aside), "kept" that some part of
+it, or a copy it was folded into, was shown; shares are % of requests:
+- HotpotQA (and `hotpotqa-notitle`): primary = both supporting paragraphs
+  packed whole; a gold answer string in the packed text (yes/no left out);
+- RAMDocs: primary = every gold answer in the packed text; a misinformation
+  document kept; of those, a flagged conflict involving a kept misinformation
+  document (packers that do not flag: none);
+- MultiHop-RAG: primary = every evidence fact packed whole, over the non-null
+  queries; mean tokens spent on the null queries (no evidence exists);
+- ConflictNQ: the real passage packed whole; kept; its short answer in the
+  packed text (over the questions whose real passage contains it verbatim,
+  65 of 451: the others' short answers are paraphrases); primary = both
+  sides kept (the real passage and at least one fake: the set's "both sides"
+  metric, which every packer can score); both
+  sides kept and flagged (a conflict group the packer flagged among the shown
+  passages holds the real passage and a fake; packers that do not flag score 0);
+- every set: `mid_sentence_cut`, requests where some block shows less than
+  its passage and does not end at a sentence end of the original; mean and
+  max context tokens (our exact ledger; for the others, their context string
+  counted with tiktoken), mean tokens of evidence text inside them (the rest
+  is headers and markup), and the share of requests over budget;
+- conflict detection, on the labelled sets (RAMDocs misinfo against correct,
+  ConflictNQ fakes against the real passage), from every conflict group our
+  manifest lists (all gated candidates, packed or not): a flagged pair (two
+  members of one group) is true when one side is misinfo/fake and the other
+  correct/real; precision = true pairs / flagged pairs, micro over requests;
+  recall = share of misinfo/fake passages in a group with a correct/real one.
 Strings are compared after lowercasing and removing punctuation, articles and
 extra whitespace (the SQuAD answer normalization).
 """
 
 import argparse
 import json
+import re
 import string
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from functools import partial
+from itertools import combinations
 from pathlib import Path
+from typing import Any, Protocol
 
+from benchmarks import targets
 from benchmarks.adapters import (
     DEFAULT_DATA_DIR,
+    ConflictCase,
     DataMissingError,
     HotpotCase,
+    MultihopCase,
     RamCase,
     catalog_documents,
+    conflict_nq_cases,
     hotpotqa_cases,
+    multihop_cases,
     ramdocs_cases,
 )
 from benchmarks.baselines import (
@@ -40,22 +76,26 @@ from benchmarks.baselines import (
     OurPacker,
     Packed,
     Packer,
+    our_format_block,
     tiktoken_counter,
 )
 from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
 from packer import Catalog, TokenCounter
-from schemas import PackingConfig
+from schemas import PackingConfig, Request, UtilityWeights
 
-BUDGETS = (256, 512, 1024, 2048)
+BUDGETS = (150, 256, 512, 1024, 2048)
 ORDER_POLICIES = ("relevance", "edges", "best_last", "chronological")
-ABLATIONS = {
+# One line per switch: name -> PackingConfig fields it overrides.
+ABLATIONS: dict[str, dict[str, Any]] = {
     "no-dedup": {"enable_dedup": False},
     "no-facets": {"enable_facet_coverage": False},
     "no-doc-cap": {"enable_document_cap": False},
+    **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "quality.json"
 _PUNCT = str.maketrans("", "", string.punctuation)
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 
 
 def normalize(text: str) -> str:
@@ -72,43 +112,263 @@ def contains(haystack: str, needle: str) -> bool:
 
 def packed_text(packed: Packed) -> str:
     """The evidence text that reaches the model, joined."""
-    return "\n".join(packed.kept.values())
+    return "\n".join(packed.shown.values())
 
 
-def whole(packed: Packed, evidence_id: str, text: str) -> bool:
-    """The passage reached the model entire (not cut to a prefix)."""
-    shown = packed.kept.get(evidence_id)
-    return shown is not None and shown.strip() == text.strip()
+def _same(shown: str, text: str) -> bool:
+    return shown.split() == text.split()
 
 
-@dataclass(frozen=True)
-class Row:
-    """One line of the quality table."""
+def whole(packed: Packed, evidence_id: str, texts: dict[str, str]) -> bool:
+    """The passage reached the model entire: its block (or the one it was folded into)
+    shows that block's whole passage."""
+    block = packed.block_of(evidence_id)
+    return block is not None and _same(packed.shown[block], texts[block])
 
-    dataset: str
-    packer: str
-    order_policy: str
-    budget: int
-    questions: int
-    both_supporting: float | None
-    answer_present: float | None
-    all_gold_present: float | None
-    misinfo_packed: float | None
-    conflict_flagged_on_misinfo: float | None
-    mean_tokens: float
-    mean_text_tokens: float
-    max_tokens: int
-    over_budget: float
+
+def ends_at_sentence(shown: str, text: str) -> bool:
+    """The shown part ends where a sentence of the original ends (or is the whole)."""
+    shown = shown.strip()
+    if _same(shown, text):
+        return True
+    start = text.find(shown)
+    if start < 0:  # re-spaced or re-written: judge the shown text alone
+        return bool(_SENTENCE_END.search(shown))
+    end = start + len(shown)
+    return bool(_SENTENCE_END.search(text[:end])) and (end == len(text) or text[end].isspace())
+
+
+def mid_sentence_cut(packed: Packed, texts: dict[str, str]) -> bool:
+    """Some block shows part of its passage, cut inside a sentence."""
+    return any(not ends_at_sentence(s, texts[e]) for e, s in packed.shown.items())
 
 
 def _share(flags: Sequence[bool]) -> float | None:
     return round(100.0 * sum(flags) / len(flags), 1) if flags else None
 
 
-def token_stats(packs: Sequence[Packed], budget: int, count: Callable[[str], int]) -> dict:
-    """Context tokens used (the packer's ledger, or the context counted) and evidence text in it."""
-    used = [p.tokens if p.tokens is not None else count(p.context) for p in packs]
-    text = [sum(count(t) for t in p.kept.values()) for p in packs]
+class Case(Protocol):
+    request: Request
+
+
+def _texts(case: Case) -> dict[str, str]:
+    return {c.evidence_id: c.text for c in case.request.candidates}
+
+
+Metrics = dict[str, float | None]
+Scorer = Callable[[Sequence[Any], Sequence[Packed], Sequence[int]], Metrics]
+Sides = Callable[[Any], tuple[frozenset[str], frozenset[str]]]
+
+
+def hotpot_metrics(
+    cases: Sequence[HotpotCase], packs: Sequence[Packed], used: Sequence[int]
+) -> Metrics:
+    both, answer = [], []
+    for case, packed in zip(cases, packs, strict=True):
+        texts = _texts(case)
+        both.append(all(whole(packed, e, texts) for e in case.supporting))
+        golds = [a for a in case.answers if normalize(a) not in {"yes", "no"}]
+        if golds:
+            answer.append(any(contains(packed_text(packed), a) for a in golds))
+    return {"both_supporting": _share(both), "answer_present": _share(answer)}
+
+
+def ramdocs_metrics(
+    cases: Sequence[RamCase], packs: Sequence[Packed], used: Sequence[int]
+) -> Metrics:
+    gold, misinfo, flagged = [], [], []
+    for case, packed in zip(cases, packs, strict=True):
+        text = packed_text(packed)
+        gold.append(all(contains(text, a) for a in case.gold_answers))
+        packed_misinfo = case.misinfo & packed.kept
+        misinfo.append(bool(packed_misinfo))
+        if packed_misinfo and packed.conflicts is not None:
+            flagged.append(any(group & packed_misinfo for group in packed.conflicts))
+    return {
+        "all_gold_present": _share(gold),
+        "misinfo_packed": _share(misinfo),
+        "conflict_flagged_on_misinfo": _share(flagged),
+    }
+
+
+def multihop_metrics(
+    cases: Sequence[MultihopCase], packs: Sequence[Packed], used: Sequence[int]
+) -> Metrics:
+    found, null_tokens = [], []
+    for case, packed, n in zip(cases, packs, used, strict=True):
+        if case.null_query:
+            null_tokens.append(n)
+        else:
+            texts = _texts(case)
+            found.append(all(whole(packed, e, texts) for e in case.evidence))
+    mean_null = round(sum(null_tokens) / len(null_tokens), 1) if null_tokens else None
+    return {"all_evidence": _share(found), "null_mean_tokens": mean_null}
+
+
+def conflict_nq_metrics(
+    cases: Sequence[ConflictCase], packs: Sequence[Packed], used: Sequence[int]
+) -> Metrics:
+    real_whole, real_kept, answer, both, flagged = [], [], [], [], []
+    for case, packed in zip(cases, packs, strict=True):
+        kept = packed.kept
+        sides = case.real in kept and bool(case.fakes & kept)
+        real_whole.append(whole(packed, case.real, _texts(case)))
+        real_kept.append(case.real in kept)
+        if contains(_texts(case)[case.real], case.real_short_answer):
+            answer.append(contains(packed_text(packed), case.real_short_answer))
+        both.append(sides)
+        flagged.append(
+            sides and any(case.real in g and bool(case.fakes & g) for g in packed.conflicts or ())
+        )
+    return {
+        "real_whole": _share(real_whole),
+        "real_kept": _share(real_kept),
+        "real_answer_present": _share(answer),
+        "both_kept": _share(both),
+        "both_kept_flagged": _share(flagged),
+    }
+
+
+def detection_counts(
+    groups: Iterable[frozenset[str]], wrong: frozenset[str], right: frozenset[str]
+) -> tuple[int, int, int]:
+    """(flagged pairs, true pairs, wrong passages grouped with a right one) of one request."""
+    pairs = true = 0
+    found: set[str] = set()
+    for group in groups:
+        for a, b in combinations(sorted(group), 2):
+            pairs += 1
+            true += (a in wrong and b in right) or (a in right and b in wrong)
+        if group & right:
+            found |= group & wrong
+    return pairs, true, len(found)
+
+
+def detection_metrics(cases: Sequence[Any], packs: Sequence[Packed], sides: Sides) -> Metrics:
+    """Conflict precision and recall against the labels (micro over requests)."""
+    pairs = true = found = wrong_total = 0
+    for case, packed in zip(cases, packs, strict=True):
+        wrong, right = sides(case)
+        p, t, f = detection_counts(packed.conflict_groups or (), wrong, right)
+        pairs, true, found, wrong_total = pairs + p, true + t, found + f, wrong_total + len(wrong)
+    return {
+        "conflict_pairs": pairs,
+        "conflict_precision": round(true / pairs, 3) if pairs else None,
+        "conflict_recall": round(found / wrong_total, 3) if wrong_total else None,
+    }
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One evaluation set: how to load it, score packs, and what its headline metric is.
+
+    `sides` gives a case's (wrong, right) passages when the set labels conflicts.
+    """
+
+    load: Callable[[Path, int | None], Sequence[Any]]
+    score: Scorer
+    primary: str
+    title: str
+    sides: Sides | None = None
+
+
+DATASETS: dict[str, Dataset] = {
+    "hotpotqa": Dataset(
+        hotpotqa_cases, hotpot_metrics, "both_supporting", "HotpotQA: both supporting packed"
+    ),
+    "hotpotqa-notitle": Dataset(
+        partial(hotpotqa_cases, titles=False),
+        hotpot_metrics,
+        "both_supporting",
+        "HotpotQA without titles: both supporting packed",
+    ),
+    "ramdocs": Dataset(
+        ramdocs_cases,
+        ramdocs_metrics,
+        "all_gold_present",
+        "RAMDocs: every gold answer packed",
+        sides=lambda c: (c.misinfo, c.correct),
+    ),
+    "multihop_rag": Dataset(
+        multihop_cases, multihop_metrics, "all_evidence", "MultiHop-RAG: all evidence packed"
+    ),
+    "conflict_nq": Dataset(
+        conflict_nq_cases,
+        conflict_nq_metrics,
+        "both_kept",
+        "ConflictNQ: both sides kept",
+        sides=lambda c: (c.fakes, frozenset([c.real])),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What packers are built from: the shared catalog and token counters."""
+
+    catalog: Catalog
+    tokens: TokenCounter
+    count: Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class PackerSpec:
+    """A compared packer: its name, order policy, and how to build it for a budget."""
+
+    name: str
+    order_policy: str
+    build: Callable[[int, Tools], Packer]
+
+
+def _ours(**overrides: Any) -> Callable[[int, Tools], Packer]:
+    def build(budget: int, tools: Tools) -> Packer:
+        config = PackingConfig(max_evidence_tokens=budget, **overrides)
+        return OurPacker(config, tools.catalog, tools.tokens)
+
+    return build
+
+
+def _naive(**options: Any) -> Callable[[int, Tools], Packer]:
+    return lambda budget, tools: NaivePacker(budget, tools.count, **options)
+
+
+PACKERS: list[PackerSpec] = [
+    PackerSpec("ours", "relevance", _ours()),
+    *(PackerSpec(f"ours:{p}", p, _ours(order_policy=p)) for p in ORDER_POLICIES[1:]),
+    *(PackerSpec(f"ours-{name}", "relevance", _ours(**o)) for name, o in ABLATIONS.items()),
+    PackerSpec("naive", "score", _naive()),
+    PackerSpec("naive-exact", "score", _naive(count_headers=True)),
+    PackerSpec("naive-ourformat", "score", _naive(count_headers=True, block=our_format_block)),
+    PackerSpec("llamaindex-truncate", "score", lambda b, _: LlamaIndexTruncate(b)),
+    PackerSpec("llamaindex-repack", "score", lambda b, _: LlamaIndexRepack(b)),
+    PackerSpec("haystack-litm", "edges", lambda b, _: HaystackLostInTheMiddle(b)),
+]
+
+
+def choose(names: Sequence[str], selectors: Sequence[str] | None) -> list[str]:
+    """Names matching any selector: the exact name if there is one, else every prefix match."""
+    if not selectors:
+        return list(names)
+    chosen: set[str] = set()
+    for selector in selectors:
+        matches = [selector] if selector in names else [n for n in names if n.startswith(selector)]
+        if not matches:
+            raise ValueError(f"{selector!r} matches none of: {', '.join(names)}")
+        chosen.update(matches)
+    return [n for n in names if n in chosen]
+
+
+def tokens_used(packs: Sequence[Packed], count: Callable[[str], int]) -> list[int]:
+    """Context tokens of each pack: the packer's ledger, or its context counted."""
+    return [p.tokens if p.tokens is not None else count(p.context) for p in packs]
+
+
+def token_stats(
+    packs: Sequence[Packed], budget: int, count: Callable[[str], int]
+) -> dict[str, float | int | None]:
+    """Context tokens used and the evidence text in them."""
+    used = tokens_used(packs, count)
+    text = [sum(count(t) for t in p.shown.values()) for p in packs]
     return {
         "mean_tokens": round(sum(used) / len(used), 1),
         "mean_text_tokens": round(sum(text) / len(text), 1),
@@ -117,103 +377,79 @@ def token_stats(packs: Sequence[Packed], budget: int, count: Callable[[str], int
     }
 
 
-def hotpot_row(
-    name: str,
-    policy: str,
+def score_row(
+    dataset: str,
+    spec: PackerSpec,
     budget: int,
-    cases: Sequence[HotpotCase],
-    packer: Packer,
+    cases: Sequence[Any],
+    packs: Sequence[Packed],
     count: Callable[[str], int],
-) -> Row:
-    """Run one packer over the HotpotQA cases and score it."""
-    packs = [packer(case.request) for case in cases]
-    both, answer = [], []
-    for case, packed in zip(cases, packs, strict=True):
-        texts = {c.evidence_id: c.text for c in case.request.candidates}
-        both.append(all(whole(packed, e, texts[e]) for e in case.supporting))
-        golds = [a for a in case.answers if normalize(a) not in {"yes", "no"}]
-        if golds:
-            answer.append(any(contains(packed_text(packed), a) for a in golds))
-    return Row(
-        dataset="hotpotqa",
-        packer=name,
-        order_policy=policy,
-        budget=budget,
-        questions=len(cases),
-        both_supporting=_share(both),
-        answer_present=_share(answer),
-        all_gold_present=None,
-        misinfo_packed=None,
-        conflict_flagged_on_misinfo=None,
+) -> dict[str, Any]:
+    """One line of the quality table: the dataset's metrics, the common ones, detection."""
+    data = DATASETS[dataset]
+    used = tokens_used(packs, count)
+    cut = [mid_sentence_cut(p, _texts(c)) for c, p in zip(cases, packs, strict=True)]
+    row: dict[str, Any] = {
+        "dataset": dataset,
+        "packer": spec.name,
+        "order_policy": spec.order_policy,
+        "budget": budget,
+        "questions": len(cases),
+        "primary": data.primary,
+        **data.score(cases, packs, used),
+        "mid_sentence_cut": _share(cut),
         **token_stats(packs, budget, count),
-    )
+    }
+    if data.sides is not None and all(p.conflict_groups is not None for p in packs):
+        row.update(detection_metrics(cases, packs, data.sides))
+    return row
 
 
-def ramdocs_row(
-    name: str,
-    policy: str,
-    budget: int,
-    cases: Sequence[RamCase],
-    packer: Packer,
-    count: Callable[[str], int],
-) -> Row:
-    """Run one packer over the RAMDocs cases and score it."""
-    packs = [packer(case.request) for case in cases]
-    gold, misinfo, flagged = [], [], []
-    for case, packed in zip(cases, packs, strict=True):
-        text = packed_text(packed)
-        gold.append(all(contains(text, a) for a in case.gold_answers))
-        packed_misinfo = case.misinfo & packed.kept.keys()
-        misinfo.append(bool(packed_misinfo))
-        if packed_misinfo and packed.conflicts is not None:
-            flagged.append(any(group & packed_misinfo for group in packed.conflicts))
-    return Row(
-        dataset="ramdocs",
-        packer=name,
-        order_policy=policy,
-        budget=budget,
-        questions=len(cases),
-        both_supporting=None,
-        answer_present=None,
-        all_gold_present=_share(gold),
-        misinfo_packed=_share(misinfo),
-        conflict_flagged_on_misinfo=_share(flagged),
-        **token_stats(packs, budget, count),
-    )
-
-
-def packers_for(
-    budget: int, catalog: Catalog, tokens: TokenCounter
-) -> Iterable[tuple[str, str, Packer]]:
-    """(name, order policy, packer) for every packer compared at this budget."""
-    for policy in ORDER_POLICIES:
-        config = PackingConfig(max_evidence_tokens=budget, order_policy=policy)
-        yield "ours", policy, OurPacker(config, catalog, tokens)
-    for name, switches in ABLATIONS.items():
-        config = PackingConfig(max_evidence_tokens=budget, **switches)
-        yield f"ours {name}", "relevance", OurPacker(config, catalog, tokens)
-    count = tiktoken_counter(tokens.encoding)
-    yield "naive", "score", NaivePacker(budget, count)
-    yield "naive-exact", "score", NaivePacker(budget, count, count_headers=True)
-    yield "llamaindex-truncate", "score", LlamaIndexTruncate(budget)
-    yield "llamaindex-repack", "score", LlamaIndexRepack(budget)
-    yield "haystack-litm", "edges", HaystackLostInTheMiddle(budget)
-
-
-def evaluate(data_dir: Path, limit: int | None, budgets: Sequence[int]) -> list[Row]:
-    """Every packer at every budget on both datasets."""
-    hotpot = hotpotqa_cases(data_dir, limit)
-    ram = ramdocs_cases(data_dir, limit)
-    catalog = Catalog(catalog_documents([c.request for c in hotpot] + [c.request for c in ram]))
+def evaluate(
+    data_dir: Path,
+    limit: int | None,
+    budgets: Sequence[int],
+    datasets: Sequence[str],
+    packers: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Every chosen packer at every budget on every chosen dataset."""
+    cases = {name: DATASETS[name].load(data_dir, limit) for name in datasets}
+    catalog = Catalog(catalog_documents([c.request for cs in cases.values() for c in cs]))
     tokens = TokenCounter.load()
-    count = tokens.count
+    tools = Tools(catalog, tokens, tiktoken_counter(tokens.encoding))
+    specs = [s for s in PACKERS if s.name in packers]
     rows = []
     with offline_cl100k_cache():
         for budget in budgets:
-            for name, policy, packer in packers_for(budget, catalog, tokens):
-                rows.append(hotpot_row(name, policy, budget, hotpot, packer, count))
-                rows.append(ramdocs_row(name, policy, budget, ram, packer, count))
+            for spec in specs:
+                packer = spec.build(budget, tools)
+                for name, dataset_cases in cases.items():
+                    packs = [packer(case.request) for case in dataset_cases]
+                    rows.append(score_row(name, spec, budget, dataset_cases, packs, tokens.count))
     return rows
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> str:
+    """Per dataset: packers x budgets, each cell `primary metric/% over budget`."""
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        mine = [r for r in rows if r["dataset"] == dataset]
+        budgets = sorted({r["budget"] for r in mine})
+        out.append(
+            f"{dataset} ({mine[0]['questions']} questions): {mine[0]['primary']} % / % over budget"
+        )
+        out.append(f"{'':24s}" + "".join(f"{b:>13d}" for b in budgets))
+        for packer in dict.fromkeys(r["packer"] for r in mine):
+            cells = {r["budget"]: r for r in mine if r["packer"] == packer}
+            line = "".join(
+                f"{cells[b][cells[b]['primary']]!s:>7}/{cells[b]['over_budget']!s:<5}"
+                if b in cells
+                else f"{'-':>13}"
+                for b in budgets
+            )
+            out.append(f"{packer:24s}{line}")
+        out.append("")
+    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -221,27 +457,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="holds hotpotqa/ and ramdocs/"
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA_DIR,
+        help="holds hotpotqa/, ramdocs/, multihop_rag/ and conflict_nq/",
     )
+    parser.add_argument("--datasets", nargs="+", help=f"of {', '.join(DATASETS)} (prefix ok)")
+    parser.add_argument("--packers", nargs="+", help="packer names or prefixes (default: all)")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each set")
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
+    parser.add_argument("--no-write", action="store_true", help="print only, write no file")
     args = parser.parse_args(argv)
     try:
-        rows = evaluate(args.data_dir, args.limit, args.budgets)
+        datasets = choose(list(DATASETS), args.datasets)
+        packers = choose([s.name for s in PACKERS], args.packers)
+    except ValueError as err:
+        parser.error(str(err))
+    started = time.perf_counter()
+    try:
+        rows = evaluate(args.data_dir, args.limit, args.budgets, datasets, packers)
     except DataMissingError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    results = {"machine": machine(), "rows": [asdict(r) for r in rows]}
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
-    for r in rows:
-        if r.dataset == "hotpotqa":
-            print(
-                f"{r.budget:5d} {r.packer:24s} {r.order_policy:13s} both={r.both_supporting} "
-                f"answer={r.answer_present} tokens={r.mean_tokens} over={r.over_budget}"
-            )
-    print(f"wrote {args.out}")
+    print(summary(rows))
+    print("\n".join(t.line() for t in targets.evaluate(rows)))
+    print(f"\n{len(rows)} rows in {time.perf_counter() - started:.1f} s")
+    if not args.no_write:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        results = {"machine": machine(), "rows": rows}
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        print(f"wrote {args.out}")
     return 0
 
 

@@ -17,18 +17,31 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchmarks import adapters, quality, speed
+from benchmarks import adapters, quality, speed, targets
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
-GOAL_POINTS = 10.0
-GOAL_BUDGETS = (512, 1024)
 COMPARED = (
     "ours",
     "naive",
     "naive-exact",
+    "naive-ourformat",
     "llamaindex-truncate",
     "llamaindex-repack",
     "haystack-litm",
+)
+# Columns every quality row has; the rest are its dataset's own metrics.
+COMMON = ("dataset", "packer", "order_policy", "budget", "questions", "primary")
+TOKEN_COLUMNS = (
+    ("mid_sentence_cut", "% cut mid-sentence"),
+    ("mean_tokens", "mean tokens"),
+    ("mean_text_tokens", "mean text tokens"),
+    ("max_tokens", "max tokens"),
+    ("over_budget", "% over budget"),
+)
+DETECTION_COLUMNS = (
+    ("conflict_pairs", "flagged pairs"),
+    ("conflict_precision", "precision"),
+    ("conflict_recall", "recall"),
 )
 
 
@@ -53,112 +66,62 @@ def stamp(machine: dict) -> str:
     )
 
 
-def _row(rows: Sequence[dict], dataset: str, packer: str, budget: int) -> dict | None:
-    return next(
-        (
-            r
-            for r in rows
-            if r["dataset"] == dataset
-            and r["packer"] == packer
-            and r["budget"] == budget
-            and r["order_policy"] in ("relevance", "score", "edges")
-        ),
-        None,
-    )
-
-
-def goal_lines(rows: Sequence[dict]) -> list[str]:
-    """The HotpotQA goal: ours >= naive + 10 points at 512 and 1,024, never over budget."""
-    lines = []
-    for budget in GOAL_BUDGETS:
-        ours, naive = (
-            _row(rows, "hotpotqa", "ours", budget),
-            _row(rows, "hotpotqa", "naive", budget),
-        )
-        if ours is None or naive is None:
-            continue
-        delta = round(ours["both_supporting"] - naive["both_supporting"], 1)
-        verdict = "met" if delta >= GOAL_POINTS and ours["over_budget"] == 0 else "MISSED"
-        lines.append(
-            f"- budget {budget}: ours {ours['both_supporting']}% vs naive "
-            f"{naive['both_supporting']}% (delta {delta:+} points; naive over budget on "
-            f"{naive['over_budget']}% of questions, ours on {ours['over_budget']}%): **{verdict}**"
-        )
-        exact = _row(rows, "hotpotqa", "naive-exact", budget)
-        if exact is not None:
-            lines.append(
-                f"  - against the naive loop charged for its headers (never over budget): "
-                f"{exact['both_supporting']}%, delta "
-                f"{round(ours['both_supporting'] - exact['both_supporting'], 1):+} points"
-            )
-    return lines
-
-
-ABLATION_METRICS = {
-    "hotpotqa": ("both_supporting", "answer_present"),
-    "ramdocs": ("all_gold_present", "misinfo_packed", "conflict_flagged_on_misinfo"),
-}
-
-
-def ablation_rows(rows: Sequence[dict]) -> list[dict]:
-    """Each switch-off (and order policy) minus ours with defaults, in points."""
-    out = []
+def by_dataset(rows: Sequence[dict]) -> dict[str, list[dict]]:
+    """Rows grouped by dataset, in run order."""
+    out: dict[str, list[dict]] = {}
     for row in rows:
-        if not row["packer"].startswith("ours") or (
-            row["packer"] == "ours" and row["order_policy"] == "relevance"
-        ):
-            continue
-        base = next(
-            r
-            for r in rows
-            if r["dataset"] == row["dataset"]
-            and r["budget"] == row["budget"]
-            and r["packer"] == "ours"
-            and r["order_policy"] == "relevance"
-        )
-        variant = row["packer"] if row["packer"] != "ours" else f"order {row['order_policy']}"
-        deltas = {
-            f"d_{m}": round(row[m] - base[m], 1)
-            for m in ABLATION_METRICS[row["dataset"]]
-            if row[m] is not None and base[m] is not None
-        }
-        out.append(
-            {"dataset": row["dataset"], "budget": row["budget"], "variant": variant, **deltas}
-        )
+        out.setdefault(row["dataset"], []).append(row)
     return out
 
 
+def budget_grid(rows: Sequence[dict], metric: str | None = None) -> tuple[list[dict], list]:
+    """Rows = packers, columns = budgets, cells = the metric (default: the primary)."""
+    budgets = sorted({r["budget"] for r in rows})
+    grid: dict[str, dict] = {}
+    for r in rows:
+        grid.setdefault(r["packer"], {"packer": r["packer"]})[r["budget"]] = r[
+            metric or r["primary"]
+        ]
+    return list(grid.values()), [("packer", "packer"), *((b, str(b)) for b in budgets)]
+
+
+def ablation_rows(rows: Sequence[dict]) -> tuple[list[dict], list]:
+    """Each ours variant minus ours with defaults on the primary metric, in points, by budget."""
+    base = {(r["dataset"], r["budget"]): r for r in rows if r["packer"] == targets.OURS}
+    out: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        ours = base.get((row["dataset"], row["budget"]))
+        if not row["packer"].startswith("ours") or row["packer"] == targets.OURS or ours is None:
+            continue
+        line = out.setdefault(
+            (row["packer"], row["dataset"]), {"variant": row["packer"], "dataset": row["dataset"]}
+        )
+        mine, theirs = row[row["primary"]], ours[row["primary"]]
+        line[row["budget"]] = None if mine is None or theirs is None else round(mine - theirs, 1)
+    budgets = sorted({r["budget"] for r in rows})
+    columns = [("variant", "variant"), ("dataset", "dataset"), *((b, str(b)) for b in budgets)]
+    return list(out.values()), columns
+
+
 def plot_retention(rows: Sequence[dict], path: Path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, (dataset, metric, title) in zip(
-        axes,
-        [
-            ("hotpotqa", "both_supporting", "HotpotQA: both supporting paragraphs packed (%)"),
-            ("ramdocs", "all_gold_present", "RAMDocs: every gold answer packed (%)"),
-        ],
-        strict=True,
-    ):
+    """One panel per dataset: its primary metric against the budget, per compared packer."""
+    groups = by_dataset(rows)
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 4), squeeze=False)
+    for ax, (dataset, mine) in zip(axes[0], groups.items(), strict=True):
         for packer in COMPARED:
-            mine = [
-                r
-                for r in rows
-                if r["dataset"] == dataset
-                and r["packer"] == packer
-                and r["order_policy"] in ("relevance", "score", "edges")
-            ]
-            if not mine:
+            points = sorted((r["budget"], r[r["primary"]]) for r in mine if r["packer"] == packer)
+            if not points:
                 continue
-            points = sorted((r["budget"], r[metric]) for r in mine)
-            over = max(r["over_budget"] for r in mine)
-            label = f"{packer} (over budget on up to {over:.0f}%)" if over > 0 else packer
+            over = max(r["over_budget"] for r in mine if r["packer"] == packer)
+            label = f"{packer} (over budget up to {over:.0f}%)" if over > 0 else packer
             ax.plot(*zip(*points, strict=True), marker="o", label=label)
-        budgets = sorted({r["budget"] for r in rows})
+        budgets = sorted({r["budget"] for r in mine})
         ax.set_xscale("log", base=2)
         ax.set_xticks(budgets, [str(b) for b in budgets])
         ax.set_xlabel("evidence budget (tokens)")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(f"{dataset}: {mine[0]['primary']} (%)", fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+        ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -337,71 +300,80 @@ def speed_section(results: dict) -> list[str]:
     return out
 
 
+def dataset_section(dataset: str, rows: Sequence[dict]) -> list[str]:
+    """The budget grid of the primary metric, then every metric of the compared packers
+    (the ablations have their own table)."""
+    metrics = [k for k in rows[0] if k not in COMMON and k not in dict(TOKEN_COLUMNS)]
+    metrics = [k for k in metrics if k not in dict(DETECTION_COLUMNS)]
+    grid, grid_columns = budget_grid(rows)
+    return [
+        f"### {dataset} ({rows[0]['questions']} questions): {rows[0]['primary']} (%)",
+        "",
+        table(grid, grid_columns),
+        "",
+        table(
+            [r for r in rows if r["packer"] in COMPARED or r["packer"].startswith("ours:")],
+            [
+                ("budget", "budget"),
+                ("packer", "packer"),
+                ("order_policy", "order"),
+                *((m, m.replace("_", " ")) for m in metrics),
+                *TOKEN_COLUMNS,
+            ],
+        ),
+        "",
+    ]
+
+
 def quality_section(results: dict) -> list[str]:
     rows = results["rows"]
-    hotpot = [r for r in rows if r["dataset"] == "hotpotqa"]
-    ram = [r for r in rows if r["dataset"] == "ramdocs"]
-    common = [("budget", "budget"), ("packer", "packer"), ("order_policy", "order")]
-    tokens = [
-        ("mean_tokens", "mean tokens"),
-        ("mean_text_tokens", "mean text tokens"),
-        ("max_tokens", "max tokens"),
-        ("over_budget", "% over budget"),
-    ]
-    return [
+    detected = [r for r in rows if "conflict_pairs" in r]
+    ablations, ablation_columns = ablation_rows(rows)
+    lost = targets.losses(rows)
+    out = [
         "## Packing quality",
         "",
         stamp(results["machine"]),
         "",
-        "### Goal: ours >= naive + 10 points on HotpotQA (both supporting paragraphs)",
+        "### Targets",
         "",
-        *goal_lines(rows),
+        targets.__doc__.split("\n\n", 1)[1].strip(),
+        "",
+        *(t.line() for t in targets.evaluate(rows)),
+        "",
+        "### Where ours loses (primary metric below naive-exact)",
+        "",
+        table(
+            lost, [(k, k) for k in ("dataset", "budget", "metric", "ours", "naive-exact", "delta")]
+        )
+        if lost
+        else "Nowhere in this run.",
         "",
         "![retention](retention.png)",
         "",
-        f"### HotpotQA ({hotpot[0]['questions'] if hotpot else 0} questions)",
+    ]
+    for dataset, mine in by_dataset(rows).items():
+        out += dataset_section(dataset, mine)
+    out += [
+        "### Conflict detection against the labels (ours, every conflict group detected)",
         "",
         table(
-            hotpot,
-            [
-                *common,
-                ("both_supporting", "% both supporting"),
-                ("answer_present", "% answer present"),
-                *tokens,
-            ],
-        ),
-        "",
-        f"### RAMDocs ({ram[0]['questions'] if ram else 0} questions)",
-        "",
-        table(
-            ram,
-            [
-                *common,
-                ("all_gold_present", "% every gold answer"),
-                ("misinfo_packed", "% misinfo packed"),
-                ("conflict_flagged_on_misinfo", "% flagged (of misinfo packed)"),
-                *tokens,
-            ],
-        ),
-        "",
-        "### Ablations and order policies (points, minus ours with defaults)",
-        "",
-        "Order policies only reorder what was selected, so retention cannot change with",
-        "them; their effect on answers needs a generator and is not measured here.",
-        "",
-        table(
-            ablation_rows(rows),
+            detected,
             [
                 ("dataset", "dataset"),
                 ("budget", "budget"),
-                ("variant", "variant"),
-                ("d_both_supporting", "both supporting"),
-                ("d_answer_present", "answer present"),
-                ("d_all_gold_present", "every gold answer"),
-                ("d_misinfo_packed", "misinfo packed"),
-                ("d_conflict_flagged_on_misinfo", "flagged on misinfo"),
+                ("packer", "packer"),
+                *DETECTION_COLUMNS,
             ],
         ),
+        "",
+        "### Ablations and order policies (primary metric, points, minus ours with defaults)",
+        "",
+        "`zero-<term>` sets that utility weight to 0; `no-...` turns a switch off. Order",
+        "policies only reorder what was selected, so retention cannot change with",
+        "them; their effect on answers needs a generator and is not measured here.",
+        "",
+        table(ablations, ablation_columns),
         "",
         "### How the records were mapped",
         "",
@@ -409,9 +381,10 @@ def quality_section(results: dict) -> list[str]:
         "",
         "### Metrics",
         "",
-        quality.__doc__.split("\n\n", 2)[2].strip(),
+        quality.__doc__.split("\n\n", 3)[3].strip(),
         "",
     ]
+    return out
 
 
 def write_report(results_dir: Path) -> Path:

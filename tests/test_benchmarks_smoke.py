@@ -2,7 +2,9 @@
 
 No timings are asserted: only that every command completes, writes what the
 report needs, and that the figures it writes are consistent (our packer never
-over budget, shares are percentages, conservation of candidates).
+over budget, shares are percentages, conservation of candidates), plus the
+scoring rules the metrics rest on (what a packer showed, sentence cuts,
+conflict pairs).
 """
 
 import json
@@ -12,12 +14,15 @@ import pytest
 
 from benchmarks import quality, report, speed
 from benchmarks.adapters import (
+    EVAL_TIME,
     DataMissingError,
     catalog_documents,
+    conflict_nq_cases,
     hotpotqa_cases,
+    multihop_cases,
     ramdocs_cases,
 )
-from benchmarks.baselines import OurPacker
+from benchmarks.baselines import NaivePacker, OurPacker, Packed, our_format_block, tiktoken_counter
 from benchmarks.offline_tiktoken import CL100K_URL, offline_cl100k_cache
 from packer import Catalog, TokenCounter
 from schemas import PackingConfig
@@ -72,7 +77,61 @@ def _write_data(root: Path) -> Path:
                 "wrong_answers": ["999"],
             }
             out.write(json.dumps(record) + "\n")
+    _write_multihop(root / "multihop_rag")
+    _write_conflict_nq(root / "conflict_nq")
     return root
+
+
+def _fact(article: int, k: int, q: int, evidence: bool) -> dict:
+    return {
+        "title": f"Headline {article} of query {q}",
+        "url": f"https://news.example/{q}/{article}",
+        "published_at": f"2023-10-{10 + article:02d}T08:00:00+00:00",
+        "fact": _paragraph(TOPICS[article + k], q, k),
+        "in_evidence_list": evidence,
+        "bm25_score": 10.0 - article - k / 10,
+        "pool_id": 10 * article + k,
+    }
+
+
+def _write_multihop(folder: Path) -> None:
+    folder.mkdir()
+    with open(folder / "multihop_rag_500.jsonl", "w") as out:
+        for q in range(3):
+            null = q == 2
+            passages = [_fact(a, k, q, not null and k == 0) for a in range(3) for k in range(2)]
+            record = {
+                "id": str(q),
+                "query": f"Did the river and the castle of query {q} both appear?",
+                "answer": "Insufficient information." if null else "yes",
+                "question_type": "null_query" if null else "comparison_query",
+                "evidence_list": [p for p in passages if p["in_evidence_list"]],
+                "candidate_passages": passages,
+            }
+            out.write(json.dumps(record) + "\n")
+
+
+def _write_conflict_nq(folder: Path) -> None:
+    folder.mkdir()
+    with open(folder / "conflict_nq_eval.jsonl", "w") as out:
+        for q in range(3):
+            real = f"The harbor of question {q} opened on May {q + 3}, 1911, after a long debate."
+            fakes = [
+                real.replace(f"May {q + 3}, 1911", "June 9, 1987"),
+                _paragraph("comet", q, 5),
+            ]
+            passages = [{"passage": real, "from_field": "real_passages", "index": 0}] + [
+                {"passage": f, "from_field": "fake_passages", "index": i}
+                for i, f in enumerate(fakes)
+            ]
+            record = {
+                "id": f"c{q}",
+                "question": f"when did the harbor of question {q} open",
+                "real_short_answer": f"May {q + 3}, 1911",
+                "fake_short_answer": "June 9, 1987",
+                "candidate_passages": passages[::-1],
+            }
+            out.write(json.dumps(record) + "\n")
 
 
 @pytest.fixture(scope="module")
@@ -97,15 +156,76 @@ def test_adapters_map_records_and_bm25_prefers_matching_text(data_dir: Path) -> 
     assert cases[0].supporting == {"hp0.0", "hp0.3"}
     best = max(request.candidates, key=lambda c: c.retrieval_score)
     assert best.document_id == "hp0.0"  # the only paragraph about the river
+    assert [c.title for c in hotpotqa_cases(data_dir, titles=False)[0].request.candidates] == [
+        None
+    ] * len(TOPICS)
     ram = ramdocs_cases(data_dir)
     assert ram[0].misinfo == {"rd0.1"}
+    assert ram[0].correct == {"rd0.0"}
     assert ram[0].request.facets == ("Springfield",)
     assert ram[0].request.candidates[0].query_facets == ("Springfield",)
     assert ram[0].request.candidates[2].query_facets == ()
 
 
+def test_multihop_facts_share_their_article_and_keep_the_given_scores(data_dir: Path) -> None:
+    cases = multihop_cases(data_dir)
+    first = cases[0].request.candidates
+    assert [c.evidence_id for c in first[:3]] == ["mh0.a0.0", "mh0.a0.1", "mh0.a1.0"]
+    assert first[0].document_id == first[1].document_id == "mh0.a0"
+    assert first[0].chunk_id != first[1].chunk_id and first[0].span is None
+    assert first[2].retrieval_score == 9.0 and first[0].title == "Headline 0 of query 0"
+    assert all(c.effective_at is not None and c.effective_at < EVAL_TIME for c in first)
+    assert cases[0].evidence == {"mh0.a0.0", "mh0.a1.0", "mh0.a2.0"}
+    assert cases[2].null_query and not cases[2].evidence
+    [doc] = [d for d in catalog_documents([cases[0].request]) if d.document_id == "mh0.a1"]
+    assert doc.revisions[0].effective_at == first[2].effective_at
+
+
+def test_conflict_nq_labels_one_real_passage_against_fakes(data_dir: Path) -> None:
+    [case, *_] = conflict_nq_cases(data_dir)
+    assert case.real == "cq0.2" and case.fakes == {"cq0.0", "cq0.1"}
+    assert all(c.title is None for c in case.request.candidates)
+
+
+def test_shown_text_and_sentence_cuts() -> None:
+    text = "First sentence here. Second one, with a comma. Third."
+    assert quality.ends_at_sentence("First sentence here.", text)
+    assert quality.ends_at_sentence("Second one, with a comma.", text)
+    assert not quality.ends_at_sentence("First sentence", text)
+    assert not quality.ends_at_sentence("Second one, with a comma", text)
+    packed = Packed(shown={"a": "First sentence here."}, context="", copies={"b": "a"})
+    texts = {"a": text, "b": text}
+    assert packed.kept == {"a", "b"}
+    assert not quality.whole(packed, "b", texts) and not quality.mid_sentence_cut(packed, texts)
+    assert quality.whole(Packed(shown={"a": f" {text}\n"}, context=""), "a", texts)
+
+
+def test_conflict_pairs_are_true_only_across_the_labels() -> None:
+    wrong, right = frozenset({"m1", "m2"}), frozenset({"c"})
+    # {c, m1}: one true pair; {m2, n}: a false pair and m2 grouped with no correct passage.
+    pairs, true, found = quality.detection_counts(
+        [frozenset({"c", "m1"}), frozenset({"m2", "n"})], wrong, right
+    )
+    assert (pairs, true, found) == (2, 1, 1)
+
+
+def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
+    tokens = TokenCounter.load()
+    count = tiktoken_counter(tokens.encoding)
+    packer = NaivePacker(200, count, count_headers=True, block=our_format_block)
+    for case in multihop_cases(data_dir) + ramdocs_cases(data_dir):
+        packed = packer(case.request)
+        assert packed.shown and count(packed.context) <= 200
+        assert packed.context.startswith('<evidence label="E1"')
+
+
 def test_our_packer_keeps_every_candidate_accounted(data_dir: Path) -> None:
-    cases = hotpotqa_cases(data_dir) + ramdocs_cases(data_dir)
+    cases = [
+        *hotpotqa_cases(data_dir),
+        *ramdocs_cases(data_dir),
+        *multihop_cases(data_dir),
+        *conflict_nq_cases(data_dir),
+    ]
     requests = [c.request for c in cases]
     packer = OurPacker(
         PackingConfig(max_evidence_tokens=256),
@@ -115,7 +235,10 @@ def test_our_packer_keeps_every_candidate_accounted(data_dir: Path) -> None:
     for request in requests:
         packed = packer(request)
         assert packed.tokens is not None and packed.tokens <= 256
-        assert set(packed.kept) <= {c.evidence_id for c in request.candidates}
+        assert packed.kept <= {c.evidence_id for c in request.candidates}
+        texts = {c.evidence_id: c.text for c in request.candidates}
+        for evidence_id, shown in packed.shown.items():  # read back from the prompt
+            assert " ".join(shown.split()) in " ".join(texts[evidence_id].split())
 
 
 def test_offline_cache_serves_cl100k_without_network() -> None:
@@ -152,13 +275,17 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
         == 0
     )  # fmt: skip
     rows = json.loads((results / "quality.json").read_text())["rows"]
-    packers = {r["packer"] for r in rows}
-    assert {"ours", "naive", "llamaindex-truncate", "llamaindex-repack", "haystack-litm"} <= packers
+    assert {r["dataset"] for r in rows} == set(quality.DATASETS)
+    assert {r["packer"] for r in rows} == {s.name for s in quality.PACKERS}
     for row in rows:
         if row["packer"].startswith("ours"):
             assert row["over_budget"] == 0.0
-        for key in ("both_supporting", "answer_present", "all_gold_present", "misinfo_packed"):
-            assert row[key] is None or 0.0 <= row[key] <= 100.0
+            assert row["mid_sentence_cut"] == 0.0
+        assert row[row["primary"]] is not None
+        for key in ("both_supporting", "all_gold_present", "all_evidence", "both_kept_flagged"):
+            assert row.get(key) is None or 0.0 <= row[key] <= 100.0
+    [conflicts] = [r for r in rows if r["dataset"] == "conflict_nq" and r["packer"] == "ours"]
+    assert conflicts["conflict_precision"] == 1.0  # the date-changed copy, flagged
     timings = json.loads((results / "speed.json").read_text())
     assert [r["candidates_per_request"] for r in timings["sweep"]] == [2, 4]
     assert timings["memory"][0]["peak_rss_mb"] > 0
@@ -170,6 +297,25 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     assert "pack_request" in timings["profile"] and "pack_request" in timings["profile_warm"]
     written = report.write_report(results)
     text = written.read_text()
-    assert "HotpotQA" in text and "Targets" in text and "cores" in text
+    assert "conflict_nq" in text and "Where ours loses" in text and "cores" in text
+    assert "**met**" in text or "**MISSED**" in text
     assert (results / "retention.png").stat().st_size > 0
     assert (results / "throughput.png").stat().st_size > 0
+
+
+def test_chosen_subset_prints_its_table_and_writes_nothing(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "quality.json"
+    args = ["--data-dir", str(data_dir), "--datasets", "multi", "conflict_nq",
+            "--packers", "ours", "naive-", "--budgets", "150", "512", "--limit", "2",
+            "--no-write", "--out", str(out)]  # fmt: skip
+    assert quality.main(args) == 0
+    printed = capsys.readouterr().out
+    assert "multihop_rag (2 questions)" in printed and "conflict_nq (2 questions)" in printed
+    assert "hotpotqa" not in printed.split("- ")[0]
+    assert "naive-ourformat" in printed and "ours-no-dedup" not in printed
+    assert not out.exists()
+    assert quality.choose(["ours", "ours:edges", "ours-no-dedup"], ["ours-"]) == ["ours-no-dedup"]
+    with pytest.raises(ValueError, match="matches none"):
+        quality.choose(["ours"], ["nothing"])

@@ -1,0 +1,167 @@
+"""The quality targets, judged from result rows: each one met, missed or not measured.
+
+"ours" is our packer with the default config (relevance order); "naive" the
+seed loop that counts only passage text, "naive-exact" the same loop charged
+for its headers. A target whose rows are absent from the run (a subset of
+datasets, packers or budgets) is reported as not measured, never as met.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Row = dict[str, Any]
+OURS = "ours"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: what it asks, whether the figures meet it, and the figures."""
+
+    name: str
+    met: bool | None
+    detail: str
+
+    def line(self) -> str:
+        verdict = {True: "**met**", False: "**MISSED**", None: "not measured"}[self.met]
+        return (
+            f"- {self.name}: {self.detail}: {verdict}"
+            if self.detail
+            else f"- {self.name}: {verdict}"
+        )
+
+
+def find(rows: Sequence[Row], dataset: str, packer: str, budget: int) -> Row | None:
+    return next(
+        (
+            r
+            for r in rows
+            if r["dataset"] == dataset and r["packer"] == packer and r["budget"] == budget
+        ),
+        None,
+    )
+
+
+def _value(row: Row | None, metric: str | None = None) -> float | None:
+    return None if row is None else row[metric or row["primary"]]
+
+
+def losses(rows: Sequence[Row], against: str = "naive-exact") -> list[Row]:
+    """Every (dataset, budget) where ours is below `against` on the primary metric."""
+    out = []
+    for ours in rows:
+        if ours["packer"] != OURS:
+            continue
+        other = find(rows, ours["dataset"], against, ours["budget"])
+        mine, theirs = _value(ours), _value(other)
+        if mine is not None and theirs is not None and mine < theirs:
+            out.append(
+                {
+                    "dataset": ours["dataset"],
+                    "budget": ours["budget"],
+                    "metric": ours["primary"],
+                    "ours": mine,
+                    against: theirs,
+                    "delta": round(mine - theirs, 1),
+                }
+            )
+    return out
+
+
+def not_below_naive_exact(rows: Sequence[Row]) -> list[Target]:
+    """Ours >= naive-exact on each dataset's primary metric at every budget."""
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        pairs = [
+            (r["budget"], _value(r), _value(find(rows, dataset, "naive-exact", r["budget"])))
+            for r in rows
+            if r["dataset"] == dataset and r["packer"] == OURS
+        ]
+        pairs = [(b, o, n) for b, o, n in pairs if o is not None and n is not None]
+        name = f"{dataset}: ours >= naive-exact at every budget"
+        if not pairs:
+            out.append(Target(name, None, ""))
+            continue
+        detail = ", ".join(f"{b}: {o} vs {n}" for b, o, n in sorted(pairs))
+        out.append(Target(name, all(o >= n for _, o, n in pairs), detail))
+    return out
+
+
+def at_least(
+    rows: Sequence[Row], name: str, dataset: str, budget: int, metric: str, goal: float
+) -> Target:
+    value = _value(find(rows, dataset, OURS, budget), metric)
+    if value is None:
+        return Target(name, None, "")
+    return Target(name, value >= goal, f"{value}% (target >= {goal}%)")
+
+
+def ramdocs_no_cut(rows: Sequence[Row]) -> Target:
+    name = "ramdocs: every gold answer at 512 >= 71% with no mid-sentence cut"
+    row = find(rows, "ramdocs", OURS, 512)
+    if row is None:
+        return Target(name, None, "")
+    met = row["all_gold_present"] >= 71.0 and row["mid_sentence_cut"] == 0
+    return Target(
+        name, met, f"{row['all_gold_present']}%, mid-sentence cut in {row['mid_sentence_cut']}%"
+    )
+
+
+def over_naive(
+    rows: Sequence[Row],
+    dataset: str,
+    ours_metric: str,
+    naive_metric: str,
+    points: float,
+    budgets: Sequence[int],
+) -> list[Target]:
+    """Ours on `ours_metric` >= naive on `naive_metric` + points (naive-exact shown too)."""
+    out = []
+    for budget in budgets:
+        name = f"{dataset} at {budget}: ours {ours_metric} >= naive {naive_metric} + {points:g}"
+        ours = _value(find(rows, dataset, OURS, budget), ours_metric)
+        naive = _value(find(rows, dataset, "naive", budget), naive_metric)
+        if ours is None or naive is None:
+            out.append(Target(name, None, ""))
+            continue
+        exact = _value(find(rows, dataset, "naive-exact", budget), naive_metric)
+        vs_exact = f"; naive-exact {exact}" if exact is not None else ""
+        detail = f"{ours} vs {naive} ({ours - naive:+.1f} points{vs_exact})"
+        out.append(Target(name, ours >= naive + points, detail))
+    return out
+
+
+def detection(rows: Sequence[Row]) -> list[Target]:
+    """Conflict precision >= 0.9 and recall >= 0.8 per labelled set, at the largest budget."""
+    out = []
+    for dataset in ("ramdocs", "conflict_nq"):
+        name = f"{dataset}: conflict precision >= 0.9 and recall >= 0.8"
+        mine = [r for r in rows if r["dataset"] == dataset and r["packer"] == OURS]
+        if not mine:
+            out.append(Target(name, None, ""))
+            continue
+        row = max(mine, key=lambda r: r["budget"])
+        p, r = row.get("conflict_precision"), row.get("conflict_recall")
+        detail = f"precision {p} over {row.get('conflict_pairs')} flagged pairs, recall {r}"
+        met = p is not None and r is not None and p >= 0.9 and r >= 0.8
+        out.append(Target(name, met, f"{detail} (budget {row['budget']})"))
+    return out
+
+
+def evaluate(rows: Sequence[Row]) -> list[Target]:
+    """Every target of the quality goal, in the order the report prints them."""
+    return [
+        *not_below_naive_exact(rows),
+        ramdocs_no_cut(rows),
+        *over_naive(rows, "conflict_nq", "both_kept_flagged", "both_kept", 10, (256, 512)),
+        *over_naive(rows, "multihop_rag", "all_evidence", "all_evidence", 5, (150, 256)),
+        *detection(rows),
+        at_least(
+            rows,
+            "hotpotqa: both supporting at 512 >= 85%",
+            "hotpotqa",
+            512,
+            "both_supporting",
+            85.0,
+        ),
+    ]
