@@ -13,6 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("pipelines.report", "write an HTML report of a run's audit files (--audit DIR)"),
     "stream": ("pipelines.streaming", "pack requests from Pub/Sub; audit rows to BigQuery"),
     "tables": ("pipelines.tables", "create the BigQuery audit dataset and tables"),
+    "verify": ("pipelines.verify", "check a batch API's answers against the run's manifests"),
 }
 
 

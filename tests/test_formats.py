@@ -29,7 +29,10 @@ PROMPT = PromptMessage.model_validate(
         "model": "gpt-4o-mini",
         "messages": [
             {"role": "system", "content": "Cite labels."},
-            {"role": "user", "content": '<evidence label="E1">x</evidence>\nQuestion: why?'},
+            {
+                "role": "user",
+                "content": '<evidence label="E1" title="T">\nx &amp; y\n</evidence>\nQuestion: ?',
+            },
         ],
         "label_map": [{"label": "E1", "evidence_id": "ev1"}],
         "prompt_tokens": 40,

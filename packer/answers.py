@@ -1,0 +1,188 @@
+"""Answers and prompts read back: the batch APIs' result lines, and our prompt lines.
+
+Result lines, as each provider documents them:
+
+- OpenAI Batch output: `{id, custom_id, response: {status_code, request_id,
+  body: <chat completion>}, error}`; the answer is
+  `body.choices[0].message.content`. An `error`, or a status code other than
+  200, is an `errored` answer.
+- Anthropic Message Batches results (`.jsonl`): `{custom_id, result: {type:
+  succeeded, message: {content: [{type: text, text}]}}}`, or a result of type
+  `errored` (with `error`), `canceled` or `expired`.
+- Vertex AI batch prediction output: `{status, processed_time, request,
+  response: {candidates: [{content: {parts: [{text}]}}]}}`; a non-empty
+  `status` is an error. The request id is the `labels.request_id` of the
+  echoed request (`packer.formats`).
+- Plain: `{request_id, answer}`.
+
+Each line's format is told from its keys, so one answers file may mix them.
+A line that is none of these raises `AnswerError` (a dead letter upstream).
+"""
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from packer.claims import block_text
+from packer.formats import VERTEX_ID_LABEL
+
+AnswerFormat = str  # "openai_batch", "anthropic_batch", "vertex_batch" or "plain"
+
+_BLOCK = re.compile(r'<evidence label="(E\d+)"[^>]*>\n(.*?)\n</evidence>\n', re.DOTALL)
+
+
+class AnswerError(ValueError):
+    """A line that is not an answer in any known result format."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One model answer (or the API's failure to give one), keyed as its line names it."""
+
+    key: str
+    answer_format: AnswerFormat
+    status: str  # succeeded, errored, canceled, expired
+    text: str
+    error: str | None
+
+
+def _object(line: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise AnswerError(f"{what} is not valid JSON: {err.msg} at column {err.colno}") from err
+    if not isinstance(value, dict):
+        raise AnswerError(f"{what} is not a JSON object")
+    return value
+
+
+def _key(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise AnswerError(f"result line without a {field}")
+    return value
+
+
+def _openai(line: dict[str, Any]) -> Answer:
+    key = _key(line.get("custom_id"), "custom_id")
+    response = line.get("response") or {}
+    body = response.get("body") or {}
+    if line.get("error"):
+        return Answer(key, "openai_batch", "errored", "", _message(line["error"]))
+    if response.get("status_code") != 200:
+        error = _message(body.get("error")) or f"status code {response.get('status_code')}"
+        return Answer(key, "openai_batch", "errored", "", error)
+    try:
+        content = body["choices"][0]["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError) as err:
+        raise AnswerError("OpenAI result without choices[0].message") from err
+    return Answer(key, "openai_batch", "succeeded", str(content), None)
+
+
+def _anthropic(line: dict[str, Any]) -> Answer:
+    key = _key(line.get("custom_id"), "custom_id")
+    result = line.get("result")
+    if not isinstance(result, dict) or result.get("type") not in {
+        "succeeded",
+        "errored",
+        "canceled",
+        "expired",
+    }:
+        raise AnswerError("Anthropic result without a result type")
+    kind = result["type"]
+    if kind != "succeeded":
+        error = _message(result.get("error")) or kind
+        return Answer(key, "anthropic_batch", kind, "", error)
+    content = (result.get("message") or {}).get("content") or []
+    text = "".join(
+        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+    return Answer(key, "anthropic_batch", "succeeded", text, None)
+
+
+def _vertex(line: dict[str, Any]) -> Answer:
+    labels = (line.get("request") or {}).get("labels") or {}
+    key = _key(labels.get(VERTEX_ID_LABEL), f"request.labels.{VERTEX_ID_LABEL}")
+    status = line.get("status")
+    if status:
+        return Answer(key, "vertex_batch", "errored", "", _message(status))
+    candidates = (line.get("response") or {}).get("candidates") or []
+    if not candidates:
+        feedback = (line.get("response") or {}).get("promptFeedback")
+        return Answer(key, "vertex_batch", "errored", "", _message(feedback) or "no candidates")
+    parts = (candidates[0].get("content") or {}).get("parts") or []
+    text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+    return Answer(key, "vertex_batch", "succeeded", text, None)
+
+
+def _plain(line: dict[str, Any]) -> Answer:
+    key = _key(line.get("request_id"), "request_id")
+    answer = line.get("answer")
+    if not isinstance(answer, str):
+        raise AnswerError("plain answer line whose answer is not a string")
+    return Answer(key, "plain", "succeeded", answer, None)
+
+
+def _message(error: Any) -> str | None:
+    """A readable error from the nested error objects the APIs return."""
+    if error is None or error == "":
+        return None
+    if isinstance(error, dict):
+        inner = error.get("error")
+        if isinstance(inner, dict):
+            return _message(inner)
+        message = error.get("message")
+        kind = error.get("type") or error.get("code")
+        if message:
+            return f"{kind}: {message}" if kind else str(message)
+    return json.dumps(error, sort_keys=True) if not isinstance(error, str) else error
+
+
+def parse_answer_line(line: str) -> Answer:
+    """One result line of any supported format."""
+    value = _object(line, "answer line")
+    if "custom_id" in value and "result" in value:
+        return _anthropic(value)
+    if "custom_id" in value:
+        return _openai(value)
+    if "request" in value and ("response" in value or "status" in value):
+        return _vertex(value)
+    if "request_id" in value and "answer" in value:
+        return _plain(value)
+    raise AnswerError(
+        "not an OpenAI, Anthropic or Vertex batch result, nor a {request_id, answer} line"
+    )
+
+
+@dataclass(frozen=True)
+class PromptText:
+    """A prompt line read back: its key and the evidence blocks by label."""
+
+    key: str
+    blocks: dict[str, str]
+
+
+def _user_text(value: dict[str, Any]) -> tuple[str, str]:
+    if "messages" in value and "request_id" in value:
+        return value["request_id"], "".join(
+            m["content"] for m in value["messages"] if m.get("role") == "user"
+        )
+    if "body" in value:
+        messages = value["body"]["messages"]
+        return value["custom_id"], "".join(m["content"] for m in messages if m["role"] == "user")
+    if "params" in value:
+        return value["custom_id"], "".join(m["content"] for m in value["params"]["messages"])
+    request = value["request"]
+    return request["labels"][VERTEX_ID_LABEL], "".join(
+        p["text"] for c in request["contents"] for p in c["parts"]
+    )
+
+
+def parse_prompt_line(line: str) -> PromptText:
+    """A prompt line of any prompt format: the key it names its request by, and its blocks."""
+    value = _object(line, "prompt line")
+    try:
+        key, user = _user_text(value)
+    except (KeyError, TypeError) as err:
+        raise AnswerError(f"prompt line of no known format (missing {err})") from err
+    return PromptText(key, {m[1]: block_text(m[2]) for m in _BLOCK.finditer(user)})

@@ -1,0 +1,291 @@
+"""Deterministic checks of one answer against the packet its prompt was built from.
+
+Seed 002's "verify after generation" and seed 000's citation check, as far as
+they can be decided without a model (README, "Verifying answers"):
+
+- `labels_exist`: every cited label is in the request's label map.
+- `no_leaked_ids`: no evidence or document id of the run appears, other than
+  this packet's own (ids are checked when they cannot be prose: four
+  characters or more, with a digit or one of `_-:/.`).
+- `factual_sentences_cited`: a sentence stating a figure, date or quoted
+  phrase cites at least one listed label (unless it says the evidence lacks
+  something: "the sources do not state the 2026 price").
+- `figures_supported`: each of those figures, dates and phrases appears in a
+  cited block's text, after normalization (`packer.claims`).
+- `conflicts_reported`: every label of each conflict the manifest flagged is
+  cited, so both sides are shown.
+- `uncovered_facets_declared`: each facet listed as uncovered is said to be
+  unavailable, and no sentence about it answers it.
+- `abstention`: a packet without evidence gets an abstention and no citation.
+- `no_excluded_text`: no run of six words of a candidate the gates excluded
+  (unauthorized, unknown, deleted, superseded, not yet effective, blocked)
+  appears, unless the packed evidence has the same words.
+
+Checks that do not apply to a packet are `skip`, never `pass`. Entailment
+("does E2 say what the sentence says?") is not decided here: only figures,
+dates and phrases, which a deterministic rule can decide.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
+from schemas.verification import CheckName, CheckResult
+
+_UNAVAILABLE = re.compile(
+    r"\b(?:no|not any|without)\s+(?:supporting\s+)?(?:evidence|information|source|record|data)"
+    r"|\bnot\s+(?:available|mentioned|stated|specified|provided|covered|given|found|known|addressed"
+    r"|included|listed|in\s+the\s+(?:evidence|sources?|records?))"
+    r"|\bunavailable\b|\bunknown\b|\bunclear\b"
+    r"|\b(?:do|does|did)(?:\s+not|n't)\s+(?:say|state|mention|contain|cover|include|specify"
+    r"|address|provide|give|tell|answer|indicate|describe|explain|discuss|detail|list|show)"
+    r"|\b(?:cannot|can't|can\s+not|unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered"
+    r"|say|tell|find|found|confirm|confirmed)"
+    r"|\bno\s+(?:answer|mention)\b|\binsufficient\b",
+    re.IGNORECASE,
+)
+"""How answers say that the evidence does not hold something (abstention, uncovered facet)."""
+
+_ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
+SHINGLE_WORDS = 6
+_WORD = re.compile(r"\w+")
+
+GATE_REASONS = frozenset(
+    {
+        "unauthorized",
+        "unknown_document",
+        "deleted",
+        "superseded",
+        "not_yet_effective",
+        "policy_blocked",
+    }
+)
+"""Exclusion reasons that mean "this text may not reach the answer" (not duplicates or budget)."""
+
+
+def checkable_id(value: str) -> bool:
+    """Whether an id can be told from prose: long enough, and not a plain word."""
+    return len(value) >= 4 and any(c.isdigit() or c in "_-:/." for c in value)
+
+
+@dataclass(frozen=True)
+class Packet:
+    """What the model was given for one request, as verification needs it.
+
+    `blocks` maps each label to its block text (unescaped); `own_ids` are the
+    ids of this packet's evidence (with what was folded into it) and documents;
+    `excluded` maps the evidence id of each gate-excluded candidate to its text
+    (empty when the request file was not given: the check is then skipped).
+    """
+
+    request_id: str
+    blocks: dict[str, str]
+    conflicts: tuple[tuple[str, ...], ...] = ()
+    uncovered: tuple[str, ...] = ()
+    own_ids: frozenset[str] = frozenset()
+    excluded: dict[str, str] | None = None
+
+    def facts(self, label: str) -> TextFacts:
+        """The block's figures and dates (memoized per distinct text)."""
+        return text_facts(self.blocks[label])
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of every check, and the answer's citation figures."""
+
+    checks: list[CheckResult]
+    sentences: int
+    cited_sentences: int
+    labels_cited: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.outcome != "fail" for c in self.checks)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if c.outcome == "fail"]
+
+
+def _result(
+    name: CheckName, offending: Iterable[str], sentences: Iterable[str], detail: str
+) -> CheckResult:
+    bad = list(dict.fromkeys(offending))
+    bad_sentences = list(dict.fromkeys(sentences))
+    outcome = "fail" if bad or bad_sentences else "pass"
+    return CheckResult(
+        name=name,
+        outcome=outcome,
+        offending=bad,
+        sentences=bad_sentences,
+        detail=detail if outcome == "fail" else "",
+    )
+
+
+def _skip(name: CheckName, why: str) -> CheckResult:
+    return CheckResult(name=name, outcome="skip", offending=[], sentences=[], detail=why)
+
+
+def check_labels(sentences: list[Sentence], packet: Packet) -> CheckResult:
+    unknown = [
+        (s.text, label) for s in sentences for label in s.labels if label not in packet.blocks
+    ]
+    return _result(
+        "labels_exist",
+        (label for _, label in unknown),
+        (text for text, _ in unknown),
+        f"cited labels not in the label map ({', '.join(sorted(packet.blocks)) or 'none'})",
+    )
+
+
+def check_leaked_ids(
+    sentences: list[Sentence], packet: Packet, run_ids: frozenset[str]
+) -> CheckResult:
+    leaks: list[tuple[str, str]] = []
+    for s in sentences:
+        for token in _ID_TOKEN.findall(s.text):
+            for candidate in (token, token.rstrip(".:")):
+                if candidate in run_ids and candidate not in packet.own_ids:
+                    leaks.append((s.text, candidate))
+                    break
+    return _result(
+        "no_leaked_ids",
+        (i for _, i in leaks),
+        (t for t, _ in leaks),
+        "ids of evidence or documents outside this packet",
+    )
+
+
+def _valid_labels(sentence: Sentence, packet: Packet) -> list[str]:
+    return [label for label in sentence.labels if label in packet.blocks]
+
+
+def check_cited(sentences: list[Sentence], packet: Packet) -> CheckResult:
+    """Sentences saying the evidence lacks something need no citation."""
+    uncited = [
+        s
+        for s in sentences
+        if s.facts and not _valid_labels(s, packet) and not _UNAVAILABLE.search(s.text)
+    ]
+    return _result(
+        "factual_sentences_cited",
+        (f.text for s in uncited for f in s.facts),
+        (s.text for s in uncited),
+        "sentences stating a figure, date or quotation without a listed label",
+    )
+
+
+def check_supported(sentences: list[Sentence], packet: Packet) -> CheckResult:
+    unsupported: list[tuple[str, str]] = []
+    for s in sentences:
+        labels = _valid_labels(s, packet)
+        if not labels or not s.facts:
+            continue
+        cited = [packet.facts(label) for label in labels]
+        unsupported.extend(
+            (s.text, f.text) for f in s.facts if not any(c.supports(f) for c in cited)
+        )
+    return _result(
+        "figures_supported",
+        (f for _, f in unsupported),
+        (t for t, _ in unsupported),
+        "figures, dates or quotations not found in the cited blocks",
+    )
+
+
+def check_conflicts(cited: set[str], packet: Packet) -> CheckResult:
+    if not packet.conflicts:
+        return _skip("conflicts_reported", "no conflict flagged")
+    missing = [label for group in packet.conflicts for label in group if label not in cited]
+    return _result(
+        "conflicts_reported", missing, (), "a flagged conflict is not cited on every side"
+    )
+
+
+def _facet_words(facet: str) -> list[str]:
+    return [w for w in re.split(r"[\W_]+", facet.casefold()) if w]
+
+
+def check_uncovered(sentences: list[Sentence], packet: Packet) -> CheckResult:
+    if not packet.uncovered:
+        return _skip("uncovered_facets_declared", "every facet has evidence")
+    offending: list[str] = []
+    bad_sentences: list[str] = []
+    folded = [(s, s.text.casefold()) for s in sentences]
+    for facet in packet.uncovered:
+        words = _facet_words(facet)
+        about = [s for s, text in folded if words and all(w in text for w in words)]
+        answering = [s.text for s in about if not _UNAVAILABLE.search(s.text)]
+        if answering or not about:
+            offending.append(facet)
+            bad_sentences.extend(answering)
+    return _result(
+        "uncovered_facets_declared",
+        offending,
+        bad_sentences,
+        "an uncovered facet is answered, or not said to be unavailable",
+    )
+
+
+def check_abstention(sentences: list[Sentence], packet: Packet, answer: str) -> CheckResult:
+    if packet.blocks:
+        return _skip("abstention", "the packet has evidence")
+    citing = [s.text for s in sentences if s.labels]
+    abstains = bool(_UNAVAILABLE.search(answer))
+    return _result(
+        "abstention",
+        [] if abstains else ["no abstention"],
+        citing,
+        "a packet without evidence must get an abstention without citations",
+    )
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(normalize_phrase(text))
+    return {tuple(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
+
+
+def check_excluded_text(sentences: list[Sentence], packet: Packet) -> CheckResult:
+    if packet.excluded is None:
+        return _skip("no_excluded_text", "no request file given")
+    if not packet.excluded:
+        return _skip("no_excluded_text", "no candidate was excluded by a gate")
+    allowed = set().union(*(_shingles(t) for t in packet.blocks.values()))
+    leaked: list[tuple[str, str]] = []
+    for s in sentences:
+        said = _shingles(s.text) - allowed
+        if not said:
+            continue
+        for evidence_id, text in sorted(packet.excluded.items()):
+            if said & _shingles(text):
+                leaked.append((s.text, evidence_id))
+    return _result(
+        "no_excluded_text",
+        (e for _, e in leaked),
+        (t for t, _ in leaked),
+        f"runs of {SHINGLE_WORDS} words of excluded candidates",
+    )
+
+
+def verify_answer(answer: str, packet: Packet, run_ids: frozenset[str] = frozenset()) -> Verdict:
+    """Every check of one answer, in the order of `CheckName`."""
+    sentences = parse_answer(answer)
+    cited = {label for s in sentences for label in s.labels}
+    checks = [
+        check_labels(sentences, packet),
+        check_leaked_ids(sentences, packet, run_ids),
+        check_cited(sentences, packet),
+        check_supported(sentences, packet),
+        check_conflicts(cited, packet),
+        check_uncovered(sentences, packet),
+        check_abstention(sentences, packet, answer),
+        check_excluded_text(sentences, packet),
+    ]
+    return Verdict(
+        checks=checks,
+        sentences=len(sentences),
+        cited_sentences=sum(1 for s in sentences if _valid_labels(s, packet)),
+        labels_cited=sorted(cited, key=lambda label: (len(label), label)),
+    )

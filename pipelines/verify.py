@@ -1,0 +1,165 @@
+"""`evpack verify`: a batch API's answers checked against the run that built the prompts.
+
+    evpack verify --answers 'results/*.jsonl' --run out/run1 [--requests 'in/*.jsonl'] \\
+        [--output out/run1] [--overwrite]
+
+`--run` is the batch job's `--output` (prompts/, manifests/, exclusions/);
+`--requests` the request files it read, which enables the excluded-text check.
+Rows go to `<output>/verifications/` (Parquet, default output: the run, so
+`evpack report --audit <run>` shows them) and unreadable lines to
+`<output>/verify_dead_letters/`. Runner: as the batch job.
+"""
+
+import argparse
+import logging
+import sys
+import time
+from collections import Counter
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.io.parquetio import ReadFromParquet
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipelines.batch import LOCAL_RUNNER
+from pipelines.options import EvpackOptions, file_format, pin_local_runner
+from schemas import ExclusionRecord, ManifestRow
+from schemas.verification import VerificationRow
+from transforms.files import WriteJsonl, WriteParquet, output_prefix
+from transforms.parse import ParseRequests, ReadRecords
+from transforms.verify import VerifyAnswers
+
+OUTPUTS = {"verifications": "parquet", "verify_dead_letters": "jsonl"}
+
+
+class VerifyOptions(PipelineOptions):
+    """Flags of `evpack verify`."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--answers", help="Result lines of a batch API (or {request_id, answer})."
+        )
+        parser.add_argument(
+            "--run", help="The batch run's --output: prompts, manifests, exclusions."
+        )
+        parser.add_argument(
+            "--requests", help="The run's request files (enables no_excluded_text)."
+        )
+
+
+def _files(pattern: str) -> list[str]:
+    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+
+
+def _require_files(pattern: str, what: str) -> None:
+    if not _files(pattern):
+        raise ValueError(f"{what} {pattern!r} matches no file")
+
+
+def build(
+    p: beam.Pipeline,
+    answers: str,
+    run: str,
+    requests: str | None,
+    output: str,
+    max_record_bytes: int,
+) -> None:
+    """Compose the verification job."""
+    prompts = p | "ReadPrompts" >> ReadRecords(f"{run}/prompts/*.jsonl", "jsonl")
+    manifests = (
+        p
+        | "ReadManifests" >> ReadFromParquet(f"{run}/manifests/*.parquet")
+        | "Manifest" >> beam.Map(ManifestRow.model_validate)
+    )
+    exclusions = None
+    parsed = None
+    if requests is not None:
+        exclusions = (
+            p
+            | "ReadExclusions" >> ReadFromParquet(f"{run}/exclusions/*.parquet")
+            | "Exclusion" >> beam.Map(ExclusionRecord.model_validate)
+        )
+        parsed = (
+            p
+            | "ReadRequests" >> ReadRecords(requests, file_format(requests, "auto", "requests"))
+            | "ParseRequests" >> ParseRequests("auto", max_record_bytes)
+        )
+    lines = p | "ReadAnswers" >> ReadRecords(answers, "jsonl")
+    verified = lines | "Verify" >> VerifyAnswers(
+        prompts, manifests, parsed.requests if parsed else None, exclusions
+    )
+    _ = verified.rows | "WriteRows" >> WriteParquet(output, "verifications", VerificationRow)
+    _ = verified.dead_letters | "WriteDeadLetters" >> WriteJsonl(output, "verify_dead_letters")
+
+
+def summarize(output: str) -> str:
+    """Rows by status and failed checks, read back from the written files."""
+    files = _files(f"{output_prefix(output, 'verifications')}-*.parquet")
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    status = Counter(r["status"] for r in rows)
+    checked = [r for r in rows if r["passed"] is not None]
+    failed = Counter(name for r in checked for name in r["failed_checks"])
+    lines = [
+        f"evpack verify: {len(rows)} answers",
+        "  status          " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),
+        f"  checked         {len(checked)} (passed {sum(1 for r in checked if r['passed'])})",
+    ]
+    if failed:
+        lines.append(
+            "  failed checks   " + ", ".join(f"{k} {v}" for k, v in sorted(failed.items()))
+        )
+    lines.append(f"  rows            {output_prefix(output, 'verifications')}-*.parquet")
+    return "\n".join(lines)
+
+
+def run(argv: list[str] | None = None) -> str:
+    """Run verification to completion; returns the summary."""
+    options = PipelineOptions(argv)
+    opts = options.view_as(VerifyOptions)
+    shared = options.view_as(EvpackOptions)
+    if not opts.answers or not opts.run:
+        raise ValueError(
+            "--answers and --run are required, e.g. --answers results.jsonl --run out/run1"
+        )
+    run_dir = opts.run.rstrip("/")
+    _require_files(opts.answers, "--answers")
+    _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
+    _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
+    if opts.requests:
+        _require_files(opts.requests, "--requests")
+    output = (shared.output or run_dir).rstrip("/")
+    stale = [
+        f for name, ext in OUTPUTS.items() for f in _files(f"{output_prefix(output, name)}-*.{ext}")
+    ]
+    if stale and not shared.overwrite:
+        raise ValueError(
+            f"{output} already holds verification files; pass --overwrite to replace them"
+        )
+    if stale:
+        FileSystems.delete(stale)
+    pin_local_runner(options, LOCAL_RUNNER)
+    with beam.Pipeline(options=options) as p:
+        build(p, opts.answers, run_dir, opts.requests, output, shared.max_record_bytes)
+    return summarize(output)
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv and {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    logging.basicConfig(level=logging.WARNING)
+    started = time.monotonic()
+    try:
+        summary = run(argv)
+    except ValueError as err:
+        print(f"evpack verify: {err}", file=sys.stderr)
+        return 2
+    print(summary)
+    print(f"  done in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

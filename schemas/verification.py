@@ -1,0 +1,77 @@
+"""Verification rows: one per answer a model returned, checked against its packet."""
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas._types import UtcDatetime
+
+CheckName = Literal[
+    "labels_exist",
+    "no_leaked_ids",
+    "factual_sentences_cited",
+    "figures_supported",
+    "conflicts_reported",
+    "uncovered_facets_declared",
+    "abstention",
+    "no_excluded_text",
+]
+"""The deterministic checks of an answer, in the order they run (README, "Verifying answers")."""
+
+Outcome = Literal["pass", "fail", "skip"]
+
+AnswerStatus = Literal[
+    "succeeded",
+    "errored",
+    "canceled",
+    "expired",
+    "unknown_request",
+    "ambiguous_request",
+    "no_prompt",
+]
+"""`succeeded` answers are checked; the others are the API's failures, answers whose id
+names no request of the run (or several), or whose prompt line is missing: reported, unchecked."""
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheckResult(_Row):
+    """One check of one answer: its outcome and what made it fail."""
+
+    name: CheckName
+    outcome: Outcome
+    offending: list[str]
+    """Labels, ids, figures, facets or excluded evidence ids that failed the check."""
+    sentences: list[str]
+    """The answer's sentences that failed it."""
+    detail: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class VerificationRow(_Row):
+    """The verdict on one answer. `passed` is null when the answer was not checked."""
+
+    request_id: str | None
+    answer_key: str
+    """The id the result line named the request by (custom_id, label or request_id)."""
+    tenant_id: str | None
+    event_time: UtcDatetime | None
+    """The request's event time (from its manifest), for per-day dashboards."""
+    verified_at: UtcDatetime = Field(default_factory=_now)
+    answer_format: str
+    status: AnswerStatus
+    error: str | None
+    passed: bool | None
+    sentences: int
+    cited_sentences: int
+    labels_cited: list[str]
+    checks: list[CheckResult]
+    failed_checks: list[str]
+    builder_version: str | None
+    config_hash: str | None

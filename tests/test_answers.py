@@ -1,0 +1,114 @@
+"""Result lines of each batch API, as documented, read back into answers."""
+
+import json
+
+import pytest
+
+from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
+from packer.formats import format_line
+from tests.test_formats import PROMPT
+
+OPENAI_OK = {
+    "id": "batch_req_1",
+    "custom_id": "q1",
+    "response": {
+        "status_code": 200,
+        "request_id": "req_1",
+        "body": {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Yes [E1]."},
+                    "finish_reason": "stop",
+                }
+            ],
+        },
+    },
+    "error": None,
+}
+
+
+def _line(value: dict) -> str:
+    return json.dumps(value)
+
+
+def test_openai_output_lines() -> None:
+    answer = parse_answer_line(_line(OPENAI_OK))
+    assert (answer.key, answer.status, answer.text) == ("q1", "succeeded", "Yes [E1].")
+    failed = {**OPENAI_OK, "response": None, "error": {"code": "batch_expired", "message": "late"}}
+    answer = parse_answer_line(_line(failed))
+    assert answer.status == "errored" and answer.error == "batch_expired: late"
+    status = {
+        **OPENAI_OK,
+        "response": {
+            "status_code": 400,
+            "body": {"error": {"type": "invalid_request_error", "message": "bad"}},
+        },
+    }
+    assert parse_answer_line(_line(status)).error == "invalid_request_error: bad"
+
+
+def test_anthropic_result_lines() -> None:
+    ok = {
+        "custom_id": "q1",
+        "result": {
+            "type": "succeeded",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Yes "}, {"type": "text", "text": "[E1]."}],
+                "stop_reason": "end_turn",
+            },
+        },
+    }
+    assert parse_answer_line(_line(ok)).text == "Yes [E1]."
+    errored = {
+        "custom_id": "q2",
+        "result": {
+            "type": "errored",
+            "error": {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+        },
+    }
+    assert parse_answer_line(_line(errored)).error == "overloaded_error: busy"
+    for kind in ("canceled", "expired"):
+        line = _line({"custom_id": "q3", "result": {"type": kind}})
+        assert parse_answer_line(line).status == kind
+
+
+def test_vertex_output_lines() -> None:
+    request = json.loads(format_line(PROMPT, 100, "vertex_batch"))["request"]
+    ok = {
+        "status": "",
+        "processed_time": "2026-11-15T12:00:00.000+00:00",
+        "request": request,
+        "response": {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": [{"text": "Yes [E1]."}]},
+                    "finishReason": "STOP",
+                }
+            ],
+            "usageMetadata": {"promptTokenCount": 10},
+        },
+    }
+    answer = parse_answer_line(_line(ok))
+    assert (answer.key, answer.status, answer.text) == ("acme-q00", "succeeded", "Yes [E1].")
+    failed = {"status": "Bad Request: quota", "processed_time": "", "request": request}
+    assert parse_answer_line(_line(failed)).status == "errored"
+
+
+def test_plain_lines_and_garbage() -> None:
+    assert parse_answer_line('{"request_id": "q", "answer": "No."}').text == "No."
+    for bad in ("nope", "[1]", '{"custom_id": "q", "result": {"type": "odd"}}', '{"x": 1}'):
+        with pytest.raises(AnswerError):
+            parse_answer_line(bad)
+
+
+@pytest.mark.parametrize("fmt", ["messages", "openai_batch", "anthropic_batch", "vertex_batch"])
+def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
+    prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
+    assert prompt.key == "acme-q00"
+    assert prompt.blocks == {"E1": "x & y"}

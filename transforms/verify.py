@@ -1,0 +1,283 @@
+"""Answers joined with the run's prompts, manifests (and requests) and verified.
+
+Two joins. Result lines name a request by the id its prompt line carried
+(`custom_id`, a Vertex label, or the request id), which may be the mapped id
+of `packer.formats`; so first every manifest is keyed by each id a provider
+may use for it, and answers and prompt lines are resolved to request ids.
+Then everything of one request meets: its manifest, prompt blocks, answers,
+and, when the request file is given, its candidates' texts and exclusions.
+The checks themselves are `packer.verify.verify_answer`.
+"""
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+from apache_beam import pvalue
+from apache_beam.metrics import Metrics
+from apache_beam.typehints.decorators import no_annotations
+
+from packer.answers import Answer, AnswerError, PromptText, parse_answer_line, parse_prompt_line
+from packer.formats import answer_keys
+from packer.verify import GATE_REASONS, Packet, checkable_id, verify_answer
+from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
+from schemas.verification import VerificationRow
+from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
+
+ROWS = "rows"
+
+
+def unverified_row(
+    answer: Answer, status: str, error: str | None, manifest: Any = None
+) -> VerificationRow:
+    """A row for an answer that was not checked: an API failure, or no packet to check it by."""
+    return VerificationRow(
+        request_id=manifest.request_id if manifest else None,
+        answer_key=answer.key,
+        tenant_id=manifest.tenant_id if manifest else None,
+        event_time=manifest.event_time if manifest else None,
+        answer_format=answer.answer_format,
+        status=status,  # type: ignore[arg-type]
+        error=error,
+        passed=None,
+        sentences=0,
+        cited_sentences=0,
+        labels_cited=[],
+        checks=[],
+        failed_checks=[],
+        builder_version=manifest.builder_version if manifest else None,
+        config_hash=manifest.config_hash if manifest else None,
+    )
+
+
+def packet_of(
+    manifest: ManifestRow,
+    prompt: PromptText,
+    request: Request | None,
+    exclusions: Iterable[ExclusionRecord],
+) -> Packet:
+    """The packet a request's answers are checked against."""
+    own = {e.evidence_id for e in manifest.evidence} | {e.document_id for e in manifest.evidence}
+    own |= {f for e in manifest.evidence for f in e.derived_from}
+    excluded: dict[str, str] | None = None
+    if request is not None:
+        texts = {c.evidence_id: c.text for c in request.candidates}
+        excluded = {
+            x.evidence_id: texts[x.evidence_id]
+            for x in exclusions
+            if x.reason in GATE_REASONS and x.evidence_id in texts
+        }
+    return Packet(
+        request_id=manifest.request_id,
+        blocks={e.label: prompt.blocks.get(e.label, "") for e in manifest.evidence},
+        conflicts=tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
+        uncovered=tuple(manifest.uncovered_facets),
+        own_ids=frozenset(own),
+        excluded=excluded,
+    )
+
+
+def verified_row(
+    answer: Answer, manifest: ManifestRow, packet: Packet, run_ids: frozenset[str]
+) -> VerificationRow:
+    verdict = verify_answer(answer.text, packet, run_ids)
+    return VerificationRow(
+        request_id=manifest.request_id,
+        answer_key=answer.key,
+        tenant_id=manifest.tenant_id,
+        event_time=manifest.event_time,
+        answer_format=answer.answer_format,
+        status="succeeded",
+        error=None,
+        passed=verdict.passed,
+        sentences=verdict.sentences,
+        cited_sentences=verdict.cited_sentences,
+        labels_cited=verdict.labels_cited,
+        checks=verdict.checks,
+        failed_checks=verdict.failed,
+        builder_version=manifest.builder_version,
+        config_hash=manifest.config_hash,
+    )
+
+
+class _ParseLines(beam.DoFn):
+    """(source, line) -> parsed value, or a dead letter at `stage`."""
+
+    def __init__(self, stage: str) -> None:
+        self._stage = stage
+        self._parse = parse_answer_line if stage == "answer" else parse_prompt_line
+
+    def process(self, record: tuple[str, str]) -> Iterator[Any]:
+        source, line = record
+        try:
+            yield self._parse(line)
+        except AnswerError as err:
+            yield pvalue.TaggedOutput(
+                DEAD_LETTERS, dead_letter(self._stage, str(err), line, source, None)
+            )
+
+
+def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
+    """Answers and prompts named by one key -> (request_id, item), or a row / dead letter."""
+    key, groups = element
+    request_ids = sorted(set(groups["request_ids"]))
+    for answer in list(groups["answers"]):
+        if len(request_ids) == 1:
+            yield request_ids[0], answer
+        elif not request_ids:
+            yield pvalue.TaggedOutput(
+                ROWS,
+                unverified_row(answer, "unknown_request", f"no manifest of the run has id {key!r}"),
+            )
+        else:
+            yield pvalue.TaggedOutput(
+                ROWS,
+                unverified_row(
+                    answer,
+                    "ambiguous_request",
+                    f"id {key!r} names requests {', '.join(request_ids)}",
+                ),
+            )
+    for prompt in list(groups["prompts"]):
+        if len(request_ids) == 1:
+            yield request_ids[0], prompt
+        else:
+            yield pvalue.TaggedOutput(
+                DEAD_LETTERS,
+                dead_letter(
+                    "prompt",
+                    f"prompt line names {len(request_ids)} manifests by {key!r}",
+                    "",
+                    "",
+                    key,
+                ),
+            )
+
+
+class _Verify(beam.DoFn):
+    """Everything of one request -> one verification row per answer."""
+
+    def __init__(self) -> None:
+        self._rows = Metrics.counter(METRICS_NAMESPACE, "answers_verified")
+        self._failed = Metrics.counter(METRICS_NAMESPACE, "answers_failed_checks")
+        self._unanswered = Metrics.counter(METRICS_NAMESPACE, "prompts_unanswered")
+
+    def process(
+        self, element: tuple[Any, dict[str, Iterable[Any]]], run_ids: frozenset[str]
+    ) -> Iterator[VerificationRow]:
+        _, groups = element
+        manifests = list(groups["manifests"])
+        items = list(groups["items"])
+        answers = [i for i in items if isinstance(i, Answer)]
+        prompts = [i for i in items if isinstance(i, PromptText)]
+        if not answers:
+            self._unanswered.inc(len(manifests))
+            return
+        manifest = manifests[0]
+        requests = list(groups.get("requests", []))
+        request = requests[0] if requests else None
+        packet = None
+        if prompts:
+            packet = packet_of(manifest, prompts[0], request, list(groups.get("exclusions", [])))
+        for answer in answers:
+            if answer.status != "succeeded":
+                row = unverified_row(answer, answer.status, answer.error, manifest)
+            elif packet is None:
+                row = unverified_row(
+                    answer, "no_prompt", "no prompt line for this request", manifest
+                )
+            else:
+                row = verified_row(answer, manifest, packet, run_ids)
+                self._rows.inc()
+                if not row.passed:
+                    self._failed.inc()
+            yield row
+
+
+def run_ids_of(manifest: ManifestRow) -> Iterator[str]:
+    """The evidence and document ids a manifest names (the corpus a leak could come from)."""
+    for e in manifest.evidence:
+        yield from (e.evidence_id, e.document_id, *e.derived_from)
+
+
+@dataclass(frozen=True)
+class VerifyOutputs:
+    rows: beam.PCollection[VerificationRow]
+    dead_letters: beam.PCollection[DeadLetter]
+
+
+class VerifyAnswers(beam.PTransform):
+    """(answer lines, prompt lines, manifests[, requests, exclusions]) -> verification rows."""
+
+    def __init__(
+        self,
+        prompts: beam.PCollection,
+        manifests: beam.PCollection,
+        requests: beam.PCollection | None = None,
+        exclusions: beam.PCollection | None = None,
+    ) -> None:
+        super().__init__()
+        self._prompts = prompts
+        self._manifests = manifests
+        self._requests = requests
+        self._exclusions = exclusions
+
+    @no_annotations
+    def expand(self, answer_lines: beam.PCollection) -> VerifyOutputs:
+        answers = answer_lines | "ParseAnswers" >> beam.ParDo(_ParseLines("answer")).with_outputs(
+            DEAD_LETTERS, main="answers"
+        )
+        prompts = self._prompts | "ParsePrompts" >> beam.ParDo(_ParseLines("prompt")).with_outputs(
+            DEAD_LETTERS, main="prompts"
+        )
+        manifests = self._manifests
+        key_map = manifests | "AnswerKeys" >> beam.FlatMap(
+            lambda m: [(k, m.request_id) for k in answer_keys(m.request_id)]
+        )
+        resolved = (
+            {
+                "request_ids": key_map,
+                "answers": answers.answers | "KeyAnswers" >> beam.Map(lambda a: (a.key, a)),
+                "prompts": prompts.prompts | "KeyPrompts" >> beam.Map(lambda p: (p.key, p)),
+            }
+            | "JoinKeys" >> beam.CoGroupByKey()
+            | "Resolve" >> beam.FlatMap(_resolve).with_outputs(ROWS, DEAD_LETTERS, main="items")
+        )
+        ids = manifests | "RunIds" >> beam.FlatMap(run_ids_of)
+        if self._exclusions is not None:
+            extra = self._exclusions | "ExcludedIds" >> beam.FlatMap(
+                lambda x: [x.evidence_id, x.document_id or ""]
+            )
+            ids = (ids, extra) | "AllIds" >> beam.Flatten()
+        run_ids = (
+            ids
+            | "Checkable" >> beam.Filter(checkable_id)
+            | "Distinct" >> beam.Distinct()
+            | "IdSet" >> beam.combiners.ToSet()
+            | "Frozen" >> beam.Map(frozenset)
+        )
+        groups: dict[str, beam.PCollection] = {
+            "manifests": manifests | "KeyManifests" >> beam.Map(lambda m: (m.request_id, m)),
+            "items": resolved.items,
+        }
+        if self._requests is not None:
+            groups["requests"] = self._requests | "KeyRequests" >> beam.Map(
+                lambda r: (r.request_id, r)
+            )
+        if self._exclusions is not None:
+            groups["exclusions"] = self._exclusions | "KeyExclusions" >> beam.Map(
+                lambda x: (x.request_id, x)
+            )
+        rows = (
+            groups
+            | "JoinRequests" >> beam.CoGroupByKey()
+            | "Verify" >> beam.ParDo(_Verify(), pvalue.AsSingleton(run_ids))
+        )
+        all_rows = (rows, resolved[ROWS]) | "AllRows" >> beam.Flatten()
+        dead = (
+            answers[DEAD_LETTERS],
+            prompts[DEAD_LETTERS],
+            resolved[DEAD_LETTERS],
+        ) | "VerifyDeadLetters" >> beam.Flatten()
+        return VerifyOutputs(rows=all_rows, dead_letters=dead)
