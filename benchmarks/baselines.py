@@ -40,7 +40,8 @@ class Packed:
     is the packer's own exact ledger when it has one; otherwise the caller
     counts `context`. `conflicts` lists the groups of shown passages the
     packer flagged to the model as conflicting (None: it does not look);
-    `conflict_groups` every group it detected, shown or not.
+    `conflict_groups` every group it detected, shown or not; `excluded` the
+    count of left-out candidates per reason, for a packer that says why.
     """
 
     shown: dict[str, str]
@@ -49,6 +50,7 @@ class Packed:
     tokens: int | None = None
     conflicts: tuple[frozenset[str], ...] | None = None
     conflict_groups: tuple[frozenset[str], ...] | None = None
+    excluded: dict[str, int] | None = None
 
     @property
     def kept(self) -> set[str]:
@@ -109,6 +111,7 @@ class OurPacker:
                 if len(c.labels) > 1
             ),
             conflict_groups=tuple(frozenset(c.evidence_ids) for c in result.manifest.conflicts),
+            excluded={x.reason: x.count for x in result.manifest.excluded},
         )
 
 

@@ -30,7 +30,9 @@ it, or a copy it was folded into, was shown; shares are % of requests:
   its passage and does not end at a sentence end of the original; mean and
   max context tokens (our exact ledger; for the others, their context string
   counted with tiktoken), mean tokens of evidence text inside them (the rest
-  is headers and markup), and the share of requests over budget;
+  is headers and markup), blocks per prompt, the share of prompts with no
+  evidence at all, the share of requests over budget, and (ours) left-out
+  candidates per request by reason;
 - conflict detection, on the labelled sets (RAMDocs misinfo against correct,
   ConflictNQ fakes against the real passage), from every conflict group our
   manifest lists (all gated candidates, packed or not): a flagged pair (two
@@ -377,6 +379,16 @@ def token_stats(
     }
 
 
+def exclusions(packs: Sequence[Packed]) -> dict[str, float]:
+    """Left-out candidates per request by reason, most frequent first."""
+    totals: dict[str, int] = {}
+    for packed in packs:
+        for reason, n in (packed.excluded or {}).items():
+            totals[reason] = totals.get(reason, 0) + n
+    ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+    return {reason: round(n / len(packs), 2) for reason, n in ranked}
+
+
 def score_row(
     dataset: str,
     spec: PackerSpec,
@@ -398,8 +410,12 @@ def score_row(
         "primary": data.primary,
         **data.score(cases, packs, used),
         "mid_sentence_cut": _share(cut),
+        "mean_blocks": round(sum(len(p.shown) for p in packs) / len(packs), 2),
+        "empty_prompts": _share([not p.shown for p in packs]),
         **token_stats(packs, budget, count),
     }
+    if all(p.excluded is not None for p in packs):
+        row["excluded_per_request"] = exclusions(packs)
     if data.sides is not None and all(p.conflict_groups is not None for p in packs):
         row.update(detection_metrics(cases, packs, data.sides))
     return row
@@ -438,7 +454,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
         out.append(
             f"{dataset} ({mine[0]['questions']} questions): {mine[0]['primary']} % / % over budget"
         )
-        out.append(f"{'':24s}" + "".join(f"{b:>13d}" for b in budgets))
+        out.append(f"{'':30s}" + "".join(f"{b:>13d}" for b in budgets))
         for packer in dict.fromkeys(r["packer"] for r in mine):
             cells = {r["budget"]: r for r in mine if r["packer"] == packer}
             line = "".join(
@@ -447,7 +463,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
                 else f"{'-':>13}"
                 for b in budgets
             )
-            out.append(f"{packer:24s}{line}")
+            out.append(f"{packer:30s}{line}")
         out.append("")
     return "\n".join(out)
 

@@ -46,25 +46,40 @@ def _value(row: Row | None, metric: str | None = None) -> float | None:
     return None if row is None else row[metric or row["primary"]]
 
 
+def markup_per_block(row: Row) -> float | None:
+    """Tokens of headers, labels, notes and framing per packed block."""
+    if not row.get("mean_blocks"):
+        return None
+    return round((row["mean_tokens"] - row["mean_text_tokens"]) / row["mean_blocks"], 1)
+
+
 def losses(rows: Sequence[Row], against: str = "naive-exact") -> list[Row]:
-    """Every (dataset, budget) where ours is below `against` on the primary metric."""
+    """Every (dataset, budget) where ours is below `against` on the primary metric,
+    with the measured signs of why: blocks packed, markup per block, empty
+    prompts, and what ours left out most."""
     out = []
     for ours in rows:
         if ours["packer"] != OURS:
             continue
         other = find(rows, ours["dataset"], against, ours["budget"])
         mine, theirs = _value(ours), _value(other)
-        if mine is not None and theirs is not None and mine < theirs:
-            out.append(
-                {
-                    "dataset": ours["dataset"],
-                    "budget": ours["budget"],
-                    "metric": ours["primary"],
-                    "ours": mine,
-                    against: theirs,
-                    "delta": round(mine - theirs, 1),
-                }
-            )
+        if other is None or mine is None or theirs is None or mine >= theirs:
+            continue
+        top = list(ours.get("excluded_per_request", {}).items())[:3]
+        out.append(
+            {
+                "dataset": ours["dataset"],
+                "budget": ours["budget"],
+                "metric": ours["primary"],
+                "ours": mine,
+                against: theirs,
+                "delta": round(mine - theirs, 1),
+                "blocks": f"{ours['mean_blocks']} vs {other['mean_blocks']}",
+                "markup": f"{markup_per_block(ours)} vs {markup_per_block(other)}",
+                "empty": ours["empty_prompts"],
+                "left_out": ", ".join(f"{reason} {n}" for reason, n in top),
+            }
+        )
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import quality, report, speed
+from benchmarks import quality, report, speed, targets
 from benchmarks.adapters import (
     EVAL_TIME,
     DataMissingError,
@@ -209,6 +209,31 @@ def test_conflict_pairs_are_true_only_across_the_labels() -> None:
     assert (pairs, true, found) == (2, 1, 1)
 
 
+def _row(dataset: str, packer: str, budget: int, value: float) -> dict:
+    return {"dataset": dataset, "packer": packer, "budget": budget,
+            "primary": "all_gold_present", "all_gold_present": value,
+            "mean_tokens": 100.0, "mean_text_tokens": 80.0, "mean_blocks": 2.0,
+            "empty_prompts": 0.0, "mid_sentence_cut": 0.0}  # fmt: skip
+
+
+def test_targets_judge_only_what_was_measured() -> None:
+    rows = [
+        _row("ramdocs", "ours", 150, 10.0),
+        _row("ramdocs", "naive-exact", 150, 20.0),
+        _row("ramdocs", "ours", 512, 80.0),
+        _row("ramdocs", "naive-exact", 512, 70.0),
+    ]
+    [lost] = targets.losses(rows)
+    assert (lost["budget"], lost["delta"], lost["markup"]) == (150, -10.0, "10.0 vs 10.0")
+    [below, *_] = targets.not_below_naive_exact(rows)
+    assert below.met is False and "150: 10.0 vs 20.0" in below.detail
+    rows[0]["all_gold_present"] = 20.0
+    assert not targets.losses(rows) and targets.not_below_naive_exact(rows)[0].met
+    judged = {t.name: t.met for t in targets.evaluate(rows)}
+    assert judged["hotpotqa: both supporting at 512 >= 85%"] is None  # not measured
+    assert judged["ramdocs: every gold answer at 512 >= 71% with no mid-sentence cut"]
+
+
 def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
     tokens = TokenCounter.load()
     count = tiktoken_counter(tokens.encoding)
@@ -286,6 +311,8 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
             assert row.get(key) is None or 0.0 <= row[key] <= 100.0
     [conflicts] = [r for r in rows if r["dataset"] == "conflict_nq" and r["packer"] == "ours"]
     assert conflicts["conflict_precision"] == 1.0  # the date-changed copy, flagged
+    assert conflicts["mean_blocks"] > 0 and conflicts["empty_prompts"] == 0.0
+    assert "excluded_per_request" in conflicts
     timings = json.loads((results / "speed.json").read_text())
     assert [r["candidates_per_request"] for r in timings["sweep"]] == [2, 4]
     assert timings["memory"][0]["peak_rss_mb"] > 0
