@@ -16,9 +16,17 @@ $(BIN)/evpack: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The round trip too: prompts as Anthropic Message Batches requests, the hand-written
+# results of samples/answers_anthropic_good_and_bad.jsonl verified, and the report.
 demo: $(BIN)/evpack
 	$(BIN)/evpack batch --input samples/requests.jsonl --catalog samples/catalog.jsonl \
 		--config samples/config.yaml --output $(OUT) --overwrite
+	$(BIN)/evpack batch --input samples/requests.jsonl --catalog samples/catalog.jsonl \
+		--config samples/config.yaml --prompt_format anthropic_batch \
+		--event_time 2026-07-01T00:00:00Z --output $(OUT)/roundtrip --overwrite > /dev/null
+	$(BIN)/evpack verify --answers samples/answers_anthropic_good_and_bad.jsonl \
+		--run $(OUT)/roundtrip --requests samples/requests.jsonl --overwrite
+	$(BIN)/evpack report --audit $(OUT)/roundtrip --out $(OUT)/roundtrip/report
 
 lint: $(BIN)/evpack
 	$(BIN)/ruff check .

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from pipelines.views import VIEWS_DIR, View, load_views
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.arrow import arrow_schema
+from schemas.verification import VerificationRow
 
 matplotlib.use("Agg")  # files only, no display
 from matplotlib import pyplot as plt  # after choosing the backend
@@ -38,8 +39,10 @@ AUDIT_MODELS: dict[str, type[BaseModel]] = {
     "exclusions": ExclusionRecord,
     "exclusion_counts": ExclusionCount,
     "dead_letters": DeadLetter,
+    "verifications": VerificationRow,
 }
-"""Audit tables as the file sinks name them, with the model of their rows."""
+"""Audit tables as the file sinks name them, with the model of their rows
+(`verifications` is written by `evpack verify`)."""
 
 SCHEMA = "audit"
 MAX_TABLE_ROWS = 200
@@ -69,6 +72,9 @@ PLOTS: dict[str, Plot] = {
         "bars", "day", ("utilization_avg",), "tenant_id", "evidence tokens / available"
     ),
     "dead_letter_rate": Plot("bars", "builder_version", ("dead_letter_rate",), None, "share"),
+    "verification_daily": Plot(
+        "bars", "day", ("passed", "unsupported_figures", "leaks"), "tenant_id", "answers"
+    ),
 }
 """The drawing of each known view; a view without one is shown as a table only."""
 

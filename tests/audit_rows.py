@@ -23,6 +23,7 @@ from schemas import (
     ReasonCount,
 )
 from schemas.arrow import arrow_schema
+from schemas.verification import CheckResult, VerificationRow
 
 DAY1_0905 = datetime(2026, 3, 1, 9, 5, tzinfo=UTC)
 DAY1_0940 = datetime(2026, 3, 1, 9, 40, tzinfo=UTC)
@@ -141,10 +142,47 @@ DEAD_LETTERS = [
     ),
 ]
 
+
+def _verification(
+    request_id: str | None, tenant: str | None, at: datetime | None, status: str, failed: list[str]
+) -> VerificationRow:
+    checked = status == "succeeded"
+    return VerificationRow(
+        request_id=request_id,
+        answer_key=request_id or "unknown",
+        tenant_id=tenant,
+        event_time=at,
+        verified_at=DAY2_1000,
+        answer_format="anthropic_batch",
+        status=status,  # type: ignore[arg-type]
+        error=None if checked else status,
+        passed=(not failed) if checked else None,
+        sentences=2 if checked else 0,
+        cited_sentences=1 if checked else 0,
+        labels_cited=["E1"] if checked else [],
+        checks=[
+            CheckResult(name=name, outcome="fail", offending=["x"], sentences=["s"], detail="d")
+            for name in failed
+        ],
+        failed_checks=failed,
+        builder_version="bv1",
+        config_hash="cfg",
+    )
+
+
+VERIFICATIONS = [
+    _verification("a1", "acme", DAY1_0905, "succeeded", []),
+    _verification("a2", "acme", DAY1_0940, "succeeded", ["labels_exist", "figures_supported"]),
+    _verification("a3", "acme", DAY1_0950, "errored", []),
+    _verification("a4", "acme", DAY2_1000, "succeeded", ["no_excluded_text"]),
+    _verification("g1", "globex", DAY1_0910, "succeeded", ["no_leaked_ids", "no_excluded_text"]),
+]
+
 ROWS: dict[str, list[BaseModel]] = {
     "manifests": MANIFESTS,
     "exclusions": EXCLUSIONS,
     "dead_letters": DEAD_LETTERS,
+    "verifications": VERIFICATIONS,
 }
 
 H9 = datetime(2026, 3, 1, 9, tzinfo=UTC)
@@ -181,6 +219,11 @@ EXPECTED: dict[str, list[tuple]] = {
     "dead_letter_rate": [
         ("bv0", 0, 1, 1.0),
         ("bv1", 5, 1, 1 / 6),
+    ],
+    "verification_daily": [
+        (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1),
+        (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0),
+        (D2, "acme", 1, 1, 0, 1.0, 0, 1, 0),
     ],
 }
 """Each view's rows for `ROWS`, sorted by every column."""

@@ -38,13 +38,15 @@ def test_report_writes_a_page_with_every_view_and_its_plot(audit_dir: Path, tmp_
     for image in images:
         data = (page.parent / image).read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 5_000, image
-    # the run at a glance: 5 manifests, 7 exclusions, 0 windowed counts, 2 dead letters
+    # the run at a glance: 5 manifests, 7 exclusions, 0 windowed counts, 2 dead letters,
+    # 5 verified answers
     counts = dict(re.findall(r"<tr><th>(\w+)</th><td>(\d+)</td></tr>", text))
     assert counts == {
         "manifests": "5",
         "exclusions": "7",
         "exclusion_counts": "0",
         "dead_letters": "2",
+        "verifications": "5",
     }
 
 
@@ -98,4 +100,6 @@ def test_report_on_the_batch_demo_agrees_with_the_run_summary(tmp_path: Path) ->
         excluded[reason] = excluded.get(reason, 0) + count
     assert excluded == run.excluded
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
-    assert sorted(re.findall(r'<img src="([^"]+)"', page)) == sorted(f"{n}.png" for n in PLOTS)
+    drawn = sorted(f"{n}.png" for n in PLOTS if figures[n].rows)  # no answers verified yet
+    assert sorted(re.findall(r'<img src="([^"]+)"', page)) == drawn
+    assert "verification_daily.png" not in drawn

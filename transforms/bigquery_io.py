@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from packer import BUILDER_VERSION
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.bigquery import bigquery_schema
+from schemas.verification import VerificationRow
 
 EMULATOR_ENV = "BIGQUERY_EMULATOR_HOST"
 DEAD_LETTER_STAGE = "bigquery_insert"
@@ -68,6 +69,7 @@ AUDIT_TABLES: dict[str, AuditTable] = {
         AuditTable("exclusions", ExclusionRecord, "event_time"),
         AuditTable("exclusion_counts", ExclusionCount, "window_start"),
         AuditTable("dead_letters", DeadLetter, "received_at", ("stage",)),
+        AuditTable("verifications", VerificationRow, "event_time"),
     )
 }
 
