@@ -65,4 +65,5 @@ bench: $(VENV)/.bench-installed
 
 eval: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.quality --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.verification --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.report

@@ -58,12 +58,15 @@ _NUMBER = re.compile(
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
 _CITATION = re.compile(r"\[([^\[\]\n]{1,200})\]|\(((?:\s*E\d+\s*[,;]?)+)\)")
-_LABEL_ITEM = re.compile(r"E\d+|\d+")
+_LABEL_ITEM = re.compile(r"E\d+")
 _RANGE = re.compile(r"E(\d+)\s*[-–]\s*E(\d+)")
-_SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+(?=[\[(\"“A-Z0-9])|\n\s*\n|\n(?=\s*[-*•\d])"
-)
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+|\n\s*\n|\n(?=\s*[-*•\d])")
 _TRAILING_CITATIONS = re.compile(r"([.!?])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:[A-Z]|[A-Z]\.[A-Z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|No|vs|Inc|Ltd|Co"
+    r"|Corp|Gen|Gov|Sen|Rep|Rev|Mt|Ft|approx|etc|e\.g|i\.e)\.$"
+)
+"""A piece ending so ("J.", "U.S.", "Dr.", "No.") does not end its sentence."""
 _SPACES = re.compile(r"\s+")
 _UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 
@@ -162,9 +165,10 @@ class Sentence:
 
 
 def cited_labels(text: str) -> tuple[str, ...]:
-    """Labels cited as `[E1]`, `[E1, E3]`, `[E1-E3]` or `(E2)`; `[2]` cites "2".
+    """Labels cited as `[E1]`, `[E1, E3]`, `[E1-E3]` or `(E2)`.
 
-    A bracket holding anything but labels (e.g. "[sic]") is not a citation.
+    A bracket holding anything but labels is not a citation: "[sic]", and
+    footnote marks such as "[9]" that answers copy from their sources.
     """
     labels: list[str] = []
     for m in _CITATION.finditer(text):
@@ -210,12 +214,20 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
 
 
 def split_sentences(answer: str) -> list[str]:
-    """The answer's sentences; a run of citations after a full stop belongs to its sentence."""
+    """The answer's sentences.
+
+    A sentence ends at `.`, `!` or `?` (and closing quotes or brackets) before
+    whitespace, at a blank line or before a list item; a piece that starts in
+    lower case ("e.g. this"), or follows an initial or a common abbreviation
+    ("Joseph A. Conry", "Dr. Li"), continues the sentence. A run of citations
+    after a full stop belongs to the sentence before it.
+    """
     moved = _TRAILING_CITATIONS.sub(r"\2\1", answer)  # "x. [E1]" cites for x: "x [E1]."
     pieces = [p.strip() for p in _SENTENCE_END.split(moved) if p and p.strip()]
     sentences: list[str] = []
     for piece in pieces:
-        if sentences and not _strip_citations(piece).strip(" .;,"):
+        continues = piece[0].islower() or not _strip_citations(piece).strip(" .;,")
+        if sentences and (continues or _ABBREVIATION.search(sentences[-1])):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

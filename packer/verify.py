@@ -9,13 +9,17 @@ they can be decided without a model (README, "Verifying answers"):
   characters or more, with a digit or one of `_-:/.`).
 - `factual_sentences_cited`: a sentence stating a figure, date or quoted
   phrase cites at least one listed label (unless it says the evidence lacks
-  something: "the sources do not state the 2026 price").
+  something: "the sources do not state the 2026 price"; it must name the
+  sources, evidence, records or the like, so "date of death unknown" is no
+  such sentence).
 - `figures_supported`: each of those figures, dates and phrases appears in a
   cited block's text, after normalization (`packer.claims`).
 - `conflicts_reported`: every label of each conflict the manifest flagged is
   cited, so both sides are shown.
 - `uncovered_facets_declared`: each facet listed as uncovered is said to be
-  unavailable, and no sentence about it answers it.
+  unavailable, and no sentence naming it answers it. A sentence names a facet
+  when the facet's words appear in it in order, each starting a word
+  ("return-shipping" is named by "Return shipping costs ...").
 - `abstention`: a packet without evidence gets an abstention and no citation.
 - `no_excluded_text`: no run of six words of a candidate the gates excluded
   (unauthorized, unknown, deleted, superseded, not yet effective, blocked)
@@ -46,6 +50,11 @@ _UNAVAILABLE = re.compile(
     re.IGNORECASE,
 )
 """How answers say that the evidence does not hold something (abstention, uncovered facet)."""
+_SOURCES = re.compile(
+    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?)\b",
+    re.IGNORECASE,
+)
+"""What an answer names when it says the evidence lacks something ("the sources do not ...")."""
 
 _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
@@ -167,7 +176,9 @@ def check_cited(sentences: list[Sentence], packet: Packet) -> CheckResult:
     uncited = [
         s
         for s in sentences
-        if s.facts and not _valid_labels(s, packet) and not _UNAVAILABLE.search(s.text)
+        if s.facts
+        and not _valid_labels(s, packet)
+        and not (_UNAVAILABLE.search(s.text) and _SOURCES.search(s.text))
     ]
     return _result(
         "factual_sentences_cited",
@@ -204,8 +215,9 @@ def check_conflicts(cited: set[str], packet: Packet) -> CheckResult:
     )
 
 
-def _facet_words(facet: str) -> list[str]:
-    return [w for w in re.split(r"[\W_]+", facet.casefold()) if w]
+def _words(text: str) -> str:
+    """Lower-case words joined by single spaces, padded: phrases match at word starts."""
+    return " " + " ".join(w for w in re.split(r"[\W_]+", text.casefold()) if w) + " "
 
 
 def check_uncovered(sentences: list[Sentence], packet: Packet) -> CheckResult:
@@ -213,10 +225,10 @@ def check_uncovered(sentences: list[Sentence], packet: Packet) -> CheckResult:
         return _skip("uncovered_facets_declared", "every facet has evidence")
     offending: list[str] = []
     bad_sentences: list[str] = []
-    folded = [(s, s.text.casefold()) for s in sentences]
+    folded = [(s, _words(s.text)) for s in sentences]
     for facet in packet.uncovered:
-        words = _facet_words(facet)
-        about = [s for s, text in folded if words and all(w in text for w in words)]
+        phrase = _words(facet).rstrip()  # "return-shipping" is named by "Return shipping costs"
+        about = [s for s, text in folded if phrase.strip() and phrase in text]
         answering = [s.text for s in about if not _UNAVAILABLE.search(s.text)]
         if answering or not about:
             offending.append(facet)
