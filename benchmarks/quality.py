@@ -440,9 +440,21 @@ def evaluate(
             for spec in specs:
                 packer = spec.build(budget, tools)
                 for name, dataset_cases in cases.items():
+                    started = time.perf_counter()
                     packs = [packer(case.request) for case in dataset_cases]
-                    rows.append(score_row(name, spec, budget, dataset_cases, packs, tokens.count))
+                    seconds = time.perf_counter() - started
+                    row = score_row(name, spec, budget, dataset_cases, packs, tokens.count)
+                    rows.append({**row, "pack_seconds": round(seconds, 3)})
     return rows
+
+
+def seconds_by_packer(rows: Sequence[dict[str, Any]]) -> str:
+    """Where a run's time went: packing seconds per packer, slowest first."""
+    totals: dict[str, float] = {}
+    for row in rows:
+        totals[row["packer"]] = totals.get(row["packer"], 0.0) + row["pack_seconds"]
+    ranked = sorted(totals.items(), key=lambda item: -item[1])
+    return "packing seconds: " + ", ".join(f"{name} {s:.1f}" for name, s in ranked)
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> str:
@@ -498,7 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(summary(rows))
     print("\n".join(t.line() for t in targets.evaluate(rows)))
-    print(f"\n{len(rows)} rows in {time.perf_counter() - started:.1f} s")
+    print(f"\n{seconds_by_packer(rows)}")
+    print(f"{len(rows)} rows in {time.perf_counter() - started:.1f} s")
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         results = {"machine": machine(), "rows": rows}

@@ -319,7 +319,7 @@ def dataset_section(dataset: str, rows: Sequence[dict]) -> list[str]:
     (the ablations have their own table)."""
     metrics = [k for k in rows[0] if k not in COMMON and k not in dict(TOKEN_COLUMNS)]
     metrics = [k for k in metrics if k not in dict(DETECTION_COLUMNS)]
-    metrics = [k for k in metrics if k != "excluded_per_request"]
+    metrics = [k for k in metrics if k not in ("excluded_per_request", "pack_seconds")]
     grid, grid_columns = budget_grid(rows)
     return [
         f"### {dataset} ({rows[0]['questions']} questions): {rows[0]['primary']} (%)",
