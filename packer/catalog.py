@@ -58,6 +58,17 @@ class Catalog:
         superseded when an effective revision names it in `supersedes`, directly or
         through a chain. Of the remaining heads, the one with the latest
         `effective_at` (ties: greatest `revision_id`) applies.
+
+        Cycles: a revision never supersedes itself, directly (`supersedes` naming
+        itself) or through a cycle (r1 -> r2 -> r1). A chain that comes back to
+        the revision it started from says nothing about which is newer, so it
+        supersedes nothing and the date rule decides among its members; a chain
+        that runs into a cycle it did not start on supersedes the whole cycle.
+        So whenever some revision is effective, exactly one applies, whatever
+        the graph, and a revision's state does not depend on its siblings.
+        Rejected: refusing the document (fail closed) punishes readers for a
+        catalog error that the dates resolve; trusting the first edge of a
+        cycle would depend on the order the revisions are listed in.
         """
         single = self._single.get((tenant_id, document_id))
         if single is not None:
@@ -67,11 +78,7 @@ class Catalog:
         effective = {rid for rid, r in revisions.items() if r.effective_at <= as_of}
         superseded: set[str] = set()
         for rid in effective:
-            target = revisions[rid].supersedes
-            while target is not None and target not in superseded:
-                superseded.add(target)
-                nxt = revisions.get(target)
-                target = nxt.supersedes if nxt is not None else None
+            superseded |= _superseded_by(rid, revisions)
         heads = [revisions[rid] for rid in effective - superseded]
         applicable = max(heads, key=lambda r: (r.effective_at, r.revision_id), default=None)
         return RevisionState(
@@ -79,3 +86,22 @@ class Catalog:
             effective=frozenset(effective),
             revisions=revisions,
         )
+
+
+def _superseded_by(start: str, revisions: Mapping[str, Revision]) -> set[str]:
+    """The revisions `start` supersedes: its `supersedes` chain, unless the chain returns to it.
+
+    Each revision names at most one other, so the chain either ends or runs into
+    a cycle; it is walked until a revision repeats.
+    """
+    chain: list[str] = []
+    seen = {start}
+    target = revisions[start].supersedes
+    while target is not None and target not in seen:
+        chain.append(target)
+        seen.add(target)
+        nxt = revisions.get(target)
+        target = nxt.supersedes if nxt is not None else None
+    if target == start:
+        return set()
+    return set(chain)

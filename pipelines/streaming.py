@@ -192,10 +192,11 @@ def exclusion_row_id(row: dict) -> str:
 
 def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     """Wire the streaming job into `pipeline`."""
-    parsed = (
-        pipeline
-        | "ReadRequests" >> ReadRequestRecords(settings.subscription, settings.timestamp_attribute)
-        | "Parse" >> ParseRequestStream(settings.max_record_bytes, settings.dedup_ttl_seconds)
+    read = pipeline | "ReadRequests" >> ReadRequestRecords(
+        settings.subscription, settings.timestamp_attribute, settings.max_record_bytes
+    )
+    parsed = read.records | "Parse" >> ParseRequestStream(
+        settings.max_record_bytes, settings.dedup_ttl_seconds
     )
     packed = parsed.requests | "Pack" >> PackWithRefreshingCatalog(
         settings.config,
@@ -217,6 +218,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         | "WriteCounts" >> WriteToBigQueryRows(settings.table("exclusion_counts"))
     )
     dead_letters = (
+        read.dead_letters,
         parsed.dead_letters,
         packed.dead_letters,
         rejected_manifests,

@@ -1,18 +1,32 @@
 """Input contract: one request is one question with its retrieved candidates."""
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from schemas._types import NonEmptyStr, UtcDatetime
+from schemas._types import INT64_MAX, Count, Identifier, NonEmptyStr, UtcDatetime, encodable
 
 Clearance = Literal["public", "internal", "confidential", "restricted"]
 
 
-class _Input(BaseModel):
-    """Inputs are immutable values; unknown fields are ignored so producers can add fields."""
+MAX_CANDIDATES = 10_000
+MAX_FACETS = 1_000
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+
+class _Input(BaseModel):
+    """Inputs are immutable values; unknown fields are ignored so producers can add fields.
+
+    Whatever a producer sends, a valid input can be written by every sink: each
+    string encodes as UTF-8 (`encodable`, on every field), floats are finite,
+    integers fit int64 and timestamps fit years 1..9999 in UTC.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
+
+    @field_validator("*")
+    @classmethod
+    def _encodable(cls, value: Any) -> Any:
+        return encodable(value)
 
 
 class Principal(_Input):
@@ -26,8 +40,8 @@ class Principal(_Input):
 class Span(_Input):
     """Character offsets [start, end) of a candidate's text in its document revision."""
 
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    start: Count
+    end: Count
 
     @model_validator(mode="after")
     def _ordered(self) -> "Span":
@@ -67,9 +81,9 @@ class Candidate(_Input):
 class BudgetOverride(_Input):
     """Per-request budget overrides of the packing config."""
 
-    input_limit: int | None = Field(default=None, gt=0)
-    reserved_answer: int | None = Field(default=None, ge=0)
-    max_evidence_tokens: int | None = Field(default=None, gt=0)
+    input_limit: int | None = Field(default=None, gt=0, le=INT64_MAX)
+    reserved_answer: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    max_evidence_tokens: int | None = Field(default=None, gt=0, le=INT64_MAX)
 
 
 class Request(_Input):
@@ -78,16 +92,16 @@ class Request(_Input):
     `as_of` is the applicability time for revisions; it defaults to `event_time`.
     """
 
-    request_id: NonEmptyStr
-    tenant_id: NonEmptyStr
+    request_id: Identifier
+    tenant_id: Identifier
     principal: Principal
     question: NonEmptyStr
-    facets: tuple[str, ...] = ()
+    facets: tuple[str, ...] = Field(default=(), max_length=MAX_FACETS)
     as_of: UtcDatetime | None = None
     event_time: UtcDatetime | None = None
     history: bool = False
     budget: BudgetOverride | None = None
-    candidates: tuple[Candidate, ...] = Field(min_length=1)
+    candidates: tuple[Candidate, ...] = Field(min_length=1, max_length=MAX_CANDIDATES)
 
     @model_validator(mode="after")
     def _unique_evidence(self) -> "Request":

@@ -1,11 +1,23 @@
-"""Shared fixtures: the real emulators, started once per test session on free ports."""
+"""Shared fixtures: the real emulators, started once per test session on free ports.
+
+Hypothesis profiles for every property and fuzz target: `ci` (default, 1,000
+examples per target), `thorough` (10,000), `dev` (100); choose with
+HYPOTHESIS_PROFILE.
+"""
 
 import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.emulators import Emulators, emulators
+
+_COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
+settings.register_profile("ci", max_examples=1000, **_COMMON)
+settings.register_profile("thorough", max_examples=10_000, **_COMMON)
+settings.register_profile("dev", max_examples=100, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 EMULATOR_PROJECT = "evpack-test"
 

@@ -30,7 +30,7 @@ def _expected(messages: list[str]) -> tuple[int, int]:
     """How many prompts (distinct valid request_ids) and dead letters the messages make."""
     records, valid = 0, set()
     for message in messages:
-        for payload in split_payload(message.encode()):
+        for payload in split_payload(message.encode(), MAX_RECORD_BYTES):
             records += 1
             parsed = parse_record("demo", payload, MAX_RECORD_BYTES)
             if not isinstance(parsed, list):

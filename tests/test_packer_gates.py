@@ -86,7 +86,9 @@ def test_hash_mismatch(tokens):
 
 
 def test_text_that_is_not_valid_unicode_cannot_match_its_hash(tokens):
-    cand = candidate("e1", "d1", text="broken \ud800 text", text_sha256="0" * 64)
+    # Validation refuses such text; a candidate built around it must still fail closed.
+    broken = {"text": "broken \ud800 text", "text_sha256": "0" * 64}
+    cand = candidate("e1", "d1").model_copy(update=broken)
     result = run(tokens, [document("d1")], cand)
     assert reasons(result) == {"e1": "hash_mismatch"}
     assert result.exclusions[0].detail == "text is not valid Unicode (lone surrogate)"

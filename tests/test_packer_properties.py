@@ -1,11 +1,9 @@
 """The five invariants of DESIGN.md as properties over random catalogs and requests.
 
-Profiles: `ci` (default, 1,000 examples per property), `thorough` (10,000),
-`dev` (100); choose with HYPOTHESIS_PROFILE.
+Profiles (`ci`, `thorough`, `dev`) are registered in `tests/conftest.py`.
 """
 
 import html
-import os
 import re
 
 from hypothesis import HealthCheck, given, settings
@@ -18,10 +16,6 @@ from tests.factories import encoded_prompt_tokens
 from tests.strategies import catalog_documents, requests
 
 _COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
-settings.register_profile("ci", max_examples=1000, **_COMMON)
-settings.register_profile("thorough", max_examples=10_000, **_COMMON)
-settings.register_profile("dev", max_examples=100, **_COMMON)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TOKENS = TokenCounter.load()
 OTHER_WORKER_TOKENS = TokenCounter.load()  # a second worker: its own, differently warm cache
@@ -141,7 +135,9 @@ def test_strategies_reach_every_rule():
     properties above are not vacuous."""
     seen: set[str] = set()
 
-    @settings(max_examples=500, **_COMMON)
+    # Hypothesis mixes literals found in the project's modules into what it draws, so
+    # any new constant shifts the sequence: 1,000 examples keep every rule reached.
+    @settings(max_examples=1000, **_COMMON)
     @given(docs=catalog_documents(), request=requests(), config=configs)
     def collect(docs, request, config):
         result = pack_request(request, Catalog(docs), config, TOKENS)

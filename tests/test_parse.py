@@ -146,10 +146,10 @@ def test_a_request_id_in_both_shapes_is_dead_lettered() -> None:
 
 def test_parse_transform_routes_requests_and_dead_letters() -> None:
     records = [
-        ("a.jsonl", json.dumps(_nested("q1"))),
-        ("a.jsonl", "not json"),
-        ("b.jsonl", json.dumps(_nested("q1"))),
-        ("b.jsonl", json.dumps(_nested("q2"))),
+        ("a.jsonl", json.dumps(_nested("q1")).encode()),
+        ("a.jsonl", b"not json"),
+        ("b.jsonl", json.dumps(_nested("q1")).encode()),
+        ("b.jsonl", json.dumps(_nested("q2")).encode()),
     ]
     with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
         parsed = p | beam.Create(records) | ParseRequests()

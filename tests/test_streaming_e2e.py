@@ -52,7 +52,7 @@ def _samples() -> Samples:
     repeats: Counter[str] = Counter()
     records = 0
     for message in messages:
-        for payload in split_payload(message.encode()):
+        for payload in split_payload(message.encode(), MAX_RECORD_BYTES):
             records += 1
             parsed = parse_record("s", payload, MAX_RECORD_BYTES)
             if isinstance(parsed, list):

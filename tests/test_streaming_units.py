@@ -127,18 +127,20 @@ def test_first_record_per_request_id_wins_later_copies_are_dead_letters() -> Non
 @pytest.mark.parametrize(
     ("data", "payloads"),
     [
-        (b'{"request_id": "a"}', ['{"request_id": "a"}']),
+        (b'{"request_id": "a"}', [b'{"request_id": "a"}']),
         (
-            b'[{"request_id": "a"}, {"request_id": "b"}]',
-            ['{"request_id": "a"}', '{"request_id": "b"}'],
+            b'[{"request_id": "a"}, {"request_id": "\xc3\xa9"}]',
+            [b'{"request_id": "a"}', b'{"request_id": "\\u00e9"}'],
         ),
-        (b"[]", ["[]"]),
-        (b"not json", ["not json"]),
-        (b"\xff\xfe", ["\ufffd\ufffd"]),
+        (b"[]", [b"[]"]),
+        (b"not json", [b"not json"]),
+        (b"\xff\xfe", [b"\xff\xfe"]),
+        (b"[" * 40 + b"]" * 40, [b"[" * 40 + b"]" * 40]),
+        (b"[1, 2]" + b" " * 100, [b"[1, 2]" + b" " * 100]),
     ],
 )
-def test_split_payload(data: bytes, payloads: list[str]) -> None:
-    assert split_payload(data) == payloads
+def test_split_payload(data: bytes, payloads: list[bytes]) -> None:
+    assert split_payload(data, max_record_bytes=64) == payloads
 
 
 def test_messages_carry_routing_attributes() -> None:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import apache_beam as beam
 from apache_beam import pvalue
+from apache_beam.coders import BytesCoder
 from apache_beam.io.parquetio import ReadAllFromParquet
 from apache_beam.io.textio import ReadFromTextWithFilename
 from apache_beam.metrics import Metrics
@@ -32,6 +33,8 @@ from pydantic import ValidationError
 
 from packer import BUILDER_VERSION
 from schemas import Candidate, DeadLetter, Request
+from schemas._types import NOT_UNICODE, is_identifier, is_unicode
+from transforms.strict_json import Refused, as_text, decode_text, loads
 
 DEAD_LETTERS = "dead_letters"
 METRICS_NAMESPACE = "evpack"
@@ -64,14 +67,20 @@ class Entry:
     payload: str
 
 
-def dead_letter(stage: str, error: str, payload: str, source: str, request_id: Any) -> DeadLetter:
-    """A dead letter stamped with this builder's version."""
+def dead_letter(
+    stage: str, error: str, payload: bytes | str, source: str, request_id: Any
+) -> DeadLetter:
+    """A dead letter stamped with this builder's version; it always encodes, whatever it holds.
+
+    Bytes that are not UTF-8 and lone surrogates are kept as backslash escapes;
+    `request_id` is kept only when it is a valid one (the payload still has it).
+    """
     return DeadLetter(
         stage=stage,
-        error=error,
-        payload=payload,
-        source=source,
-        request_id=request_id if isinstance(request_id, str) and request_id else None,
+        error=as_text(error),
+        payload=as_text(payload),
+        source=as_text(source),
+        request_id=request_id if is_identifier(request_id) else None,
         builder_version=BUILDER_VERSION,
     )
 
@@ -94,43 +103,42 @@ def row_payload(row: dict[str, Any]) -> str:
 
 
 def decode(
-    source: str, payload: str, shape: InputShape, max_record_bytes: int
+    source: str, payload: bytes | str, shape: InputShape, max_record_bytes: int
 ) -> tuple[str, Entry] | DeadLetter:
-    """Check size, JSON and shape of one record and key it by its request_id."""
-    size = len(payload.encode("utf-8"))
-    if size > max_record_bytes:
-        return dead_letter(
-            "parse",
-            f"record of {size} bytes exceeds --max_record_bytes={max_record_bytes}",
-            payload,
-            source,
-            None,
-        )
-    try:
-        record = json.loads(payload)
-    except json.JSONDecodeError as err:
-        return dead_letter("parse", f"invalid JSON: {err}", payload, source, None)
+    """Check size, encoding, JSON and shape of one record and key it by its request_id.
+
+    Total: every payload becomes an entry or a `parse` dead letter (limits in
+    `transforms.strict_json`). The request_id must be text that encodes, as it
+    keys the grouping.
+    """
+    raw = payload.encode("utf-8", errors="surrogatepass") if isinstance(payload, str) else payload
+    text = decode_text(raw, max_record_bytes)
+    if isinstance(text, Refused):
+        return dead_letter("parse", text.reason, text.text, source, None)
+    record = loads(text)
+    if isinstance(record, Refused):
+        return dead_letter("parse", record.reason, record.text, source, None)
     if not isinstance(record, dict):
         kind = type(record).__name__
-        return dead_letter(
-            "parse", f"record must be a JSON object, got {kind}", payload, source, None
-        )
+        return dead_letter("parse", f"record must be a JSON object, got {kind}", text, source, None)
     request_id = record.get("request_id")
     if not isinstance(request_id, str) or not request_id:
         return dead_letter(
-            "parse", "request_id: missing or not a non-empty string", payload, source, None
+            "parse", "request_id: missing or not a non-empty string", text, source, None
         )
+    if not is_unicode(request_id):
+        return dead_letter("parse", f"request_id: {NOT_UNICODE}", text, source, None)
     record_shape = _shape_of(record, shape)
     if record_shape is None:
         return dead_letter(
             "parse",
             "record has neither candidates (nested shape) nor evidence_id (flat shape)",
-            payload,
+            text,
             source,
             request_id,
         )
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
-    return request_id, Entry(record_shape, digest, source, payload)
+    digest = hashlib.sha256(raw).hexdigest()
+    return request_id, Entry(record_shape, digest, source, text)
 
 
 def _shape_of(record: dict[str, Any], shape: InputShape) -> Shape | None:
@@ -165,7 +173,7 @@ def _assemble_nested(
     kept: tuple[Entry, Request] | None = None
     for entry in ordered:
         try:
-            request = Request.model_validate_json(entry.payload)
+            request = Request.model_validate(json.loads(entry.payload))
         except ValidationError as err:
             letters.append(_letter(entry, "validate", describe_validation_error(err), request_id))
             continue
@@ -242,10 +250,12 @@ def _letter(entry: Entry, stage: str, error: str, request_id: str) -> DeadLetter
     return dead_letter(stage, error, entry.payload, entry.source, request_id)
 
 
-class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, str]]]):
-    """(source file, raw JSON payload) for every record of a JSONL or Parquet glob.
+class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, bytes]]]):
+    """(source file, raw payload bytes) for every record of a JSONL or Parquet glob.
 
-    Blank JSONL lines carry nothing and are skipped.
+    JSONL lines are read as bytes, so a line that is not UTF-8 is refused by
+    `decode` with its byte offset rather than failing the read; `\n` and
+    `\r\n` both end a line. Blank lines carry nothing and are skipped.
     """
 
     def __init__(self, pattern: str, file_format: FileFormat) -> None:
@@ -253,17 +263,18 @@ class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str
         self._pattern = pattern
         self._format = file_format
 
-    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, str]]:
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, bytes]]:
         if self._format == "parquet":
             return (
                 pbegin
                 | "Pattern" >> beam.Create([self._pattern])
                 | "ReadParquet" >> ReadAllFromParquet(with_filename=True)
-                | "ToJson" >> beam.MapTuple(lambda source, row: (source, row_payload(row)))
+                | "ToJson"
+                >> beam.MapTuple(lambda source, row: (source, row_payload(row).encode("utf-8")))
             )
         return (
             pbegin
-            | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern)
+            | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern, coder=BytesCoder())
             | "SkipBlank" >> beam.Filter(lambda record: bool(record[1].strip()))
         )
 
@@ -274,7 +285,7 @@ class _Decode(beam.DoFn):
         self._max = max_record_bytes
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_in")
 
-    def process(self, record: tuple[str, str]) -> Iterator[Any]:
+    def process(self, record: tuple[str, bytes]) -> Iterator[Any]:
         self._records.inc()
         source, payload = record
         decoded = decode(source, payload, self._shape, self._max)
@@ -297,7 +308,7 @@ class _Assemble(beam.DoFn):
             yield request
 
 
-class ParseRequests(beam.PTransform[beam.PCollection[tuple[str, str]], "ParseResult"]):
+class ParseRequests(beam.PTransform[beam.PCollection[tuple[str, bytes]], "ParseResult"]):
     """(source, payload) records -> validated, de-duplicated requests + dead letters.
 
     Counts `records_in` (records read) and `requests_in` (requests assembled).
@@ -311,7 +322,7 @@ class ParseRequests(beam.PTransform[beam.PCollection[tuple[str, str]], "ParseRes
         self._max = max_record_bytes
 
     @no_annotations  # the result is a ParseResult, not a PCollection
-    def expand(self, records: beam.PCollection[tuple[str, str]]) -> "ParseResult":
+    def expand(self, records: beam.PCollection[tuple[str, bytes]]) -> "ParseResult":
         decoded = records | "Decode" >> beam.ParDo(_Decode(self._shape, self._max)).with_outputs(
             DEAD_LETTERS, main="entries"
         )

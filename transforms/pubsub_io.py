@@ -12,13 +12,20 @@ prompts; `stage`, `request_id`, `builder_version` on dead letters.
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+from apache_beam import pvalue
 from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
+from apache_beam.transforms.window import TimestampedValue
+from apache_beam.typehints.decorators import no_annotations
+from apache_beam.utils.timestamp import MAX_TIMESTAMP, MIN_TIMESTAMP, Timestamp
 
 from packer.formats import PromptLine
 from schemas import DeadLetter
+from transforms.parse import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES, dead_letter
+from transforms.strict_json import Refused, decode_text, loads, shown
 
 
 def message_source(subscription: str, message: PubsubMessage) -> str:
@@ -26,21 +33,20 @@ def message_source(subscription: str, message: PubsubMessage) -> str:
     return f"{subscription}#{message.message_id or 'unknown'}"
 
 
-def split_payload(data: bytes) -> list[str]:
-    """The request payloads of one message: each item of a JSON array, else the whole text.
+def split_payload(data: bytes, max_record_bytes: int) -> list[bytes]:
+    """The request payloads of one message: each item of a JSON array, else the whole message.
 
-    Anything that is not valid JSON is passed on unchanged, so parsing
-    dead-letters it with the reason; an empty array yields nothing to pack and
-    is passed on too, so it is dead-lettered rather than silently dropped.
+    A message that is too large, not UTF-8 or not JSON is passed on unchanged,
+    so parsing dead-letters it with the reason; an empty array yields nothing
+    to pack and is passed on too, so it is dead-lettered rather than silently
+    dropped. Items are re-encoded as ASCII JSON, so each is parsed (and
+    refused) on its own.
     """
-    text = data.decode("utf-8", errors="replace")
-    try:
-        decoded = json.loads(text)
-    except json.JSONDecodeError:
-        return [text]
+    text = decode_text(data, max_record_bytes)
+    decoded = text if isinstance(text, Refused) else loads(text)
     if isinstance(decoded, list) and decoded:
-        return [json.dumps(item, ensure_ascii=False) for item in decoded]
-    return [text]
+        return [json.dumps(item).encode("ascii") for item in decoded]
+    return [data]
 
 
 def prompt_message(prompt: PromptLine) -> PubsubMessage:
@@ -63,40 +69,89 @@ def dead_letter_message(letter: DeadLetter) -> PubsubMessage:
     return PubsubMessage(data=letter.model_dump_json().encode("utf-8"), attributes=attributes)
 
 
+def event_timestamp(message: PubsubMessage, attribute: str | None) -> Timestamp | str | None:
+    """The message's event time from its attribute (RFC 3339 or epoch ms); None without one.
+
+    Returns the reason instead when the attribute holds neither, or a time Beam
+    cannot hold: Beam's own reader would raise there and crash-loop the job on
+    one message. Without the attribute the element keeps its publish time.
+    """
+    value = (message.attributes or {}).get(attribute) if attribute else None
+    if value is None:
+        return None
+    try:
+        stamp = _stamp(value)
+    except (ValueError, OverflowError, TypeError) as err:
+        return f"attribute {attribute}={shown(value)} is not RFC 3339 or epoch milliseconds: {err}"
+    if not MIN_TIMESTAMP < stamp < MAX_TIMESTAMP:
+        return f"attribute {attribute}={shown(value)} is out of range"
+    return stamp
+
+
+def _stamp(value: str) -> Timestamp:
+    try:
+        millis = int(value)
+    except ValueError:
+        return Timestamp.from_rfc3339(value)
+    return Timestamp(micros=millis * 1000)
+
+
+@dataclass(frozen=True)
+class StreamRecords:
+    """The records of a subscription, and the dead letters of messages refused whole."""
+
+    records: beam.PCollection[tuple[str, bytes]]
+    dead_letters: beam.PCollection[DeadLetter]
+
+
+class _SplitMessages(beam.DoFn):
+    def __init__(self, subscription: str, attribute: str | None, max_record_bytes: int) -> None:
+        self._subscription = subscription
+        self._attribute = attribute
+        self._max = max_record_bytes
+
+    def process(self, message: PubsubMessage) -> Iterator[Any]:
+        source = message_source(self._subscription, message)
+        stamp = event_timestamp(message, self._attribute)
+        if isinstance(stamp, str):
+            yield pvalue.TaggedOutput(
+                DEAD_LETTERS, dead_letter("parse", stamp, message.data, source, None)
+            )
+            return
+        for payload in split_payload(message.data, self._max):
+            yield (source, payload) if stamp is None else TimestampedValue((source, payload), stamp)
+
+
 class ReadRequestRecords(beam.PTransform):
     """(source, payload) records from a subscription, one per request in each message.
 
-    The same record shape as the file readers, so parsing is shared.
+    The same record shape as the file readers, so parsing is shared. The event
+    time attribute is read here rather than by Beam's reader, so a bad one is
+    a dead letter (stage `parse`) and not a failing read.
     """
 
-    def __init__(self, subscription: str, timestamp_attribute: str | None = None) -> None:
+    def __init__(
+        self,
+        subscription: str,
+        timestamp_attribute: str | None = None,
+        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    ) -> None:
         super().__init__()
         if not subscription.startswith("projects/") or "/subscriptions/" not in subscription:
             raise ValueError(
                 "subscription must be projects/<project>/subscriptions/<name>, "
                 f"got {subscription!r}"
             )
-        self._subscription = subscription
-        self._timestamp_attribute = timestamp_attribute
+        self._split = _SplitMessages(subscription, timestamp_attribute, max_record_bytes)
 
-    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, str]]:
-        subscription = self._subscription
-
-        def records(message: PubsubMessage) -> Iterator[tuple[str, str]]:
-            source = message_source(subscription, message)
-            for payload in split_payload(message.data):
-                yield source, payload
-
-        return (
+    @no_annotations  # the result is a StreamRecords, not a PCollection
+    def expand(self, pbegin: beam.pvalue.PBegin) -> StreamRecords:
+        split = (
             pbegin
-            | "Read"
-            >> ReadFromPubSub(
-                subscription=subscription,
-                with_attributes=True,
-                timestamp_attribute=self._timestamp_attribute,
-            )
-            | "Split" >> beam.FlatMap(records).with_output_types(tuple[str, str])
+            | "Read" >> ReadFromPubSub(subscription=self._split._subscription, with_attributes=True)
+            | "Split" >> beam.ParDo(self._split).with_outputs(DEAD_LETTERS, main="records")
         )
+        return StreamRecords(split.records, split[DEAD_LETTERS])
 
 
 class PublishMessages(beam.PTransform):

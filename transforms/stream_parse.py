@@ -50,7 +50,7 @@ _EXPIRY_TIMER = beam.DoFn.TimerParam(_EXPIRY)
 
 
 def parse_record(
-    source: str, payload: str, max_record_bytes: int
+    source: str, payload: bytes | str, max_record_bytes: int
 ) -> tuple[str, tuple[Entry, Request]] | list[DeadLetter]:
     """One record as (request_id, (entry, request)), or the dead letters saying why not."""
     decoded = decode(source, payload, "nested", max_record_bytes)
@@ -75,7 +75,7 @@ class _Parse(beam.DoFn):
         self._max = max_record_bytes
         self._records = Metrics.counter(METRICS_NAMESPACE, "records_in")
 
-    def process(self, record: tuple[str, str]) -> Iterator[Any]:
+    def process(self, record: tuple[str, bytes]) -> Iterator[Any]:
         self._records.inc()
         parsed = parse_record(record[0], record[1], self._max)
         if isinstance(parsed, list):
@@ -124,7 +124,7 @@ class ParseRequestStream(beam.PTransform):
         self._ttl = ttl_seconds
 
     @no_annotations  # the result is a ParseResult, not a PCollection
-    def expand(self, records: beam.PCollection[tuple[str, str]]) -> ParseResult:
+    def expand(self, records: beam.PCollection[tuple[str, bytes]]) -> ParseResult:
         parsed = records | "Parse" >> beam.ParDo(_Parse(self._max)).with_output_types(
             tuple[str, Any]
         ).with_outputs(DEAD_LETTERS, main="keyed")

@@ -1,0 +1,107 @@
+"""Bytes of one input record -> a JSON value, or the reason it is refused. Total: never raises.
+
+Input records come from anyone, so every limit is checked before the parser
+runs, where a check can be made without parsing:
+- size: at most `max_bytes` bytes (the `--max_record_bytes` flag);
+- encoding: strict UTF-8 (the byte offset of the first invalid byte is named);
+  one leading byte-order mark is dropped, as editors on Windows write one;
+- nesting: arrays and objects at most `MAX_DEPTH` deep (the parser and every
+  later step recurse; a request needs 4 levels);
+- number literals: at most `MAX_NUMBER_CHARS` characters (Python refuses
+  integers of more than 4,300 digits with a ValueError, and a row stores int64).
+The parser then refuses what JSON does not define or leaves ambiguous: `NaN`
+and `Infinity` literals, and an object naming a key twice (parsers disagree on
+which copy wins, so a second tenant_id could mean one thing here and another
+downstream).
+
+Rejected alternative: parse first and catch RecursionError / ValueError only.
+The parser's own limits are not ours (a 900-deep value passes it, then breaks
+a later recursive step), and catching alone would still spend the parse.
+"""
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DEPTH = 32
+MAX_NUMBER_CHARS = 64
+BOM = b"\xef\xbb\xbf"
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_INNERMOST = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_LONG_NUMBER = re.compile(f"[-+0-9.eE]{{{MAX_NUMBER_CHARS + 1},}}")
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why a record is not a JSON value we accept; `text` is what can be shown of it."""
+
+    reason: str
+    text: str
+
+
+def as_text(payload: bytes | str) -> str:
+    """Any payload as text that encodes to UTF-8: invalid bytes become `\\xNN` escapes."""
+    if isinstance(payload, bytes):
+        return payload.decode("utf-8", errors="backslashreplace")
+    return payload.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+def decode_text(payload: bytes, max_bytes: int) -> str | Refused:
+    """The record's text: size first, then strict UTF-8 (one leading BOM dropped)."""
+    if len(payload) > max_bytes:
+        return Refused(
+            f"record of {len(payload)} bytes exceeds --max_record_bytes={max_bytes}",
+            as_text(payload),
+        )
+    body = payload.removeprefix(BOM)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return Refused(
+            f"invalid UTF-8 at byte {err.start + len(payload) - len(body)}: {err.reason}",
+            as_text(payload),
+        )
+
+
+def _too_deep(skeleton: str) -> bool:
+    """Whether brackets nest deeper than MAX_DEPTH: strip innermost pairs, level by level."""
+    for _ in range(MAX_DEPTH):
+        skeleton, stripped = _INNERMOST.subn("", skeleton)
+        if not stripped:
+            return False
+    return bool(_INNERMOST.search(skeleton))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def shown(text: str, limit: int = 64) -> str:
+    """A string for an error message: its repr, cut to `limit` characters."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        twice = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+        raise ValueError(f"key {shown(twice)} appears twice in one object")
+    return record
+
+
+def loads(text: str) -> Any | Refused:
+    """Parse JSON text within the limits above; a `Refused` says which one failed."""
+    skeleton = _STRING.sub('""', text)
+    if _too_deep(skeleton):
+        return Refused(f"invalid JSON: nested deeper than {MAX_DEPTH} levels", text)
+    if _LONG_NUMBER.search(skeleton):
+        return Refused(
+            f"invalid JSON: a number literal longer than {MAX_NUMBER_CHARS} characters", text
+        )
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    except ValueError as err:
+        return Refused(f"invalid JSON: {err}", text)
