@@ -108,14 +108,16 @@ class _ParseLines(beam.DoFn):
         self._stage = stage
         self._parse = parse_answer_line if stage == "answer" else parse_prompt_line
 
-    def process(self, record: tuple[str, str]) -> Iterator[Any]:
+    def process(self, record: tuple[str, bytes]) -> Iterator[Any]:
         source, line = record
         try:
-            yield self._parse(line)
+            yield self._parse(line.decode("utf-8"))
+            return
+        except UnicodeDecodeError as err:
+            error = f"invalid UTF-8 at byte {err.start}: {err.reason}"
         except AnswerError as err:
-            yield pvalue.TaggedOutput(
-                DEAD_LETTERS, dead_letter(self._stage, str(err), line, source, None)
-            )
+            error = str(err)
+        yield pvalue.TaggedOutput(DEAD_LETTERS, dead_letter(self._stage, error, line, source, None))
 
 
 def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
