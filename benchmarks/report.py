@@ -412,8 +412,16 @@ def write_report(results_dir: Path) -> Path:
     speed_file, quality_file = results_dir / "speed.json", results_dir / "quality.json"
     if quality_file.exists():
         q = json.loads(quality_file.read_text())
-        plot_retention(q["rows"], results_dir / "retention.png")
-        parts += quality_section(q)
+        if all("primary" in r for r in q["rows"]):
+            plot_retention(q["rows"], results_dir / "retention.png")
+            parts += quality_section(q)
+        else:
+            parts += [
+                "## Packing quality",
+                "",
+                f"{quality_file.name} was written by an older evaluation; run `make eval`.",
+                "",
+            ]
     if speed_file.exists():
         s = json.loads(speed_file.read_text())
         plot_throughput(s, results_dir / "throughput.png")

@@ -346,3 +346,9 @@ def test_chosen_subset_prints_its_table_and_writes_nothing(
     assert quality.choose(["ours", "ours:edges", "ours-no-dedup"], ["ours-"]) == ["ours-no-dedup"]
     with pytest.raises(ValueError, match="matches none"):
         quality.choose(["ours"], ["nothing"])
+
+
+def test_report_names_quality_results_of_an_older_evaluation(tmp_path: Path) -> None:
+    old_row = {"dataset": "hotpotqa", "packer": "ours", "budget": 256, "both_supporting": 1.0}
+    (tmp_path / "quality.json").write_text(json.dumps({"machine": {}, "rows": [old_row]}))
+    assert "older evaluation; run `make eval`" in report.write_report(tmp_path).read_text()
