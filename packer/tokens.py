@@ -1,11 +1,32 @@
-"""Exact token counting with tiktoken, offline, with a per-worker count cache."""
+"""Exact token counting, offline, with a per-worker count cache.
+
+Two kinds of tokenizer sit behind one small interface (`Encoder`: the token
+ids of a text, no special tokens): tiktoken encodings, and Hugging Face
+`tokenizer.json` files (the `tokenizers` library) for open models served by
+vLLM or TGI.
+
+The ledger counts a prompt as the sum of its parts, which is exact when every
+boundary between parts is a pre-token boundary and nothing is added per
+encode call. tiktoken encodings are built so (tests/test_packer_token_parts.py).
+A `tokenizer.json` is accepted when its pipeline is: no normalizer, or
+per-character ones (Unicode forms, lower-casing, accent stripping, BERT's);
+a pre-tokenizer that splits at whitespace and at every punctuation mark
+(ByteLevel with its regex and without a prefix space, BERT's, or a sequence
+holding Whitespace and Punctuation; Digits may be added). We encode without
+special tokens, and special-token strings in evidence count as text. Anything
+else (Metaspace, a prefix space, replacing normalizers, whitespace-only
+splits) makes a text's count depend on what precedes it: such a file is
+refused with the reason, as the ledger could not be exact.
+"""
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import tiktoken
 from tiktoken_ext import openai_public
@@ -67,6 +88,103 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
 
+class Encoder(Protocol):
+    """What the counter needs of a tokenizer: the ids of a text, special tokens as text."""
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+HF_TOKENIZER = "hf"
+"""The `tokenizer` setting naming a Hugging Face `tokenizer.json` (`tokenizer_file`)."""
+_PER_CHARACTER_NORMALIZERS = {
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Lowercase",
+    "StripAccents",
+    "BertNormalizer",
+}
+_SPLITTERS = {
+    "Whitespace",
+    "WhitespaceSplit",
+    "Punctuation",
+    "Digits",
+    "ByteLevel",
+    "BertPreTokenizer",
+}
+"""Pre-tokenizers that only add splits (a sequence of them splits wherever any one does)."""
+
+
+def _normalizer_reason(node: dict[str, Any] | None) -> str | None:
+    if node is None:
+        return None
+    if node.get("type") == "Sequence":
+        return next((r for n in node.get("normalizers", []) if (r := _normalizer_reason(n))), None)
+    if node.get("type") in _PER_CHARACTER_NORMALIZERS:
+        return None
+    return f"normalizer {node.get('type')} may change text across part boundaries"
+
+
+def _splits_at_part_boundaries(kinds: set[str]) -> bool:
+    """Whether the split is at whitespace and at every punctuation mark (our part edges)."""
+    whitespace = bool(kinds & {"Whitespace", "WhitespaceSplit"}) and "Punctuation" in kinds
+    return whitespace or bool(kinds & {"ByteLevel", "BertPreTokenizer"})
+
+
+def _additive_reason(spec: dict[str, Any]) -> str | None:
+    """Why counts of this tokenizer would not add up over the prompt's parts (None: they do)."""
+    reason = _normalizer_reason(spec.get("normalizer"))
+    if reason is not None:
+        return reason
+    node = spec.get("pre_tokenizer")
+    nodes = (
+        (node.get("pretokenizers", []) if node.get("type") == "Sequence" else [node])
+        if node
+        else []
+    )
+    for item in nodes:
+        kind = item.get("type")
+        if kind not in _SPLITTERS:
+            return f"pre-tokenizer {kind} does not split at every part boundary"
+        if kind == "ByteLevel" and (
+            item.get("add_prefix_space") or not item.get("use_regex", True)
+        ):
+            return "pre-tokenizer ByteLevel adds a prefix space or has no regex"
+    if not _splits_at_part_boundaries({item.get("type") for item in nodes}):
+        return "pre-tokenizer does not split at whitespace and punctuation"
+    return None
+
+
+class HFEncoding:
+    """A Hugging Face `tokenizer.json` behind the `Encoder` interface."""
+
+    def __init__(self, path: str) -> None:
+        from tokenizers import Tokenizer  # only runs that use one pay for the import
+
+        if not os.path.isfile(path):
+            raise TokenizerError(f"tokenizer_file {path!r} does not exist")
+        with open(path, "rb") as handle:
+            data = handle.read()
+        try:
+            spec = json.loads(data)
+            self._tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+            self._tokenizer.encode_special_tokens = True  # special-token strings count as text
+        except Exception as err:  # the library raises plain Exceptions for bad files
+            raise TokenizerError(f"tokenizer_file {path!r} is not a tokenizer.json: {err}") from err
+        reason = _additive_reason(spec)
+        if reason is not None:
+            raise TokenizerError(
+                f"tokenizer_file {path!r}: {reason}, so the prompt's token count could not be "
+                "summed from its parts; use a tokenizer.json with a byte-level or BERT-style "
+                "pre-tokenizer"
+            )
+        self.name = f"hf:{os.path.basename(path)}@{hashlib.sha256(data).hexdigest()[:12]}"
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self._tokenizer.encode(text, add_special_tokens=False).ids
+
+
 RENDERED_CACHE = 32_768
 """Counts kept under the parts a text is rendered from (see `count_rendered`)."""
 SHORT_TEXT = 64
@@ -82,7 +200,7 @@ class TokenCounter:
     are keyed by themselves, which is cheaper than hashing them.
     """
 
-    def __init__(self, encoding: tiktoken.Encoding, name: str, cache_size: int = 200_000) -> None:
+    def __init__(self, encoding: Encoder, name: str, cache_size: int = 200_000) -> None:
         self.encoding = encoding
         self.name = name
         self._cache: OrderedDict[bytes, int] = OrderedDict()
@@ -94,7 +212,17 @@ class TokenCounter:
 
     @classmethod
     def load(cls, name: str = "cl100k_base", file: str | None = None) -> "TokenCounter":
-        """A counter for the named encoding (see `load_encoding`)."""
+        """A counter for the named encoding (see `load_encoding`), or for a Hugging Face
+        `tokenizer.json`: `name` "hf", or any `file` ending in `.json`.
+
+        A Hugging Face counter is named `hf:<file name>@<12 hex of its SHA-256>`
+        in manifests, so the exact file a prompt was counted with is on record.
+        """
+        if name == HF_TOKENIZER or (file is not None and file.endswith(".json")):
+            if file is None:
+                raise TokenizerError("tokenizer: hf needs tokenizer_file: path/to/tokenizer.json")
+            hf = HFEncoding(file)
+            return cls(hf, hf.name)
         return cls(load_encoding(name, file), name)
 
     def count(self, text: str) -> int:
