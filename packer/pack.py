@@ -253,6 +253,7 @@ def pack_request(
     config: PackingConfig,
     tokens: TokenCounter,
     event_time: datetime | None = None,
+    catalog_version: str = "",
 ) -> PackResult:
     """Gate, deduplicate, select, order, label and render one request.
 
@@ -328,6 +329,7 @@ def pack_request(
         base,
         budget,
         tokens.name,
+        catalog_version,
     )
 
 
@@ -343,6 +345,7 @@ def _result(
     base: int,
     budget: int,
     tokenizer: str,
+    catalog_version: str,
 ) -> PackResult:
     """Assemble the prompt message and the audit rows (ids only, no evidence text).
 
@@ -410,6 +413,7 @@ def _result(
             ],
             "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
             "prompt_sha256": prompt_sha,
+            "catalog_version": catalog_version,
         }
     )
     records = [

@@ -32,6 +32,8 @@ from pipelines.options import (
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.catalog_io import ReadCatalog
+from transforms.catalog_join import PackJoined
+from transforms.catalog_lookup import PackWithBigtable
 from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.pack import PackRequests
@@ -59,6 +61,17 @@ def output_files(output: str) -> dict[str, str]:
     return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in OUTPUTS.items()}
 
 
+def pack_transform(p: beam.Pipeline, settings: Settings) -> beam.PTransform:
+    """The pack step of the chosen catalog mode (see `--catalog_mode`)."""
+    source, config, event_time = settings.catalog, settings.config, settings.event_time
+    if source.mode == "join":
+        return PackJoined(config, source.pattern, source.file_format, event_time)
+    if source.mode == "bigtable":
+        return PackWithBigtable(config, source.bigtable, event_time)
+    catalog = p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format)
+    return PackRequests(config, catalog, event_time)
+
+
 def build(p: beam.Pipeline, settings: Settings) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`."""
     if settings.input is None or settings.input_format is None:
@@ -68,8 +81,7 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
         | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     )
-    catalog = p | "ReadCatalog" >> ReadCatalog(settings.catalog, settings.catalog_format)
-    packed = parsed.requests | "Pack" >> PackRequests(settings.config, catalog, settings.event_time)
+    packed = parsed.requests | "Pack" >> pack_transform(p, settings)
     dead_letters = (
         (parsed.dead_letters, packed.dead_letters)
         | "AllDeadLetters" >> beam.Flatten()

@@ -9,15 +9,21 @@ import argparse
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import get_args
+from typing import Literal, get_args
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    GoogleCloudOptions,
+    PipelineOptions,
+    StandardOptions,
+)
 from pydantic import ValidationError
 
 from schemas import PackingConfig
 from schemas.config import PromptFormat
+from transforms.bigtable_catalog import TableAddress
+from transforms.catalog_lookup import CachedLookup
 from transforms.parse import (
     DEFAULT_MAX_RECORD_BYTES,
     FileFormat,
@@ -33,6 +39,25 @@ _SUFFIXES: dict[str, FileFormat] = {
     ".pq": "parquet",
 }
 _COMPRESSION = (".gz", ".bz2", ".zst", ".deflate")
+
+CatalogMode = Literal["side_input", "join", "bigtable"]
+CATALOG_MODES: tuple[CatalogMode, ...] = ("side_input", "join", "bigtable")
+SIDE_INPUT_MAX_BYTES = 32 << 20
+"""Above this size `auto` joins instead of broadcasting: measured with 2,000 requests
+(benchmarks/scale.py), the side input is faster only for small catalogs, and its
+memory grows with every document on every worker."""
+
+
+@dataclass(frozen=True)
+class CatalogSource:
+    """The catalog of a run: a file (side input or join) or a Bigtable table."""
+
+    mode: CatalogMode
+    pattern: str | None
+    file_format: FileFormat | None
+    bigtable: CachedLookup | None
+    refresh_seconds: float
+    """The revocation delay: how often streaming re-reads a file, how long a lookup is cached."""
 
 
 class EvpackOptions(PipelineOptions):
@@ -73,6 +98,43 @@ class EvpackOptions(PipelineOptions):
             default="auto",
             choices=["auto", "jsonl", "parquet"],
             help="Format of --catalog; auto reads it from the file extension.",
+        )
+        parser.add_argument(
+            "--catalog_mode",
+            default="auto",
+            choices=["auto", *CATALOG_MODES],
+            help=(
+                "How requests meet the catalog. side_input: every worker holds the whole "
+                "catalog (small catalogs; streaming re-reads it every "
+                "--catalog_refresh_seconds); join: batch only, candidates joined to the "
+                "catalog rows they reference; bigtable: keyed lookups in --bigtable_table "
+                "with a per-worker cache. auto: bigtable when --bigtable_table is given, "
+                f"else side_input for catalog files up to {SIDE_INPUT_MAX_BYTES >> 20} MiB "
+                "(always in streaming), else join."
+            ),
+        )
+        parser.add_argument(
+            "--bigtable_project", help="Project of the Bigtable catalog (default: --project)."
+        )
+        parser.add_argument("--bigtable_instance", help="Bigtable instance of the catalog.")
+        parser.add_argument(
+            "--bigtable_table",
+            help="Bigtable table of the catalog, written by `evpack catalog load`.",
+        )
+        parser.add_argument(
+            "--catalog_refresh_seconds",
+            type=float,
+            default=60.0,
+            help=(
+                "The revocation delay: a streaming job re-reads a side-input catalog this "
+                "often, and a Bigtable lookup is cached this long."
+            ),
+        )
+        parser.add_argument(
+            "--catalog_cache_entries",
+            type=int,
+            default=100_000,
+            help="Bigtable mode: catalog entries each packing worker thread keeps cached.",
         )
         parser.add_argument(
             "--config",
@@ -127,8 +189,7 @@ class Settings:
     input_format: FileFormat | None
     input_shape: InputShape
     output: str
-    catalog: str
-    catalog_format: FileFormat
+    catalog: CatalogSource
     config: PackingConfig
     event_time: datetime
     max_record_bytes: int
@@ -209,6 +270,63 @@ def _matches(pattern: str, flag: str) -> None:
         raise ValueError(f"--{flag} {pattern!r} matches no file; check the path or glob")
 
 
+def _catalog_bytes(pattern: str) -> int | None:
+    """The total size of the catalog files, or None when it cannot be told (no match)."""
+    found = FileSystems.match([pattern])[0].metadata_list
+    return sum(m.size_in_bytes for m in found) if found else None
+
+
+def choose_catalog_mode(
+    declared: str, catalog_bytes: int | None, has_bigtable: bool, streaming: bool
+) -> CatalogMode:
+    """The catalog mode `auto` stands for (see --catalog_mode); a declared one stays."""
+    if declared != "auto":
+        return declared  # type: ignore[return-value]
+    if has_bigtable:
+        return "bigtable"
+    if streaming or (catalog_bytes is not None and catalog_bytes <= SIDE_INPUT_MAX_BYTES):
+        return "side_input"
+    return "join"
+
+
+def resolve_catalog(options: PipelineOptions, *, streaming: bool) -> CatalogSource:
+    """Which catalog a run reads and how; every error names the flag to fix."""
+    opts = options.view_as(EvpackOptions)
+    address = (opts.bigtable_project, opts.bigtable_instance, opts.bigtable_table)
+    has_bigtable = bool(opts.bigtable_table)
+    if opts.catalog_mode == "auto" and has_bigtable and opts.catalog:
+        raise ValueError(
+            "pass --catalog (a file) or --bigtable_table, not both, or choose --catalog_mode"
+        )
+    if opts.catalog_refresh_seconds <= 0 or opts.catalog_cache_entries <= 0:
+        raise ValueError("--catalog_refresh_seconds and --catalog_cache_entries must be > 0")
+    local = opts.catalog is not None and "://" not in opts.catalog
+    size = _catalog_bytes(opts.catalog) if local else None  # type: ignore[arg-type]
+    mode = choose_catalog_mode(opts.catalog_mode, size, has_bigtable, streaming)
+    if mode == "join" and streaming:
+        raise ValueError(
+            "--catalog_mode=join is for batch; a streaming job uses side_input or bigtable"
+        )
+    if mode == "bigtable":
+        project, instance, table_id = address
+        project = project or options.view_as(GoogleCloudOptions).project
+        if not (project and instance and table_id):
+            raise ValueError(
+                "--catalog_mode=bigtable needs --bigtable_instance, --bigtable_table and "
+                "--bigtable_project (or --project)"
+            )
+        table = CachedLookup(
+            TableAddress(project, instance, table_id),
+            opts.catalog_refresh_seconds,
+            opts.catalog_cache_entries,
+        )
+        return CatalogSource(mode, None, None, table, opts.catalog_refresh_seconds)
+    pattern = _require(opts.catalog, "catalog", "samples/catalog.jsonl")
+    _matches(pattern, "catalog")
+    fmt = file_format(pattern, opts.catalog_format, "catalog")
+    return CatalogSource(mode, pattern, fmt, None, opts.catalog_refresh_seconds)
+
+
 def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
     """Check the shared flags and return the settings of this run."""
     opts = options.view_as(EvpackOptions)
@@ -218,8 +336,6 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         input_path = _require(input_path, "input", "samples/requests.jsonl")
         _matches(input_path, "input")
         input_format = file_format(input_path, opts.input_format, "input")
-    catalog = _require(opts.catalog, "catalog", "samples/catalog.jsonl")
-    _matches(catalog, "catalog")
     output = _require(opts.output, "output", "out/run1").rstrip("/")
     if opts.max_record_bytes <= 0:
         raise ValueError(f"--max_record_bytes must be positive, got {opts.max_record_bytes}")
@@ -228,8 +344,7 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         input_format=input_format,
         input_shape=opts.input_shape,
         output=output,
-        catalog=catalog,
-        catalog_format=file_format(catalog, opts.catalog_format, "catalog"),
+        catalog=resolve_catalog(options, streaming=False),
         config=load_config(opts.config, opts.prompt_format),
         event_time=parse_event_time(opts.event_time),
         max_record_bytes=opts.max_record_bytes,
@@ -244,7 +359,8 @@ def settings_summary(settings: Settings) -> str:
             "input_format": settings.input_format,
             "input_shape": settings.input_shape,
             "output": settings.output,
-            "catalog": settings.catalog,
+            "catalog": settings.catalog.pattern,
+            "catalog_mode": settings.catalog.mode,
             "config_hash": settings.config.config_hash(),
             "event_time": settings.event_time.isoformat(),
         },

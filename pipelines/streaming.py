@@ -22,7 +22,13 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import EvpackOptions, file_format, load_config, pin_local_runner
+from pipelines.options import (
+    CatalogSource,
+    EvpackOptions,
+    load_config,
+    pin_local_runner,
+    resolve_catalog,
+)
 from schemas import PackingConfig
 from transforms.bigquery_io import (
     AUDIT_TABLES,
@@ -30,8 +36,8 @@ from transforms.bigquery_io import (
     bigquery_client,
     create_tables,
 )
+from transforms.catalog_lookup import PackWithBigtable
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
-from transforms.parse import FileFormat
 from transforms.pubsub_io import (
     PublishMessages,
     ReadRequestRecords,
@@ -80,12 +86,6 @@ class StreamingOptions(PipelineOptions):
             "messages without it use their publish time.",
         )
         parser.add_argument(
-            "--catalog_refresh_seconds",
-            type=float,
-            default=60.0,
-            help="Re-read the catalog this often, so revocations apply without a restart.",
-        )
-        parser.add_argument(
             "--window_seconds",
             type=int,
             default=DEFAULT_WINDOW_SECONDS,
@@ -122,9 +122,7 @@ class StreamSettings:
     dataset: str
     create_tables: bool
     timestamp_attribute: str | None
-    catalog: str
-    catalog_format: FileFormat
-    catalog_refresh_seconds: float
+    catalog: CatalogSource
     config: PackingConfig
     max_record_bytes: int
     window_seconds: int
@@ -148,11 +146,10 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     dataset = opts.bigquery_dataset or ""
     if dataset.count(".") != 1:
         raise ValueError(f"--bigquery_dataset must be <project>.<dataset>, got {dataset!r}")
-    if not shared.catalog:
-        raise ValueError("--catalog is required, e.g. --catalog=samples/catalog.jsonl")
-    catalog_format = file_format(shared.catalog, shared.catalog_format, "catalog")
-    snap = load_snapshot(shared.catalog, catalog_format)
-    _LOG.info("catalog %s: %d documents", shared.catalog, len(snap))
+    catalog = resolve_catalog(options, streaming=True)
+    if catalog.mode == "side_input":
+        snap = load_snapshot(catalog.pattern, catalog.file_format)  # type: ignore[arg-type]
+        _LOG.info("catalog %s: %d documents", catalog.pattern, len(snap))
     for name, value in (
         ("window_seconds", opts.window_seconds),
         ("dedup_ttl_seconds", opts.dedup_ttl_seconds),
@@ -160,8 +157,8 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     ):
         if value <= 0:
             raise ValueError(f"--{name} must be positive, got {value}")
-    if opts.catalog_refresh_seconds <= 0 or opts.allowed_lateness_seconds < 0:
-        raise ValueError("--catalog_refresh_seconds must be > 0, --allowed_lateness_seconds >= 0")
+    if opts.allowed_lateness_seconds < 0:
+        raise ValueError("--allowed_lateness_seconds must be >= 0")
     return StreamSettings(
         subscription=_resource(opts.subscription, "subscription", "subscriptions"),
         prompts_topic=_resource(opts.prompts_topic, "prompts_topic", "topics"),
@@ -169,9 +166,7 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
         dataset=dataset,
         create_tables=opts.create_tables,
         timestamp_attribute=opts.timestamp_attribute or None,
-        catalog=shared.catalog,
-        catalog_format=catalog_format,
-        catalog_refresh_seconds=opts.catalog_refresh_seconds,
+        catalog=catalog,
         config=load_config(shared.config, shared.prompt_format),
         max_record_bytes=shared.max_record_bytes,
         window_seconds=opts.window_seconds,
@@ -190,6 +185,23 @@ def exclusion_row_id(row: dict) -> str:
     return f"{row['request_id']}/{row['evidence_id']}"
 
 
+def pack_transform(settings: StreamSettings) -> beam.PTransform:
+    """The pack step of the catalog mode: the re-read file, or Bigtable lookups.
+
+    Either way a catalog change applies within `--catalog_refresh_seconds`.
+    Requests are packed at their element timestamp unless they carry a time.
+    """
+    source = settings.catalog
+    if source.bigtable is not None:
+        return PackWithBigtable(settings.config, source.bigtable, None)
+    return PackWithRefreshingCatalog(
+        settings.config,
+        source.pattern,  # type: ignore[arg-type]
+        source.file_format,  # type: ignore[arg-type]
+        source.refresh_seconds,
+    )
+
+
 def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     """Wire the streaming job into `pipeline`."""
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
@@ -198,12 +210,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     parsed = read.records | "Parse" >> ParseRequestStream(
         settings.max_record_bytes, settings.dedup_ttl_seconds
     )
-    packed = parsed.requests | "Pack" >> PackWithRefreshingCatalog(
-        settings.config,
-        settings.catalog,
-        settings.catalog_format,
-        settings.catalog_refresh_seconds,
-    )
+    packed = parsed.requests | "Pack" >> pack_transform(settings)
     packed.lines | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
     rejected_manifests = packed.manifests | "WriteManifests" >> WriteToBigQueryRows(
         settings.table("manifests"), row_id=manifest_row_id

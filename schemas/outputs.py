@@ -97,6 +97,9 @@ class ManifestRow(_Output):
     conflicts: list[Conflict]
     excluded: list[ReasonCount]
     prompt_sha256: str
+    catalog_version: str
+    """Fingerprint of the catalog entries the request was packed against (see
+    `packer.catalog_slice`): the same facts give the same version in every catalog mode."""
 
 
 class ExclusionRecord(_Output):

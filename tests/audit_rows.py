@@ -81,6 +81,7 @@ def _manifest(
         ],
         excluded=[ReasonCount(reason=r, count=n) for r, n in sorted(excluded.items())],
         prompt_sha256="0" * 64,
+        catalog_version="v1",
     )
 
 

@@ -24,7 +24,7 @@ EMULATOR_PROJECT = "evpack-test"
 
 @pytest.fixture(scope="session")
 def gcp_emulators() -> Iterator[Emulators]:
-    """Both emulators, with the environment pointing every Google client at them."""
+    """The emulators, with the environment pointing every Google client at them."""
     with emulators(EMULATOR_PROJECT) as running:
         saved = {name: os.environ.get(name) for name in running.env()}
         os.environ.update(running.env())

@@ -1,9 +1,10 @@
-"""Start the real Pub/Sub and BigQuery emulators on free ports, and stop them.
+"""Start the real Pub/Sub, BigQuery and Bigtable emulators on free ports, and stop them.
 
 Used by the test fixtures and by the local streaming demo. Each emulator runs in
 its own process group so stopping it also stops the JVM or server it spawns.
-Clients find them through `PUBSUB_EMULATOR_HOST` (host:port, no scheme) and
-`BIGQUERY_EMULATOR_HOST` (with scheme), which `Emulators.env()` returns.
+Clients find them through `PUBSUB_EMULATOR_HOST` and `BIGTABLE_EMULATOR_HOST`
+(host:port, no scheme) and `BIGQUERY_EMULATOR_HOST` (with scheme), which
+`Emulators.env()` returns.
 """
 
 import os
@@ -16,7 +17,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,12 @@ PUBSUB_EMULATOR = Path(
     os.environ.get(
         "PUBSUB_EMULATOR_BIN",
         "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator",
+    )
+)
+BIGTABLE_EMULATOR = Path(
+    os.environ.get(
+        "BIGTABLE_EMULATOR_BIN",
+        "/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator",
     )
 )
 STARTUP_SECONDS = 90.0
@@ -49,9 +56,15 @@ def _http_ok(url: str) -> bool:
         return False
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 @contextmanager
-def _process(name: str, argv: list[str], ready_url: str) -> Iterator[None]:
-    """Run `argv` until the context exits, once `ready_url` answers 200."""
+def _process(name: str, argv: list[str], ready: Callable[[], bool]) -> Iterator[None]:
+    """Run `argv` until the context exits, once `ready()` says it serves."""
     with tempfile.TemporaryFile(prefix=f"{name}-") as log:
         proc = subprocess.Popen(
             argv,
@@ -62,7 +75,7 @@ def _process(name: str, argv: list[str], ready_url: str) -> Iterator[None]:
         )
         try:
             deadline = time.monotonic() + STARTUP_SECONDS
-            while not _http_ok(ready_url):
+            while not ready():
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     tail = log.read().decode(errors="replace")[-2000:]
@@ -94,7 +107,7 @@ def pubsub_emulator() -> Iterator[str]:
         )
     port = free_port()
     argv = [str(PUBSUB_EMULATOR), "--host=127.0.0.1", f"--port={port}"]
-    with _process("pubsub-emulator", argv, f"http://127.0.0.1:{port}/"):
+    with _process("pubsub-emulator", argv, lambda: _http_ok(f"http://127.0.0.1:{port}/")):
         yield f"127.0.0.1:{port}"
 
 
@@ -124,8 +137,23 @@ def bigquery_emulator(project: str) -> Iterator[str]:
         project,
     ]
     host = f"http://127.0.0.1:{rest}"
-    with _process("bigquery-emulator", argv, f"{host}/bigquery/v2/projects/{project}/datasets"):
+    ready = f"{host}/bigquery/v2/projects/{project}/datasets"
+    with _process("bigquery-emulator", argv, lambda: _http_ok(ready)):
         yield host
+
+
+@contextmanager
+def bigtable_emulator() -> Iterator[str]:
+    """The Bigtable emulator (cbtemulator, in memory); yields `BIGTABLE_EMULATOR_HOST`."""
+    if not BIGTABLE_EMULATOR.exists():
+        raise EmulatorError(
+            f"{BIGTABLE_EMULATOR} is missing: install the Debian package "
+            "google-cloud-cli-bigtable-emulator (or set BIGTABLE_EMULATOR_BIN)"
+        )
+    port = free_port()
+    argv = [str(BIGTABLE_EMULATOR), "-host", "127.0.0.1", "-port", str(port)]
+    with _process("bigtable-emulator", argv, lambda: _listening(port)):
+        yield f"127.0.0.1:{port}"
 
 
 @dataclass(frozen=True)
@@ -135,20 +163,23 @@ class Emulators:
     project: str
     pubsub_host: str
     bigquery_host: str
+    bigtable_host: str
 
     def env(self) -> dict[str, str]:
         """The environment variables the Google clients read to find the emulators."""
         return {
             "PUBSUB_EMULATOR_HOST": self.pubsub_host,
             "BIGQUERY_EMULATOR_HOST": self.bigquery_host,
+            "BIGTABLE_EMULATOR_HOST": self.bigtable_host,
             "GOOGLE_CLOUD_PROJECT": self.project,
         }
 
 
 @contextmanager
 def emulators(project: str) -> Iterator[Emulators]:
-    """Both emulators, started side by side and stopped on exit."""
+    """All three emulators, started side by side and stopped on exit."""
     with ExitStack() as stack:
         pubsub = stack.enter_context(pubsub_emulator())
         bigquery = stack.enter_context(bigquery_emulator(project))
-        yield Emulators(project, pubsub, bigquery)
+        bigtable = stack.enter_context(bigtable_emulator())
+        yield Emulators(project, pubsub, bigquery, bigtable)

@@ -56,22 +56,40 @@ def test_defaults_are_the_dataflow_runner_and_the_containers_sdk() -> None:
     ]
 
 
-def test_batch_translates_for_dataflow() -> None:
+CATALOG = f"--catalog={ROOT / 'samples' / 'catalog.jsonl'}"
+BIGTABLE = [
+    "--bigtable_instance=evpack-catalog",
+    "--bigtable_table=catalog",
+]
+CATALOG_FLAGS = {
+    "side_input": [CATALOG, "--catalog_mode=side_input"],
+    "join": [CATALOG, "--catalog_mode=join"],
+    "bigtable": BIGTABLE,
+}
+
+
+def all_steps(job: Job) -> set[str]:
+    return {t.unique_name for t in job.proto_pipeline.components.transforms.values()}
+
+
+@pytest.mark.parametrize("mode", CATALOG_FLAGS)
+def test_batch_translates_for_dataflow_in_each_catalog_mode(mode: str) -> None:
     job = dry_run(
         "batch",
         [
             f"--input={ROOT / 'samples' / 'requests.jsonl'}",
-            f"--catalog={ROOT / 'samples' / 'catalog.jsonl'}",
+            *CATALOG_FLAGS[mode],
             "--output=gs://evpack-prod-data/out/run1",
             "--event_time=2026-03-01T12:00:00Z",
         ],
     )
     assert job.proto.type == dataflow.JobType.JOB_TYPE_BATCH
     steps = top_level_steps(job)
+    assert ("ReadCatalog" in steps) == (mode == "side_input")
+    assert ("Pack/JoinCatalog/ByDocument" in all_steps(job)) == (mode == "join")
     for step in (
         "ReadRequests",
         "Parse",
-        "ReadCatalog",
         "Pack",
         "WritePrompts",
         "WriteManifests",
@@ -83,11 +101,12 @@ def test_batch_translates_for_dataflow() -> None:
     assert docker_images(job) == {IMAGE}
 
 
-def test_streaming_translates_for_dataflow_with_streaming_engine() -> None:
+@pytest.mark.parametrize("mode", ["side_input", "bigtable"])
+def test_streaming_translates_for_dataflow_with_streaming_engine(mode: str) -> None:
     job = dry_run(
         "streaming",
         [
-            f"--catalog={ROOT / 'samples' / 'catalog.jsonl'}",
+            *CATALOG_FLAGS[mode],
             "--subscription=projects/evpack-prod/subscriptions/evpack-requests",
             "--prompts_topic=projects/evpack-prod/topics/evpack-prompts",
             "--dead_letter_topic=projects/evpack-prod/topics/evpack-dead-letters",

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from packer import Catalog, TokenCounter, pack_request
+from packer.catalog_slice import canonical_line, request_keys, slice_version
 from schemas import CatalogDocument, PackingConfig, Request
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -18,8 +19,18 @@ GOLDEN = Path(__file__).parent / "golden"
 def _pack():
     request = Request.model_validate_json((GOLDEN / "request.json").read_text())
     lines = (GOLDEN / "catalog.jsonl").read_text().splitlines()
-    catalog = Catalog(CatalogDocument.model_validate_json(line) for line in lines)
-    return pack_request(request, catalog, PackingConfig(per_document_cap=2), TokenCounter.load())
+    docs = [CatalogDocument.model_validate_json(line) for line in lines]
+    touched = set(request_keys(request))
+    version = slice_version(
+        canonical_line(d) for d in docs if (d.tenant_id, d.document_id) in touched
+    )
+    return pack_request(
+        request,
+        Catalog(docs),
+        PackingConfig(per_document_cap=2),
+        TokenCounter.load(),
+        catalog_version=version,
+    )
 
 
 def _manifest_json(result) -> str:

@@ -14,7 +14,6 @@ and rebuilds it only when the fingerprint changes (a refreshed catalog).
 
 import hashlib
 import itertools
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,7 +23,8 @@ from apache_beam.io.textio import ReadFromTextWithFilename
 from pydantic import ValidationError
 
 from packer import Catalog
-from schemas import CatalogDocument
+from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
+from schemas import CatalogDocument, Request
 from transforms.parse import FileFormat, describe_validation_error, row_payload
 
 
@@ -64,8 +64,7 @@ CanonicalRow = tuple[tuple[str, str], bytes]
 
 def canonical_row(doc: CatalogDocument) -> CanonicalRow:
     """The document as one canonical JSON line (sorted keys), keyed for ordering."""
-    line = json.dumps(doc.model_dump(mode="json"), sort_keys=True).encode() + b"\n"
-    return (doc.tenant_id, doc.document_id), line
+    return (doc.tenant_id, doc.document_id), canonical_line(doc)
 
 
 def snapshot_of_rows(rows: Iterable[CanonicalRow]) -> CatalogSnapshot:
@@ -84,17 +83,28 @@ def snapshot(documents: Iterable[CatalogDocument]) -> CatalogSnapshot:
 
 
 class CatalogCache:
-    """Keeps the `Catalog` of the last snapshot seen, for one DoFn instance."""
+    """Keeps the `Catalog` of the last snapshot seen, and its lines, for one DoFn instance."""
 
     def __init__(self) -> None:
         self._fingerprint: str | None = None
         self._catalog: Catalog | None = None
+        self._lines: dict[CatalogKey, bytes] = {}
 
     def get(self, snap: CatalogSnapshot) -> Catalog:
         if self._catalog is None or snap.fingerprint != self._fingerprint:
-            self._catalog = Catalog(snap.documents)
+            lines = [line + b"\n" for line in snap.payload.splitlines()]
+            docs = [CatalogDocument.model_validate_json(line) for line in lines]
+            self._catalog = Catalog(docs)
+            self._lines = {
+                (d.tenant_id, d.document_id): line for d, line in zip(docs, lines, strict=True)
+            }
             self._fingerprint = snap.fingerprint
         return self._catalog
+
+    def version(self, request: Request) -> str:
+        """The version of the last snapshot's entries that `request` touches."""
+        lines = self._lines
+        return slice_version(lines[k] for k in request_keys(request) if k in lines)
 
 
 class ReadCatalogDocuments(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogDocument]]):

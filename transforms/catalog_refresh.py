@@ -41,23 +41,30 @@ _LOG = logging.getLogger(__name__)
 
 
 def _documents(path: str, file_format: FileFormat) -> Iterator[CatalogDocument]:
+    """The documents of one file, read as a stream (a Parquet file by row group)."""
     with FileSystems.open(path) as handle:
-        data = handle.read()
-    if file_format == "parquet":
-        for row in pq.read_table(io.BytesIO(data)).to_pylist():
-            yield parse_catalog_row(path, row_payload(row))
-        return
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            yield parse_catalog_row(path, line)
+        if file_format == "parquet":
+            for batch in pq.ParquetFile(handle).iter_batches():
+                for row in batch.to_pylist():
+                    yield parse_catalog_row(path, row_payload(row))
+            return
+        for line in io.TextIOWrapper(handle, encoding="utf-8"):
+            if line.strip():
+                yield parse_catalog_row(path, line)
+
+
+def catalog_documents(pattern: str, file_format: FileFormat) -> Iterator[CatalogDocument]:
+    """Every document of the file(s) matching `pattern`, local or gs://, in file order."""
+    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    if not paths:
+        raise ValueError(f"catalog {pattern!r} matches no file")
+    for path in paths:
+        yield from _documents(path, file_format)
 
 
 def load_snapshot(pattern: str, file_format: FileFormat) -> CatalogSnapshot:
     """The catalog as it is now in the file(s) matching `pattern`, local or gs://."""
-    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
-    if not paths:
-        raise ValueError(f"catalog {pattern!r} matches no file")
-    return snapshot(doc for path in paths for doc in _documents(path, file_format))
+    return snapshot(catalog_documents(pattern, file_format))
 
 
 class RefreshingCatalog:

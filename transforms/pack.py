@@ -25,7 +25,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
-from packer import TokenCounter, pack_request
+from packer import Catalog, TokenCounter, pack_request
 from packer.formats import FILE_LIMITS, PromptLine, format_line
 from packer.pack import PackError, PackResult
 from schemas import (
@@ -80,13 +80,21 @@ class PackDoFn(beam.DoFn):
         catalog: CatalogSnapshot,
         timestamp: Timestamp = beam.DoFn.TimestampParam,
     ) -> Iterator[Any]:
+        table = self._catalogs.get(catalog)
+        yield from self.pack(request, table, self._catalogs.version(request), timestamp)
+
+    def pack(
+        self, request: Request, catalog: Catalog, catalog_version: str, timestamp: Timestamp
+    ) -> Iterator[Any]:
+        """Pack one request against `catalog`; the outputs every catalog mode shares."""
         try:
             result = pack_request(
                 request,
-                self._catalogs.get(catalog),
+                catalog,
                 self._config,
                 self._tokens,
                 event_time=self._event_time or _element_time(timestamp),
+                catalog_version=catalog_version,
             )
         except PackError as err:
             yield pvalue.TaggedOutput(DEAD_LETTERS, _refused(request, err))

@@ -1,0 +1,50 @@
+"""`evpack catalog load`: write a catalog file into the Bigtable catalog table.
+
+    evpack catalog load --catalog catalog.jsonl --bigtable_project P \\
+        --bigtable_instance I --bigtable_table T [--catalog_format jsonl|parquet]
+
+Creates the table if missing, writes every document of the file, and marks as
+deleted every document of the table the file no longer lists
+(`transforms.bigtable_catalog.load_catalog`). Idempotent: run it after each
+catalog export; running jobs see the changes within their cache TTL
+(`--catalog_refresh_seconds`). The file is streamed; the loader keeps one row
+key per document in memory to find the vanished ones. A file that lists a
+document twice stops the load with the reason (rows written before stay whole
+and correct; rerun after fixing the export). Set `BIGTABLE_EMULATOR_HOST` to
+load the local emulator.
+"""
+
+import argparse
+import sys
+
+from pipelines.options import file_format
+from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
+from transforms.catalog_refresh import catalog_documents
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="evpack catalog", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    load = commands.add_parser("load", help="write a catalog file into the Bigtable table")
+    load.add_argument("--catalog", required=True, help="JSONL or Parquet file or glob.")
+    load.add_argument("--catalog_format", default="auto", choices=["auto", "jsonl", "parquet"])
+    load.add_argument("--bigtable_project", required=True)
+    load.add_argument("--bigtable_instance", required=True)
+    load.add_argument("--bigtable_table", required=True)
+    args = parser.parse_args(argv)
+    try:
+        fmt = file_format(args.catalog, args.catalog_format, "catalog")
+        address = TableAddress(args.bigtable_project, args.bigtable_instance, args.bigtable_table)
+        result = load_catalog(create_table(address), catalog_documents(args.catalog, fmt))
+    except ValueError as err:
+        print(f"evpack catalog load: {err}", file=sys.stderr)
+        return 2
+    print(
+        f"{address.table}: {result.written} documents written, "
+        f"{result.marked_deleted} no longer in the file marked deleted"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
