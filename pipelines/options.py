@@ -158,6 +158,10 @@ class EvpackOptions(PipelineOptions):
             ),
         )
         parser.add_argument(
+            "--run",
+            help="The --output of an earlier batch run, read by evpack verify and evpack replay.",
+        )
+        parser.add_argument(
             "--overwrite",
             action="store_true",
             help="Replace the files of an earlier run under --output (default: refuse).",

@@ -42,9 +42,6 @@ class VerifyOptions(PipelineOptions):
             "--answers", help="Result lines of a batch API (or {request_id, answer})."
         )
         parser.add_argument(
-            "--run", help="The batch run's --output: prompts, manifests, exclusions."
-        )
-        parser.add_argument(
             "--requests", help="The run's request files (enables no_excluded_text)."
         )
 
@@ -119,11 +116,11 @@ def run(argv: list[str] | None = None) -> str:
     options = PipelineOptions(argv)
     opts = options.view_as(VerifyOptions)
     shared = options.view_as(EvpackOptions)
-    if not opts.answers or not opts.run:
+    if not opts.answers or not shared.run:
         raise ValueError(
             "--answers and --run are required, e.g. --answers results.jsonl --run out/run1"
         )
-    run_dir = opts.run.rstrip("/")
+    run_dir = shared.run.rstrip("/")
     _require_files(opts.answers, "--answers")
     _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
     _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
