@@ -8,7 +8,7 @@ format and sharding may differ between runs while the packet is the same).
 """
 
 from schemas import ManifestRow, Request
-from schemas.replay import ReplayRow
+from schemas.replay import ReplayRow, ReplayStatus
 
 
 def replayable(request: Request, manifest: ManifestRow) -> Request:
@@ -21,15 +21,7 @@ def replayable(request: Request, manifest: ManifestRow) -> Request:
 def compare(stored: ManifestRow, replayed: ManifestRow | None, detail: str = "") -> ReplayRow:
     """The replay row of one request: `same`, or which fields differ, or why none was packed."""
     if replayed is None:
-        return ReplayRow(
-            request_id=stored.request_id,
-            tenant_id=stored.tenant_id,
-            status="not_packed",
-            differences=[],
-            stored_prompt_sha256=stored.prompt_sha256,
-            replayed_prompt_sha256=None,
-            detail=detail,
-        )
+        return _unreplayed(stored, "not_packed", detail)
     old, new = stored.model_dump(), replayed.model_dump()
     differences = sorted((k for k in old if old[k] != new[k]), key=lambda k: k != "prompt_sha256")
     if "prompt_sha256" in differences:
@@ -51,12 +43,16 @@ def compare(stored: ManifestRow, replayed: ManifestRow | None, detail: str = "")
 
 def missing(stored: ManifestRow) -> ReplayRow:
     """The row of a stored request whose input record is not among the given inputs."""
+    return _unreplayed(stored, "request_missing", "no valid input record with this request_id")
+
+
+def _unreplayed(stored: ManifestRow, status: ReplayStatus, detail: str) -> ReplayRow:
     return ReplayRow(
         request_id=stored.request_id,
         tenant_id=stored.tenant_id,
-        status="request_missing",
+        status=status,
         differences=[],
         stored_prompt_sha256=stored.prompt_sha256,
         replayed_prompt_sha256=None,
-        detail="no valid input record with this request_id",
+        detail=detail,
     )

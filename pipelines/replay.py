@@ -21,11 +21,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.batch import LOCAL_RUNNER
+from pipelines.batch import LOCAL_RUNNER, pack_transform
 from pipelines.options import EvpackOptions, pin_local_runner, resolve
 from schemas import ManifestRow
 from schemas.replay import ReplayRow
-from transforms.catalog_io import ReadCatalog
 from transforms.files import WriteParquet, output_prefix
 from transforms.parse import ParseRequests, ReadRecords
 from transforms.replay import ReplayRun
@@ -77,13 +76,12 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
             | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
             | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
         )
-        catalog = p | "ReadCatalog" >> ReadCatalog(settings.catalog, settings.catalog_format)
         manifests = (
             p
             | "ReadManifests" >> ReadFromParquet(f"{run_dir}/manifests/*.parquet")
             | "Manifest" >> beam.Map(ManifestRow.model_validate)
         )
-        rows = requests.requests | "Replay" >> ReplayRun(manifests, settings.config, catalog)
+        rows = requests.requests | "Replay" >> ReplayRun(manifests, pack_transform(p, settings))
         _ = rows | "Write" >> WriteParquet(settings.output, "replay", ReplayRow)
     replayed = [r for f in _files(f"{prefix}-*.parquet") for r in pq.read_table(f).to_pylist()]
     status = Counter(r["status"] for r in replayed)

@@ -1,24 +1,20 @@
 """Re-pack the requests of a stored run and compare each packet with the stored one.
 
-The requests go through the same `PackRequests` as the batch job, each at the
-event time its stored manifest recorded (`packer.replay.replayable`).
+The requests go through the batch job's own pack step (any catalog mode),
+each at the event time its stored manifest recorded (`packer.replay.replayable`).
 """
 
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
 from apache_beam import pvalue
 
 from packer.replay import compare, missing, replayable
-from schemas import ManifestRow, PackingConfig, Request
+from schemas import ManifestRow, Request
 from schemas.replay import ReplayRow
-from transforms.catalog_io import CatalogSnapshot
-from transforms.pack import PackRequests
 
 MISSING = "missing"
-_UNUSED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _to_replay(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
@@ -45,16 +41,10 @@ def _compare(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[ReplayRo
 class ReplayRun(beam.PTransform):
     """Requests + the run's stored manifests -> one `ReplayRow` per stored manifest."""
 
-    def __init__(
-        self,
-        stored: beam.PCollection[ManifestRow],
-        config: PackingConfig,
-        catalog: beam.PCollection[CatalogSnapshot],
-    ) -> None:
+    def __init__(self, stored: beam.PCollection[ManifestRow], pack: beam.PTransform) -> None:
         super().__init__()
         self._stored = stored
-        self._config = config
-        self._catalog = catalog
+        self._pack = pack
 
     def expand(self, requests: beam.PCollection[Request]) -> beam.PCollection[ReplayRow]:
         stored = self._stored | "KeyStored" >> beam.Map(lambda m: (m.request_id, m))
@@ -66,9 +56,7 @@ class ReplayRun(beam.PTransform):
             | "JoinInputs" >> beam.CoGroupByKey()
             | "AsPacked" >> beam.FlatMap(_to_replay).with_outputs(MISSING, main="requests")
         )
-        # Every replayed request carries its stored event time; the fallback is never used,
-        # but must be set: after the join, element timestamps are the window's end.
-        packed = joined.requests | "Repack" >> PackRequests(self._config, self._catalog, _UNUSED)
+        packed = joined.requests | "Repack" >> self._pack
         compared = (
             {
                 "stored": stored,
