@@ -47,14 +47,14 @@ from transforms.key_filter import BuildKeyFilter, KeyFilter
 from transforms.pack import PackDoFn, PackOutputs, pack_with
 from transforms.parse import FileFormat, ReadRecords
 
-_TENANT = re.compile(r'"tenant_id"\s*:\s*"([^"\\]*)"')
-_DOCUMENT = re.compile(r'"document_id"\s*:\s*"([^"\\]*)"')
+_TENANT = re.compile(rb'"tenant_id"\s*:\s*"([^"\\]*)"')
+_DOCUMENT = re.compile(rb'"document_id"\s*:\s*"([^"\\]*)"')
 
 _DOC = "doc"
 _REF = "ref"
 
 
-def line_key(line: str) -> CatalogKey | None:
+def line_key(line: bytes) -> CatalogKey | None:
     """A catalog line's (tenant_id, document_id), without validating the rest.
 
     The fast path needs each field exactly once and no escape anywhere in the
@@ -62,14 +62,17 @@ def line_key(line: str) -> CatalogKey | None:
     as JSON. None when the line has no usable key: it is joined under no key,
     so it cannot reach any request, and it is not validated either.
     """
-    if "\\" not in line:
+    if b"\\" not in line:
         tenants = _TENANT.findall(line)
         documents = _DOCUMENT.findall(line)
         if len(tenants) == 1 and len(documents) == 1:
-            return tenants[0], documents[0]
+            try:
+                return tenants[0].decode(), documents[0].decode()
+            except UnicodeDecodeError:
+                return None
     try:
         row = json.loads(line)
-    except ValueError:
+    except ValueError:  # UnicodeDecodeError included
         return None
     if not isinstance(row, dict):
         return None
@@ -86,8 +89,8 @@ def request_refs(request: Request) -> Iterator[tuple[CatalogKey, tuple[str, str]
 
 
 def referenced_rows(
-    record: tuple[str, str], admitted: KeyFilter
-) -> Iterator[tuple[CatalogKey, tuple[str, tuple[str, str]]]]:
+    record: tuple[str, bytes], admitted: KeyFilter
+) -> Iterator[tuple[CatalogKey, tuple[str, tuple[str, bytes]]]]:
     """(key, (tag, (source, line))) for a catalog line the filter admits; nothing otherwise."""
     source, line = record
     key = line_key(line)
@@ -110,9 +113,13 @@ def fan_out(
     if len(rows) > 1:
         raise ValueError(f"catalog lists document {key} twice ({rows[0][0]}, {rows[1][0]})")
     source, line = rows[0]
-    doc = parse_catalog_row(source, line)
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"catalog {source}: row {key} is not UTF-8 ({err})") from err
+    doc = parse_catalog_row(source, text)
     if (doc.tenant_id, doc.document_id) != key:
-        raise ValueError(f"catalog {source}: row keyed {key} parses as another document: {line}")
+        raise ValueError(f"catalog {source}: row keyed {key} parses as another document: {text}")
     canonical = canonical_line(doc)
     for tag, value in values:
         if tag == _REF:
