@@ -1,13 +1,15 @@
 """`evpack verify`: a batch API's answers checked against the run that built the prompts.
 
     evpack verify --answers 'results/*.jsonl' --run out/run1 [--requests 'in/*.jsonl'] \\
-        [--output out/run1] [--overwrite]
+        [--output out/run1] [--overwrite] [--bigquery_dataset PROJECT.DATASET]
 
 `--run` is the batch job's `--output` (prompts/, manifests/, exclusions/);
 `--requests` the request files it read, which enables the excluded-text check.
 Rows go to `<output>/verifications/` (Parquet, default output: the run, so
 `evpack report --audit <run>` shows them) and unreadable lines to
-`<output>/verify_dead_letters/`. Runner: as the batch job.
+`<output>/verify_dead_letters/`. With `--bigquery_dataset PROJECT.DATASET` the
+rows are also inserted into its `verifications` table (created when missing;
+rows BigQuery rejects are dead letters too). Runner: as the batch job.
 """
 
 import argparse
@@ -24,8 +26,10 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
 from pipelines.options import EvpackOptions, file_format, pin_local_runner
+from pipelines.streaming import StreamingOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.verification import VerificationRow
+from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests, ReadRecords
 from transforms.verify import VerifyAnswers
@@ -62,6 +66,7 @@ def build(
     requests: str | None,
     output: str,
     max_record_bytes: int,
+    dataset: str | None = None,
 ) -> None:
     """Compose the verification job."""
     prompts = p | "ReadPrompts" >> ReadRecords(f"{run}/prompts/*.jsonl", "jsonl")
@@ -88,7 +93,18 @@ def build(
         prompts, manifests, parsed.requests if parsed else None, exclusions
     )
     _ = verified.rows | "WriteRows" >> WriteParquet(output, "verifications", VerificationRow)
-    _ = verified.dead_letters | "WriteDeadLetters" >> WriteJsonl(output, "verify_dead_letters")
+    dead_letters = verified.dead_letters
+    if dataset is not None:
+        rejected = verified.rows | "InsertRows" >> WriteToBigQueryRows(
+            f"{dataset}.verifications", row_id=verification_row_id
+        )
+        dead_letters = (dead_letters, rejected) | "AllDeadLetters" >> beam.Flatten()
+    _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(output, "verify_dead_letters")
+
+
+def verification_row_id(row: dict) -> str:
+    """insertId of a verification row: one per answer line's id and request."""
+    return f"{row['request_id']}/{row['answer_key']}"
 
 
 def summarize(output: str) -> str:
@@ -136,9 +152,16 @@ def run(argv: list[str] | None = None) -> str:
         )
     if stale:
         FileSystems.delete(stale)
+    dataset = options.view_as(StreamingOptions).bigquery_dataset
+    if dataset is not None:
+        if dataset.count(".") != 1:
+            raise ValueError(f"--bigquery_dataset must be PROJECT.DATASET, got {dataset!r}")
+        create_tables(
+            bigquery_client(dataset.split(".")[0]), dataset, [AUDIT_TABLES["verifications"]]
+        )
     pin_local_runner(options, LOCAL_RUNNER)
     with beam.Pipeline(options=options) as p:
-        build(p, opts.answers, run_dir, opts.requests, output, shared.max_record_bytes)
+        build(p, opts.answers, run_dir, opts.requests, output, shared.max_record_bytes, dataset)
     return summarize(output)
 
 

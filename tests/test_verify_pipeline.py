@@ -123,3 +123,31 @@ def test_the_sample_answers_give_one_row_each(tmp_path: Path) -> None:
     assert rows["globex-q02"]["status"] == "expired"
     assert rows["globex-q99"]["status"] == "unknown_request"
     assert rows["acme-q00"]["passed"] and not rows["acme-q02"]["passed"]
+
+
+@pytest.mark.emulators
+def test_rows_go_to_bigquery_too(gcp_emulators, vertex_run: Path, tmp_path: Path) -> None:
+    from transforms.bigquery_io import bigquery_client
+
+    line = next(
+        line
+        for f in sorted(glob.glob(f"{vertex_run}/prompts/*.jsonl"))
+        for line in Path(f).read_text().splitlines()
+    )
+    answers = tmp_path / "predictions.jsonl"
+    answers.write_text(json.dumps(_vertex_result(line, "No figures here.")) + "\n")
+    dataset = f"{gcp_emulators.project}.verify_rows"
+    verify.run(
+        [
+            f"--answers={answers}",
+            f"--run={vertex_run}",
+            f"--output={tmp_path / 'verified'}",
+            f"--bigquery_dataset={dataset}",
+            "--runner=FnApiRunner",
+        ]
+    )
+    client = bigquery_client(gcp_emulators.project)
+    rows = list(client.query(f"SELECT request_id, status, passed FROM `{dataset}.verifications`"))
+    assert [(r["request_id"], r["status"]) for r in rows] == [
+        (parse_prompt_line(line).key, "succeeded")
+    ]
