@@ -13,7 +13,7 @@ downloaded at run time; offline that fails. `--direct_num_workers` and
 import logging
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -39,6 +39,8 @@ from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests, ReadRecords
 from transforms.prompt_files import WritePromptLines
+from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
+from transforms.staging import commit, files_under, staging_name
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -82,40 +84,57 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     )
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
+    out = settings.output
+    limits = FILE_LIMITS[settings.config.prompt_format]
+    prompts = packed.lines | "EncodePrompts" >> EncodableRows("prompts", prompt_line_encoder)
+    manifests = packed.manifests | "EncodeManifests" >> EncodableRows(
+        "manifests", arrow_encoder(ManifestRow)
+    )
+    exclusions = packed.exclusions | "EncodeExclusions" >> EncodableRows(
+        "exclusions", arrow_encoder(ExclusionRecord)
+    )
+    counts = (
+        exclusions.rows
+        | "CountExclusions" >> CountExclusions()
+        | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
+    )
     dead_letters = (
-        (parsed.dead_letters, packed.dead_letters)
+        (
+            parsed.dead_letters,
+            packed.dead_letters,
+            prompts.dead_letters,
+            manifests.dead_letters,
+            exclusions.dead_letters,
+            counts.dead_letters,
+        )
         | "AllDeadLetters" >> beam.Flatten()
         | "CountDeadLetters" >> CountDeadLetters()
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    out = settings.output
-    limits = FILE_LIMITS[settings.config.prompt_format]
-    _ = packed.lines | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
-    _ = packed.manifests | "WriteManifests" >> WriteParquet(out, "manifests", ManifestRow)
-    _ = packed.exclusions | "WriteExclusions" >> WriteParquet(out, "exclusions", ExclusionRecord)
-    _ = (
-        packed.exclusions
-        | "CountExclusions" >> CountExclusions()
-        | "WriteCounts" >> WriteParquet(out, "exclusion_counts", ExclusionCount)
-    )
+    _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
+    _ = manifests.rows | "WriteManifests" >> WriteParquet(out, "manifests", ManifestRow)
+    _ = exclusions.rows | "WriteExclusions" >> WriteParquet(out, "exclusions", ExclusionRecord)
+    _ = counts.rows | "WriteCounts" >> WriteParquet(out, "exclusion_counts", ExclusionCount)
     _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(out, "dead_letters")
 
 
-def clear_earlier_run(output: str, overwrite: bool) -> None:
-    """Refuse, or with `overwrite` delete, output files an earlier run left under `output`.
+def earlier_run(output: str, overwrite: bool) -> list[str]:
+    """The output files an earlier run left under `output`; refused unless `overwrite`.
 
     Shards of two runs would otherwise mix under the same globs.
     """
     results = FileSystems.match(list(output_files(output).values()))
     stale = sorted(m.path for result in results for m in result.metadata_list)
-    if not stale:
-        return
-    if not overwrite:
+    if stale and not overwrite:
         raise ValueError(
             f"--output {output!r} already holds {len(stale)} files of an earlier run "
             f"(e.g. {stale[0]}); pass --overwrite to replace them, or choose another --output"
         )
-    FileSystems.delete(stale)
+    return stale
+
+
+class RunFailed(RuntimeError):
+    """The pipeline failed after it started writing; the message says what it left behind."""
 
 
 @dataclass(frozen=True)
@@ -127,29 +146,52 @@ class BatchRun:
 
 
 def start(
-    argv: list[str] | None = None, *, clear_outputs: bool = True
+    argv: list[str] | None = None, *, clear_outputs: bool = True, staging: str | None = None
 ) -> tuple[PipelineResult, Settings]:
-    """Parse flags, clear an earlier run's outputs (if allowed) and start the job.
+    """Parse flags, check for an earlier run's outputs and start the job.
 
-    The Dataflow launcher passes `clear_outputs=False`: it must return at once
-    and may not reach the output bucket, so each job writes to a fresh prefix.
+    With `staging` (a directory name under --output) every output is written
+    there, for `run` to commit; without it, in place, after deleting the
+    outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
+    passes `clear_outputs=False`: it must return at once and may not reach the
+    output bucket, so each job writes to a fresh prefix.
     """
     options = PipelineOptions(argv)
     settings = resolve(options)
     if clear_outputs:
-        clear_earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+        stale = earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+        if stale and staging is None:
+            FileSystems.delete(stale)
     pin_local_runner(options, LOCAL_RUNNER)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
-    build(pipeline, settings)
+    written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
+    build(pipeline, written)
     return pipeline.run(), settings
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
-    """Run the batch job to completion and summarize it."""
+    """Run the batch job to completion, commit its outputs and summarize it.
+
+    Raises `RunFailed` when the pipeline fails once it has written files.
+    """
     started = time.monotonic()
-    result, settings = start(argv)
-    result.wait_until_finish()
+    staging = staging_name()
+    try:
+        result, settings = start(argv, staging=staging)
+        result.wait_until_finish()
+    except Exception as err:
+        output = PipelineOptions(argv).view_as(EvpackOptions).output
+        if not output or not FileSystems.exists(f"{output}/{staging}"):
+            raise  # it failed before writing anything: bad flags, an unreadable catalog
+        left = files_under(f"{output}/{staging}")
+        raise RunFailed(
+            f"the run failed ({type(err).__name__}: {err}); nothing was committed under "
+            f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "
+            f"files are under {output}/{staging}/, safe to delete"
+        ) from err
+    stale = earlier_run(settings.output, overwrite=True)
+    commit(f"{settings.output}/{staging}", settings.output, OUTPUTS, stale)
     elapsed = time.monotonic() - started
     summary = summarize(result.metrics(), elapsed, output_files(settings.output))
     return BatchRun(settings=settings, summary=summary)
@@ -167,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"evpack batch: {err}", file=sys.stderr)
         return 2
+    except RunFailed as err:
+        print(f"evpack batch: {err}", file=sys.stderr)
+        return 1
     print(finished.summary.render())
     return 0
 
