@@ -139,12 +139,18 @@ def format_line(prompt: PromptMessage, max_tokens: int, fmt: PromptFormat) -> st
 
 @dataclass(frozen=True)
 class PromptLine:
-    """A prompt as written to the generation queue, with its routing facts."""
+    """A prompt as written to the generation queue, with its routing facts.
+
+    `conflicts` (label groups) and `uncovered` (facets) travel with the
+    streaming prompt message, so answers can be verified without the manifest.
+    """
 
     request_id: str
     tenant_id: str
     builder_version: str
     line: str
+    conflicts: tuple[tuple[str, ...], ...] = ()
+    uncovered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,8 @@ def check_labels(sentences: list[Sentence], packet: Packet) -> CheckResult:
 def check_leaked_ids(
     sentences: list[Sentence], packet: Packet, run_ids: frozenset[str]
 ) -> CheckResult:
+    if not run_ids:
+        return _skip("no_leaked_ids", "no ids of the run given")
     leaks: list[tuple[str, str]] = []
     for s in sentences:
         for token in _ID_TOKEN.findall(s.text):

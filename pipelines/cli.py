@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stream": ("pipelines.streaming", "pack requests from Pub/Sub; audit rows to BigQuery"),
     "tables": ("pipelines.tables", "create the BigQuery audit dataset and tables"),
     "verify": ("pipelines.verify", "check a batch API's answers against the run's manifests"),
+    "verify-stream": ("pipelines.verify_stream", "verify answers from Pub/Sub as they arrive"),
     "replay": ("pipelines.replay", "re-pack a run's requests; report packets that differ"),
 }
 

@@ -102,11 +102,15 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
         assert sorted(p.attributes["request_id"] for p in prompts) == sorted(requests)
         for prompt in prompts:
             body = prompt.json()
-            assert prompt.attributes == {
+            routing = {
+                k: prompt.attributes[k] for k in ("request_id", "tenant_id", "builder_version")
+            }
+            assert routing == {
                 "request_id": body["request_id"],
                 "tenant_id": requests[body["request_id"]].tenant_id,
                 "builder_version": BUILDER_VERSION,
             }
+            assert set(prompt.attributes) == {*routing, "conflicts", "uncovered_facets"}
         # Every other record is a dead letter: each malformed one with its stage and
         # reason, each redelivery as a duplicate of its request_id.
         assert len(letters) == expected_letters

@@ -154,11 +154,14 @@ def test_messages_carry_routing_attributes() -> None:
         builder_version=BUILDER_VERSION,
         config_hash="c",
     )
-    message = prompt_message(PromptLine("q1", "acme", BUILDER_VERSION, prompt.model_dump_json()))
+    line = PromptLine("q1", "acme", BUILDER_VERSION, prompt.model_dump_json(), (("E1", "E2"),))
+    message = prompt_message(line)
     assert message.attributes == {
         "request_id": "q1",
         "tenant_id": "acme",
         "builder_version": BUILDER_VERSION,
+        "conflicts": '[["E1","E2"]]',
+        "uncovered_facets": "[]",
     }
     assert PromptMessage.model_validate_json(message.data) == prompt
     letter = DeadLetter(

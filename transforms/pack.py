@@ -131,7 +131,15 @@ class PackDoFn(beam.DoFn):
                 "",
                 prompt.request_id,
             )
-        return PromptLine(prompt.request_id, prompt.tenant_id, prompt.builder_version, text)
+        manifest = result.manifest
+        return PromptLine(
+            prompt.request_id,
+            prompt.tenant_id,
+            prompt.builder_version,
+            text,
+            tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
+            tuple(manifest.uncovered_facets),
+        )
 
     def _progress(self) -> None:
         """Log this worker's rate now and then, so a long run shows it is alive."""

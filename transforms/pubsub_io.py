@@ -7,7 +7,8 @@ array. Its timestamp is the event-time attribute when the publisher sets one
 
 Outgoing messages carry their routing facts as attributes so subscribers can
 filter without parsing: `request_id`, `tenant_id`, `builder_version` on
-prompts; `stage`, `request_id`, `builder_version` on dead letters.
+prompts (with `conflicts` and `uncovered_facets` for verification); `stage`,
+`request_id`, `builder_version` on dead letters.
 """
 
 import json
@@ -49,16 +50,27 @@ def split_payload(data: bytes, max_record_bytes: int) -> list[bytes]:
     return [data]
 
 
+ATTRIBUTE_BYTES = 1024
+"""Pub/Sub's limit on one attribute value."""
+
+
 def prompt_message(prompt: PromptLine) -> PubsubMessage:
-    """The generation-queue message of one prompt, in the configured prompt format."""
-    return PubsubMessage(
-        data=prompt.line.encode("utf-8"),
-        attributes={
-            "request_id": prompt.request_id,
-            "tenant_id": prompt.tenant_id,
-            "builder_version": prompt.builder_version,
-        },
-    )
+    """The generation-queue message of one prompt, in the configured prompt format.
+
+    Attributes `conflicts` (JSON label groups) and `uncovered_facets` (JSON list)
+    carry what verification needs beyond the prompt text; one longer than an
+    attribute may be is left out (the verifier then skips that check).
+    """
+    attributes = {
+        "request_id": prompt.request_id,
+        "tenant_id": prompt.tenant_id,
+        "builder_version": prompt.builder_version,
+    }
+    for name, value in (("conflicts", prompt.conflicts), ("uncovered_facets", prompt.uncovered)):
+        encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if len(encoded.encode("utf-8")) <= ATTRIBUTE_BYTES:
+            attributes[name] = encoded
+    return PubsubMessage(data=prompt.line.encode("utf-8"), attributes=attributes)
 
 
 def dead_letter_message(letter: DeadLetter) -> PubsubMessage:

@@ -11,7 +11,8 @@ The checks themselves are `packer.verify.verify_answer`.
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import apache_beam as beam
 from apache_beam import pvalue
@@ -28,8 +29,18 @@ from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
 ROWS = "rows"
 
 
+class RequestFacts(Protocol):
+    """What a row takes from a request's manifest (or, streaming, from its prompt message)."""
+
+    request_id: str
+    tenant_id: str
+    event_time: datetime | None
+    builder_version: str
+    config_hash: str | None
+
+
 def unverified_row(
-    answer: Answer, status: str, error: str | None, manifest: Any = None
+    answer: Answer, status: str, error: str | None, manifest: RequestFacts | None = None
 ) -> VerificationRow:
     """A row for an answer that was not checked: an API failure, or no packet to check it by."""
     return VerificationRow(
@@ -79,7 +90,7 @@ def packet_of(
 
 
 def verified_row(
-    answer: Answer, manifest: ManifestRow, packet: Packet, run_ids: frozenset[str]
+    answer: Answer, manifest: RequestFacts, packet: Packet, run_ids: frozenset[str]
 ) -> VerificationRow:
     verdict = verify_answer(answer.text, packet, run_ids)
     return VerificationRow(

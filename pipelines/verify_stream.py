@@ -1,0 +1,104 @@
+"""`evpack verify-stream`: answers from a subscription verified as they arrive.
+
+    evpack verify-stream --answers_subscription=projects/P/subscriptions/answers \\
+        --prompts_subscription=projects/P/subscriptions/prompts-verify \\
+        --bigquery_dataset=P.evpack [--prompt_ttl_seconds=604800]
+
+The prompts subscription is a second subscription to the streaming job's
+generation topic; the answers one receives one result line per message (any
+format `evpack verify` reads). Rows go to `<dataset>.verifications`, dead
+letters (unreadable messages, rejected rows) to `<dataset>.dead_letters`; both
+tables are created when missing. See `transforms.verify_stream` for the join.
+"""
+
+import argparse
+import logging
+import sys
+
+import apache_beam as beam
+from apache_beam.io.gcp.pubsub import ReadFromPubSub
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.options import pin_local_runner
+from pipelines.streaming import LOCAL_RUNNER, StreamingOptions
+from pipelines.verify import verification_row_id
+from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
+from transforms.verify_stream import DEFAULT_PROMPT_TTL_SECONDS, VerifyAnswerStream
+
+
+class VerifyStreamOptions(PipelineOptions):
+    """Flags of `evpack verify-stream`."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--answers_subscription", help="Result lines, one per message.")
+        parser.add_argument("--prompts_subscription", help="A subscription to the prompts topic.")
+        parser.add_argument(
+            "--prompt_ttl_seconds",
+            type=int,
+            default=DEFAULT_PROMPT_TTL_SECONDS,
+            help="How long a prompt (or an early answer) waits for the other.",
+        )
+
+
+def build(p: beam.Pipeline, answers: str, prompts: str, dataset: str, ttl: int) -> None:
+    """Compose the streaming verifier."""
+    prompt_messages = p | "ReadPrompts" >> ReadFromPubSub(
+        subscription=prompts, with_attributes=True
+    )
+    answer_messages = p | "ReadAnswers" >> ReadFromPubSub(
+        subscription=answers, with_attributes=True
+    )
+    verified = answer_messages | "Verify" >> VerifyAnswerStream(prompt_messages, ttl)
+    rejected = verified.rows | "WriteRows" >> WriteToBigQueryRows(
+        f"{dataset}.verifications", row_id=verification_row_id
+    )
+    letters = (verified.dead_letters, rejected) | "AllDeadLetters" >> beam.Flatten()
+    _ = letters | "WriteDeadLetters" >> WriteToBigQueryRows(f"{dataset}.dead_letters")
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv and {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    options = PipelineOptions(argv)
+    options.view_as(StandardOptions).streaming = True
+    opts = options.view_as(VerifyStreamOptions)
+    dataset = options.view_as(StreamingOptions).bigquery_dataset or ""
+    problems = [
+        f"--{name} is required as projects/<project>/subscriptions/<name>"
+        for name, value in (
+            ("answers_subscription", opts.answers_subscription),
+            ("prompts_subscription", opts.prompts_subscription),
+        )
+        if not value or "/subscriptions/" not in value
+    ]
+    if dataset.count(".") != 1:
+        problems.append(f"--bigquery_dataset must be PROJECT.DATASET, got {dataset!r}")
+    if opts.prompt_ttl_seconds <= 0:
+        problems.append("--prompt_ttl_seconds must be positive")
+    if problems:
+        print("evpack verify-stream: " + "; ".join(problems), file=sys.stderr)
+        return 2
+    tables = [AUDIT_TABLES["verifications"], AUDIT_TABLES["dead_letters"]]
+    create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
+    pin_local_runner(options, LOCAL_RUNNER)
+    pipeline = beam.Pipeline(options=options)
+    build(
+        pipeline,
+        opts.answers_subscription,
+        opts.prompts_subscription,
+        dataset,
+        opts.prompt_ttl_seconds,
+    )
+    result = pipeline.run()
+    try:
+        result.wait_until_finish()
+    except KeyboardInterrupt:
+        result.cancel()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,90 @@
+"""Streaming verification: prompt and answer meet in keyed state, in either order."""
+
+import json
+
+import apache_beam as beam
+from apache_beam.io.gcp.pubsub import PubsubMessage
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.testing import test_stream
+from apache_beam.testing.util import assert_that, equal_to
+
+from packer.formats import PromptLine, format_line
+from schemas import PromptMessage
+from tests.test_formats import PROMPT
+from transforms.pubsub_io import prompt_message
+from transforms.verify_stream import VerifyAnswerStream
+
+
+def _prompt(request_id: str) -> PubsubMessage:
+    prompt = PromptMessage.model_validate({**PROMPT.model_dump(), "request_id": request_id})
+    line = format_line(prompt, 100, "anthropic_batch")
+    return prompt_message(PromptLine(request_id, "acme", "b", line, (("E1", "E2"),), ("sla",)))
+
+
+def _answer(request_id: str, text: str) -> PubsubMessage:
+    message = {"type": "message", "content": [{"type": "text", "text": text}]}
+    result = {"custom_id": request_id, "result": {"type": "succeeded", "message": message}}
+    return PubsubMessage(json.dumps(result).encode(), {})
+
+
+def test_answers_meet_their_prompts_whatever_comes_first() -> None:
+    good = "X and y [E1]. The sources do not cover sla."
+    stream = (  # ("prompt" | "answer", message): q1's prompt first, q2's answer first
+        test_stream.TestStream()
+        .add_elements(
+            [("prompt", _prompt("q1")), ("answer", _answer("q2", good))], event_timestamp=10
+        )
+        .add_elements([("answer", _answer("q1", "It cost 12 dollars [E1]."))], event_timestamp=20)
+        .add_elements(
+            [("answer", PubsubMessage(b"{oops", {})), ("prompt", _prompt("q2"))], event_timestamp=30
+        )
+        .add_elements([("answer", _answer("q9", good))], event_timestamp=40)
+        .advance_watermark_to(40 + 7200)  # past the TTL: q9's answer waited in vain
+        .add_elements(
+            [("prompt", _prompt("q9"))], event_timestamp=40 + 7200
+        )  # too late: no second row
+        .advance_watermark_to_infinity()
+    )
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    with beam.Pipeline(runner="BundleBasedDirectRunner", options=options) as p:
+        messages = p | stream
+        prompts = messages | "Prompts" >> beam.FlatMap(lambda m: [m[1]] if m[0] == "prompt" else [])
+        answers = messages | "Answers" >> beam.FlatMap(lambda m: [m[1]] if m[0] == "answer" else [])
+        verified = answers | VerifyAnswerStream(prompts, ttl_seconds=3600)
+        assert_that(
+            verified.rows | beam.Map(lambda r: (r.request_id, r.status, tuple(r.failed_checks))),
+            equal_to(
+                [
+                    (
+                        "q1",
+                        "succeeded",
+                        ("figures_supported", "conflicts_reported", "uncovered_facets_declared"),
+                    ),
+                    ("q2", "succeeded", ("conflicts_reported",)),
+                    (None, "no_prompt", ()),
+                ]
+            ),
+            label="rows",
+        )
+        assert_that(
+            verified.dead_letters | beam.Map(lambda d: d.stage),
+            equal_to(["answer"]),
+            label="letters",
+        )
+
+
+def test_the_streaming_verifier_composes_and_checks_its_flags(capsys) -> None:
+    from pipelines import verify_stream
+
+    options = PipelineOptions()
+    options.view_as(StandardOptions).streaming = True
+    p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
+    subscription = "projects/evpack-test/subscriptions/{}"
+    verify_stream.build(
+        p, subscription.format("answers"), subscription.format("prompts"), "p.d", 60
+    )
+    labels = {t.full_label for t in p.transforms_stack[0].parts}
+    assert {"ReadPrompts", "ReadAnswers", "Verify", "WriteRows", "WriteDeadLetters"} <= labels
+    assert verify_stream.main(["--answers_subscription=nope", "--prompt_ttl_seconds=0"]) == 2
+    assert "prompt_ttl_seconds must be positive" in capsys.readouterr().err
