@@ -270,35 +270,27 @@ class Dataset:
     load: Callable[[Path, int | None], Sequence[Any]]
     score: Scorer
     primary: str
-    title: str
     sides: Sides | None = None
 
 
 DATASETS: dict[str, Dataset] = {
-    "hotpotqa": Dataset(
-        hotpotqa_cases, hotpot_metrics, "both_supporting", "HotpotQA: both supporting packed"
-    ),
+    "hotpotqa": Dataset(hotpotqa_cases, hotpot_metrics, "both_supporting"),
     "hotpotqa-notitle": Dataset(
         partial(hotpotqa_cases, titles=False),
         hotpot_metrics,
         "both_supporting",
-        "HotpotQA without titles: both supporting packed",
     ),
     "ramdocs": Dataset(
         ramdocs_cases,
         ramdocs_metrics,
         "all_gold_present",
-        "RAMDocs: every gold answer packed",
         sides=lambda c: (c.misinfo, c.correct),
     ),
-    "multihop_rag": Dataset(
-        multihop_cases, multihop_metrics, "all_evidence", "MultiHop-RAG: all evidence packed"
-    ),
+    "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence"),
     "conflict_nq": Dataset(
         conflict_nq_cases,
         conflict_nq_metrics,
         "both_kept",
-        "ConflictNQ: both sides kept",
         sides=lambda c: (c.fakes, frozenset([c.real])),
     ),
 }
