@@ -65,7 +65,7 @@ def losses(rows: Sequence[Row], against: str = "naive-exact") -> list[Row]:
         mine, theirs = _value(ours), _value(other)
         if other is None or mine is None or theirs is None or mine >= theirs:
             continue
-        top = list(ours.get("excluded_per_request", {}).items())[:3]
+        top = [(r, n) for r, n in ours.get("excluded_per_request", {}).items() if n][:3]
         out.append(
             {
                 "dataset": ours["dataset"],
