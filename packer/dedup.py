@@ -1,24 +1,48 @@
-"""Deduplication inside safe identity boundaries, and conflict detection.
+"""Deduplication inside safe identity boundaries, reprints, and conflict detection.
 
-- exact: same normalized text within the tenant; the best-ranked record stays and
-  folds the others into `derived_from` (distinct publications stay citable).
+- exact: the same canonical text (`records.canonical_words`: case, punctuation,
+  number formats, wire datelines and bylines ignored) anywhere in the tenant's
+  request; the best-ranked record stays and folds the others into
+  `derived_from` (distinct publications stay citable).
 - overlap: overlapping spans of the same document revision and section merge
   into one record over the union span.
-- near: MinHash similarity, only inside one document revision (never across
-  documents: independent sources that agree are not duplicates).
-- conflicts: passages from different documents whose lowercase words are the
-  same, in the same order, but whose values (numbers, dates, names) differ.
+- near: MinHash similarity, only inside one document revision: the lower-ranked
+  chunk is dropped.
+- reprint and conflict, across documents: two passages whose canonical words
+  mostly agree, in order (`reprint_similarity`), and whose differences hold no
+  fact (a number, or a capitalized word that is not a common word) are copies
+  of one report: the lower-ranked one folds into the other's `derived_from`.
+  When a fact on one side was replaced by a different fact on the other, and
+  they share at least `conflict_similarity` of their words, they disagree: both
+  stay and are flagged as a conflict. Passages tagged with disjoint facets are
+  about different things and never conflict. Rejected: comparing lowercase
+  word skeletons only, which missed every conflict whose sentences hold names,
+  and flagged formatting variants ("4,000" / "4000") as disagreements.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from itertools import combinations
+from typing import Literal
 
 from datasketch import MinHash, MinHashLSH
 
-from packer.gates import Exclusion
-from packer.records import Evidence, lowercase_words, text_facts
+from packer.records import STOPWORDS, Evidence, canonical_words, fold_case, text_facts
 from schemas import DedupConfig, ExclusionReason
 
 R = ExclusionReason
+
+
+@dataclass(slots=True)
+class Deduplicated:
+    """What dedup kept, what it folded (by id, with the reason its fate carries), what it
+    dropped, and the conflict groups among the kept."""
+
+    kept: list[Evidence]
+    folded_reason: dict[str, ExclusionReason] = field(default_factory=dict)
+    dropped: list[tuple[Evidence, ExclusionReason, str]] = field(default_factory=list)
+    conflicts: list[tuple[str, ...]] = field(default_factory=list)
 
 
 def _best_first(records: list[Evidence]) -> list[Evidence]:
@@ -32,7 +56,7 @@ def _fold(keeper: Evidence, other: Evidence) -> None:
 
 
 def dedup_exact(records: list[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
-    """Fold exact duplicates (normalized text) into the best-ranked copy.
+    """Fold exact duplicates (canonical text) into the best-ranked copy.
 
     Returns (kept, folded); folded records reach the prompt only through their keeper.
     """
@@ -40,9 +64,9 @@ def dedup_exact(records: list[Evidence]) -> tuple[list[Evidence], list[Evidence]
     kept: list[Evidence] = []
     folded: list[Evidence] = []
     for record in _best_first(records):
-        keeper = keepers.get(record.normalized)
+        keeper = keepers.get(record.canonical)
         if keeper is None:
-            keepers[record.normalized] = record
+            keepers[record.canonical] = record
             kept.append(record)
         else:
             _fold(keeper, record)
@@ -117,7 +141,7 @@ def _minhash(text: str, config: DedupConfig) -> MinHash:
 
 def drop_near_duplicates(
     records: list[Evidence], config: DedupConfig
-) -> tuple[list[Evidence], list[Exclusion]]:
+) -> tuple[list[Evidence], list[tuple[Evidence, ExclusionReason, str]]]:
     """Drop near-duplicates within each document revision, keeping the best-ranked.
 
     Candidates are found with MinHash LSH per revision (never pairwise across the
@@ -127,7 +151,7 @@ def drop_near_duplicates(
     for record in records:
         groups[(record.document_id, record.revision_id)].append(record)
     kept: list[Evidence] = []
-    dropped: list[Exclusion] = []
+    dropped: list[tuple[Evidence, ExclusionReason, str]] = []
     threshold = config.near_duplicate_threshold
     for group in groups.values():
         if len(group) == 1:
@@ -136,14 +160,10 @@ def drop_near_duplicates(
         lsh = MinHashLSH(threshold=threshold, num_perm=config.minhash_permutations)
         hashes: dict[str, MinHash] = {}
         for record in _best_first(group):
-            mh = _minhash(record.normalized, config)
+            mh = _minhash(record.canonical, config)
             similar = [k for k in lsh.query(mh) if hashes[k].jaccard(mh) >= threshold]
             if similar:
-                dropped.append(
-                    Exclusion(
-                        record.candidate, R.DUPLICATE_NEAR, f"near-duplicate of {min(similar)}"
-                    )
-                )
+                dropped.append((record, R.DUPLICATE_NEAR, f"near-duplicate of {min(similar)}"))
                 continue
             lsh.insert(record.evidence_id, mh)
             hashes[record.evidence_id] = mh
@@ -151,31 +171,180 @@ def drop_near_duplicates(
     return kept, dropped
 
 
-def find_conflicts(records: list[Evidence]) -> list[tuple[str, ...]]:
-    """Groups of evidence ids from different documents that differ only in values.
+_NOT_FACTS = STOPWORDS | frozenset(
+    ["mr", "mrs", "ms", "dr", "prof", "sir", "but", "he", "she", "they", "we", "i", "if", "so"]
+)
+_MONTHS = {
+    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
+    "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}  # fmt: skip
 
-    A passage's skeleton is its sequence of lowercase words. Exact duplicates
-    are folded before this runs, so equal skeletons with different documents
-    and different texts mean the passages disagree on a number, date or name.
-    Only passages whose skeleton keeps at least half of their words (and four)
-    count: otherwise little but the values is shared. Records are bucketed by
-    a cheap key first, and only buckets spanning documents are compared, so
-    this stays linear.
-    """
-    buckets: dict[tuple[str, ...], list[Evidence]] = defaultdict(list)
-    for record in records:
-        buckets[record.facts.skeleton_key].append(record)
-    conflicts = []
-    for bucket in buckets.values():
-        if len({r.document_id for r in bucket}) < 2:
+
+def fact_words(text: str) -> frozenset[str]:
+    """The canonical words of `text` that state a fact: numbers, and capitalized words
+    (names, places, months) that are not common words."""
+    return frozenset(
+        _MONTHS.get(w, w)
+        for w in (fold_case(o) for o in canonical_words_cased(text) if _looks_factual(o))
+        if w not in _NOT_FACTS
+    )
+
+
+def _looks_factual(word: str) -> bool:
+    return word[0].isupper() or any(c.isdigit() for c in word)
+
+
+def canonical_words_cased(text: str) -> list[str]:
+    """`canonical_words` before case folding (for telling names from common words)."""
+    return canonical_words(text, fold=False)
+
+
+Verdict = Literal["reprint", "conflict"]
+
+
+def _differences(a: list[str], b: list[str]) -> tuple[float, list[tuple[list[str], list[str]]]]:
+    """How much of the two word sequences agree, in order, and the differing stretches."""
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    diffs = [
+        (a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+    return matcher.ratio(), diffs
+
+
+def _initials(words: list[str]) -> str:
+    return "".join(w[0] for w in words)
+
+
+def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
+    """Whether two passages of different documents are a reprint, a conflict, or neither."""
+    wa = [_MONTHS.get(w, w) for w in a.canonical.split()]
+    wb = [_MONTHS.get(w, w) for w in b.canonical.split()]
+    if (
+        not wa
+        or not wb
+        or 2 * min(len(wa), len(wb)) < config.conflict_similarity * (len(wa) + len(wb))
+    ):
+        return None  # too different in length to share that much
+    ratio, diffs = _differences(wa, wb)
+    if ratio < config.conflict_similarity:
+        return None
+    facts_a, facts_b = fact_words(a.text), fact_words(b.text)
+    replaced = extra = False
+    for left, right in diffs:
+        if len(left) == 1 and len(right) > 1 and left[0] == _initials(right):
+            continue  # "us" for "united states": one name spelled two ways
+        if len(right) == 1 and len(left) > 1 and right[0] == _initials(left):
             continue
-        by_skeleton: dict[str, list[Evidence]] = defaultdict(list)
-        for record in bucket:
-            skeleton = lowercase_words(record.text)
-            # Mostly shared wording: values are a minority of the passage.
-            if len(skeleton) >= max(4, record.facts.words // 2):
-                by_skeleton[" ".join(skeleton)].append(record)
-        for group in by_skeleton.values():
-            if len({r.document_id for r in group}) > 1 and len({r.normalized for r in group}) > 1:
-                conflicts.append(tuple(sorted(r.evidence_id for r in group)))
-    return sorted(conflicts)
+        fact_left = any(w in facts_a for w in left)
+        fact_right = any(w in facts_b for w in right)
+        if fact_left and fact_right:
+            replaced = True
+        elif fact_left or fact_right:
+            extra = True
+    if replaced:
+        if a.facets and b.facets and set(a.facets).isdisjoint(b.facets):
+            return None  # about different required facets: not the same question
+        return "conflict"
+    if not extra and ratio >= config.reprint_similarity:
+        return "reprint"
+    return None
+
+
+def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
+    """Pairs of different documents that share enough opening words to be compared.
+
+    An inverted index over the records' opening words (common words and words
+    most records share left out) keeps this near linear in the records.
+    """
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, record in enumerate(records):
+        for word in record.facts.opening:
+            if word not in STOPWORDS:
+                postings[word].append(i)
+    widest = max(16, len(records) // 4)
+    shared: Counter[tuple[int, int]] = Counter()
+    for indices in postings.values():
+        if 2 <= len(indices) <= widest:
+            shared.update(combinations(indices, 2))
+    pairs = []
+    for (i, j), n in sorted(shared.items()):
+        a, b = records[i], records[j]
+        if a.document_id == b.document_id:
+            continue
+        if n >= max(2, 0.4 * min(len(a.facts.opening), len(b.facts.opening))):
+            pairs.append((i, j))
+    return pairs
+
+
+def fold_reprints(
+    records: list[Evidence], config: DedupConfig, fold: bool
+) -> tuple[list[Evidence], list[Evidence], list[tuple[str, ...]]]:
+    """Fold reprints into their best-ranked copy (when `fold`) and find conflict groups.
+
+    `records` are in rank order. Returns (kept, folded, conflicts); conflict
+    groups are the connected components of disagreeing pairs among the kept,
+    each sorted, the list sorted.
+    """
+    folded_into: dict[int, int] = {}
+    conflict_pairs: list[tuple[int, int]] = []
+    for i, j in _candidate_pairs(records):
+        verdict = compare_copies(records[i], records[j], config)
+        if verdict == "conflict":
+            conflict_pairs.append((i, j))
+        elif verdict == "reprint" and fold and j not in folded_into:
+            folded_into[j] = folded_into.get(i, i)
+    kept, folded = [], []
+    for index, record in enumerate(records):
+        keeper = folded_into.get(index)
+        if keeper is None:
+            kept.append(record)
+        else:
+            _fold(records[keeper], record)
+            folded.append(record)
+    return kept, folded, _groups(records, conflict_pairs, folded_into)
+
+
+def _groups(
+    records: list[Evidence], pairs: list[tuple[int, int]], folded_into: dict[int, int]
+) -> list[tuple[str, ...]]:
+    """Connected components of the conflict pairs, a folded record standing for its keeper."""
+    parent: dict[int, int] = {}
+
+    def root(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i]
+        return i
+
+    for i, j in pairs:
+        i, j = folded_into.get(i, i), folded_into.get(j, j)
+        if i != j:
+            ri, rj = root(i), root(j)
+            parent[max(ri, rj)] = min(ri, rj)
+    members: dict[int, set[str]] = defaultdict(set)
+    for i in {i for pair in pairs for i in pair}:
+        i = folded_into.get(i, i)
+        members[root(i)].add(records[i].evidence_id)
+    return sorted(tuple(sorted(g)) for g in members.values() if len(g) > 1)
+
+
+def deduplicate(records: list[Evidence], config: DedupConfig, enabled: bool = True) -> Deduplicated:
+    """Every dedup level the config switches on, in order, then conflict detection
+    (which runs with dedup switched off too); records in any order."""
+    levels = set(config.levels) if enabled else set()
+    kept = sorted(records, key=Evidence.rank_key)
+    out = Deduplicated(kept=kept)
+    if "exact" in levels:
+        kept, folded = dedup_exact(kept)
+        out.folded_reason.update({r.evidence_id: R.DUPLICATE_EXACT for r in folded})
+    if len({r.document_id for r in kept}) < len(kept):  # both need two of one document
+        if "overlap" in levels:
+            kept, merged = merge_overlaps(kept)
+            out.folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
+        if "near" in levels:
+            kept, out.dropped = drop_near_duplicates(kept, config)
+        kept.sort(key=Evidence.rank_key)
+    kept, reprints, out.conflicts = fold_reprints(kept, config, fold="reprint" in levels)
+    out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in reprints})
+    out.kept = kept
+    return out

@@ -8,28 +8,18 @@ byte of the result.
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from packer.catalog import Catalog
-from packer.dedup import dedup_exact, drop_near_duplicates, find_conflicts, merge_overlaps
+from packer.dedup import deduplicate
 from packer.gates import Exclusion, apply_gates
+from packer.layout import BlockCosts, PromptLayout, header_attributes
 from packer.order import order_records
-from packer.records import Evidence, normalize_text, question_terms, text_facts
-from packer.render import (
-    block_body,
-    block_header,
-    framing_tokens,
-    header_attributes,
-    label_range,
-    question_line,
-    render_block,
-    render_notes,
-    render_user,
-)
-from packer.render import messages as render_messages
-from packer.select import Costs, SelectionPolicy, select, title_key
+from packer.records import Evidence, canonical_words, question_terms, sha256_hex, text_facts
+from packer.select import SelectionPolicy, select, title_key
 from packer.tokens import TokenCounter
+from packer.units import unit_span
 from packer.version import BUILDER_VERSION
 from schemas import (
     ExclusionReason,
@@ -89,117 +79,30 @@ def _limits(request: Request, config: PackingConfig) -> _Limits:
     )
 
 
-def _dedup(
-    records: list[Evidence], config: PackingConfig
-) -> tuple[list[Evidence], dict[str, ExclusionReason], list[Exclusion]]:
-    """Run the three dedup levels; return kept records, folded ids' reasons, near drops."""
-    if not config.enable_dedup:
-        return records, {}, []
-    kept, folded = dedup_exact(records)
-    folded_reason = {r.evidence_id: R.DUPLICATE_EXACT for r in folded}
-    if len({r.document_id for r in kept}) == len(kept):
-        return kept, folded_reason, []  # overlap and near-duplicates need two of one document
-    kept, merged = merge_overlaps(kept)
-    folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
-    kept, near = drop_near_duplicates(kept, config.dedup)
-    return kept, folded_reason, near
-
-
 def _evidence_budget(
-    request: Request, config: PackingConfig, limits: _Limits, tokens: TokenCounter
+    request: Request, config: PackingConfig, limits: _Limits, layout: PromptLayout, least: int
 ) -> tuple[int, int]:
     """(evidence budget, tokens of the evidence-free prompt) from the ledger.
 
     budget = input limit - rendered system text and question - reserved answer
-    - safety margin, capped by `max_evidence_tokens`.
+    - safety margin, capped by `max_evidence_tokens`. Notes are paid from it:
+    `least` is what the shortest evidence-free notes take.
     """
-    base = framing_tokens(tokens) + tokens.count(question_line(request.question))
+    base = layout.base_tokens(request.question)
     available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
-    if available < tokens.count(render_notes([], [], has_evidence=False)):
+    if available < least:
         raise PackError(
             f"question and instructions take {base} tokens: no room under input_limit "
             f"{limits.input_limit} with reserved_answer {limits.reserved_answer}"
         )
     if limits.max_evidence_tokens is not None:
-        return min(available, limits.max_evidence_tokens), base
+        return max(least, min(available, limits.max_evidence_tokens)), base
     return available, base
 
 
-def _notes_reserve(
-    conflicts: list[tuple[str, ...]], n_records: int, request: Request, tokens: TokenCounter
-) -> int:
-    """Tokens set aside for the label range and the notes, at their worst case."""
-    widest = f"E{max(1, n_records)}"
-    worst = render_notes([[widest] * len(g) for g in conflicts], request.facets, has_evidence=True)
-    return tokens.count(worst) + tokens.count(label_range(n_records))
-
-
-HEADER_ESTIMATE = 24
-"""Typical tokens of a block's header and closing tag, for ranking before counting."""
-
-
-class _BlockCosts:
-    """Evidence blocks rendered and counted on demand, for selection's `Costs`.
-
-    Each block also pays for its label, priced at the widest label of the
-    request. The lower bound counts the text's whitespace-separated words: no
-    tiktoken pre-token spans two of them, so each costs at least one token.
-    """
-
-    def __init__(
-        self, records: list[Evidence], widest: str, dated: bool, tokens: TokenCounter
-    ) -> None:
-        self._records = records
-        self._dated = dated
-        self._tokens = tokens
-        self._headers: dict[int, str] = {}
-        self._bodies: dict[int, str] = {}
-        self.body_tokens: dict[int, int] = {}
-        self.label_cost = tokens.count(render_block(widest, ""))
-
-    def _header(self, index: int) -> str:
-        header = self._headers.get(index)
-        if header is None:
-            header = self._headers[index] = block_header(self._records[index], self._dated)
-        return header
-
-    def body(self, index: int) -> str:
-        """The rendered body, kept: a block counted afresh is rendered once, not
-        again for the prompt."""
-        body = self._bodies.get(index)
-        if body is None:
-            body = self._bodies[index] = block_body(self._header(index), self._records[index].text)
-        return body
-
-    def exact(self, index: int) -> int:
-        """The block's exact tokens, its label priced at the widest label.
-
-        Header and text determine the body, so they key its count: a block seen
-        before is neither rendered nor hashed again.
-        """
-        key = (self._header(index), self._records[index].text)
-        n = self._tokens.count_rendered(key, lambda: self.body(index))
-        self.body_tokens[index] = n
-        return n + self.label_cost
-
-    def _upper(self, index: int) -> int:
-        """At least the block's UTF-8 bytes (each token is one byte or more), unrendered."""
-        text = self._records[index].text
-        escapes = text.count("&") + text.count("<") + text.count(">")
-        header = len(self._header(index).encode("utf-8"))
-        return header + len(text.encode("utf-8")) + 4 * escapes + 16 + self.label_cost
-
-    def costs(self) -> Costs:
-        words = [r.facts.words for r in self._records]
-        return Costs(
-            lower=[n + 2 + self.label_cost for n in words],
-            estimate=[
-                max(n, len(r.text) // 4) + HEADER_ESTIMATE + self.label_cost
-                for n, r in zip(words, self._records, strict=True)
-            ],
-            exact=self.exact,
-            upper=self._upper,
-        )
+def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
+    """The prompt layout the config asks for."""
+    return PromptLayout(tokens, config.block_attributes, config.title_words)
 
 
 @dataclass
@@ -209,9 +112,11 @@ class _Rendered:
     ordered: list[Evidence]
     labels: dict[str, str]
     uncovered: list[str]
+    conflict_labels: list[list[str]]
     user: str
     block_tokens: dict[str, int]
     prompt_tokens: int
+    fits: bool
 
 
 def _render(
@@ -220,11 +125,17 @@ def _render(
     conflicts: list[tuple[str, ...]],
     request: Request,
     config: PackingConfig,
-    tokens: TokenCounter,
+    layout: PromptLayout,
     base: int,
+    budget: int,
 ) -> _Rendered:
-    """Render the chosen evidence; prompt tokens are `base` plus the counts of the
-    parts the evidence adds (see `packer.render`: the parts add up exactly)."""
+    """Render the chosen evidence with the notes it needs, counted exactly.
+
+    Prompt tokens are `base` plus the counts of the parts the evidence and
+    notes add (the parts add up exactly, see `packer.layout`). A conflict note
+    names only packed members; the uncovered facets are listed as far as the
+    room left allows. `fits` says whether the whole stays within `budget`.
+    """
     ordered = order_records(chosen, config.order_policy)
     labels = {r.evidence_id: f"E{i}" for i, r in enumerate(ordered, start=1)}
     conflict_labels = [
@@ -232,19 +143,64 @@ def _render(
         for group in conflicts
         if sum(e in labels for e in group) > 1
     ]
-    uncovered = sorted(set(request.facets) - {f for r in ordered for f in r.facets})
-    notes = render_notes(conflict_labels, uncovered, has_evidence=bool(ordered))
+    covered = {f for r in ordered for f in r.facets}
+    uncovered = sorted(f for f in set(request.facets) if f not in covered)
     blocks = []
     block_tokens = {}
     for record in ordered:
-        prefix = render_block(labels[record.evidence_id], "")
+        label = labels[record.evidence_id]
         body, body_tokens = bodies[record.evidence_id]
-        blocks.append(prefix + body)
-        block_tokens[record.evidence_id] = tokens.count(prefix) + body_tokens
-    user = render_user(blocks, notes, request.question)
-    added = sum(block_tokens.values()) + tokens.count(label_range(len(blocks)))
-    added += tokens.count(notes) if notes else 0
-    return _Rendered(ordered, labels, uncovered, user, block_tokens, base + added)
+        blocks.append(layout.block(label, body))
+        block_tokens[record.evidence_id] = layout.label_tokens(label) + body_tokens
+    head = layout.notes(conflict_labels, "", has_evidence=bool(ordered))
+    added = sum(block_tokens.values()) + layout.count(layout.label_range(len(blocks)))
+    added += layout.count(head)
+    facets = layout.facets_within(uncovered, budget - added) if uncovered else ""
+    added += layout.count(facets)
+    fits = added <= budget and (bool(facets) or not uncovered)
+    user = layout.user(blocks, head + facets, request.question)
+    return _Rendered(
+        ordered, labels, uncovered, conflict_labels, user, block_tokens, base + added, fits
+    )
+
+
+def _least_notes(request: Request, layout: PromptLayout) -> int:
+    """Tokens of the shortest notes an evidence-free prompt can have."""
+    shortest = layout.facets_note([], len(set(request.facets))) if request.facets else ""
+    return layout.count(layout.notes([], shortest, has_evidence=False))
+
+
+def _reserved_for_notes(
+    kept: list[Evidence], request: Request, layout: PromptLayout, budget: int, widest: str
+) -> int:
+    """Tokens set aside before selection for what will surely be rendered.
+
+    The label line, priced at the widest label, and the note on facets that
+    no kept candidate carries (they stay uncovered whatever is chosen), listed
+    in at most half the budget. Conflict notes are paid when their second
+    member is chosen; the rest is checked exactly after selection.
+    """
+    carried = {f for r in kept for f in r.facets}
+    hopeless = sorted(f for f in set(request.facets) if f not in carried)
+    note = layout.facets_within(hopeless, budget // 2) if hopeless else ""
+    return layout.count(layout.label_range(int(widest[1:]))) + layout.count(note)
+
+
+def _exclude(
+    record: Evidence,
+    reason: ExclusionReason,
+    detail: str,
+    by_id: dict[str, object],
+    folded_reason: dict[str, ExclusionReason],
+) -> list[Exclusion]:
+    """A record left out, and every candidate folded into it: they share its fate."""
+    return [
+        Exclusion(record.candidate, reason, detail),
+        *(
+            Exclusion(by_id[f], folded_reason[f], f"folded into {record.evidence_id}")  # type: ignore[arg-type]
+            for f in record.derived_from
+        ),
+    ]
 
 
 def pack_request(
@@ -266,57 +222,62 @@ def pack_request(
     if as_of is None:
         raise PackError("request has no as_of or event_time, and none was supplied")
     limits = _limits(request, config)
+    layout = layout_of(config, tokens)
     by_id = {c.evidence_id: c for c in request.candidates}
     in_id_order = [by_id[e] for e in sorted(by_id)]
 
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of)
-    kept, folded_reason, near = _dedup(gated, config)
-    exclusions.extend(near)
-    kept.sort(key=Evidence.rank_key)
-    conflicts = find_conflicts(kept)
+    dedup = deduplicate(gated, config.dedup, enabled=config.enable_dedup)
+    kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
+    for record, reason, detail in dedup.dropped:
+        exclusions.extend(_exclude(record, reason, detail, by_id, folded_reason))
 
-    budget, base = _evidence_budget(request, config, limits, tokens)
+    budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
     widest = f"E{max(1, len(kept))}"
-    blocks = _BlockCosts(kept, widest, request.history, tokens)
+    costs = BlockCosts.of(kept, layout, widest, request.history)
+    member = layout.count(layout.conflict_note([widest, widest])) - layout.count(
+        layout.conflict_note([widest])
+    )
     selection = select(
         kept,
-        blocks.costs(),
+        costs,
         request.facets if config.enable_facet_coverage else (),
         conflicts,
         SelectionPolicy(
-            budget=max(0, budget - _notes_reserve(conflicts, len(kept), request, tokens)),
+            budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget, widest)),
+            evidence_budget=budget,
             weights=config.weights,
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,
             facet_coverage=config.enable_facet_coverage,
             as_of=as_of,
             question_terms=question_terms(request.question),
-            question=normalize_text(request.question),
+            question=" ".join(canonical_words(request.question)),
+            conflict_note=layout.count(layout.conflict_note([widest, widest])),
+            conflict_member=member,
+            sentence_units=config.enable_sentence_units,
         ),
     )
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
-    chosen = [kept[i] for i in selection.chosen]
+    chosen = [_as_packed(kept[i], selection.units.get(i)) for i in selection.chosen]
     bodies = {
-        kept[i].evidence_id: (blocks.body(i), blocks.body_tokens[i]) for i in selection.chosen
+        r.evidence_id: (
+            layout.body(costs.headers[i], r.text),
+            selection.block_tokens[i] - costs.label_cost,
+        )
+        for i, r in zip(selection.chosen, chosen, strict=True)
     }
-    rendered = _render(chosen, bodies, conflicts, request, config, tokens, base)
+    rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
     # The exact count of the whole prompt is the admission control: should the
-    # notes outgrow their reserve, the last chosen (least valuable) block goes.
-    while chosen and (
-        rendered.prompt_tokens + limits.reserved_answer + config.safety_margin > limits.input_limit
-        or rendered.prompt_tokens - base > budget
-    ):
+    # notes outgrow what selection paid for, the last chosen (least valuable) block goes.
+    while chosen and not rendered.fits:
         left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
-        rendered = _render(chosen, bodies, conflicts, request, config, tokens, base)
+        rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
 
     for record in kept:
         reason = left_out.get(record.evidence_id)
-        if reason is None:
-            continue
-        exclusions.append(Exclusion(record.candidate, reason, f"{reason.value} at budget {budget}"))
-        exclusions.extend(
-            Exclusion(by_id[f], folded_reason[f], f"folded into {record.evidence_id}")
-            for f in record.derived_from
-        )
+        if reason is not None:
+            detail = f"{reason.value} at budget {budget}"
+            exclusions.extend(_exclude(record, reason, detail, by_id, folded_reason))
     return _result(
         request,
         config,
@@ -331,6 +292,14 @@ def pack_request(
         tokens.name,
         catalog_version,
     )
+
+
+def _as_packed(record: Evidence, unit: tuple[int, int] | None) -> Evidence:
+    """The record as packed: whole, or cut to a run of whole sentences."""
+    if unit is None:
+        return record
+    text = record.text[unit[0] : unit[1]]
+    return replace(record, text=text, facts=text_facts(text), unit=unit)
 
 
 def _result(
@@ -352,7 +321,9 @@ def _result(
     Each output is validated once, from plain data, nested rows included.
     """
     ordered, labels = rendered.ordered, rendered.labels
-    messages = [{"content": text, "role": role} for role, text in render_messages(rendered.user)]
+    messages = [
+        {"content": text, "role": role} for role, text in PromptLayout.messages(rendered.user)
+    ]
     prompt_sha = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
     config_hash = config.config_hash()
     exclusions.sort(key=lambda x: x.candidate.evidence_id)
@@ -382,6 +353,7 @@ def _result(
             "tokens": rendered.block_tokens[r.evidence_id],
             "facets": r.facets,
             "derived_from": sorted(r.derived_from),
+            **_shown(r),
         }
         for r in ordered
     ]
@@ -431,3 +403,19 @@ def _result(
         for x in exclusions
     ]
     return PackResult(prompt=prompt, manifest=manifest, exclusions=records)
+
+
+def _shown(record: Evidence) -> dict:
+    """What of the candidate a block shows: whole, or a run of sentences located exactly."""
+    span = record.span
+    if record.unit is None:
+        return {
+            "span": {"start": span[0], "end": span[1]} if span else None,
+            "text_sha256": record.facts.sha256 or "",
+        }
+    located = unit_span(span, record.candidate.text, record.unit)
+    return {
+        "partial": True,
+        "span": {"start": located[0], "end": located[1]} if located else None,
+        "text_sha256": sha256_hex(record.text),
+    }

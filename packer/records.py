@@ -1,7 +1,7 @@
 """The packer's working record: a gated candidate with its derived facts computed once."""
 
 import hashlib
-import string
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -9,24 +9,45 @@ from functools import lru_cache
 
 from schemas import Candidate
 
+_WIRE_PREFIX = re.compile(
+    r"^\s*(?:[Bb][Yy] [^\n—–]{1,60}?(?:\n|\s[—–-]+\s)\s*)?"  # a byline: "By Jane Doe —"
+    r"(?:[A-Z][A-Z .,'/-]{1,40}?(?:,[^()\n—–]{1,20})?\s*(?=[(—–-]))?"  # a dateline: "LONDON, May 3"
+    r"(?:\([^()\n]{1,30}\)\s*)?[—–-]+\s+"  # the agency, "(Reuters)", and its dash
+)
+"""A wire-service dateline or byline before the report itself: `(CNN) —`,
+`WASHINGTON (Reuters) -`, `NEW YORK —`, `By Jane Doe — LONDON (AP) —`."""
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ACRONYM_DOT = re.compile(r"(?<=\b[^\W\d_])\.(?=[^\W\d_]\b)")
+_WORD = re.compile(r"\d+(?:\.\d+)*|\w+")
 
-def normalize_text(text: str) -> str:
-    """Unicode NFKC, case-folded, whitespace collapsed: the exact-duplicate key."""
-    folded = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
-    if folded.isprintable():  # then its only whitespace is the space: collapse runs in C
-        while "  " in folded:
-            folded = folded.replace("  ", " ")
-        return folded.strip(" ")
-    return " ".join(folded.split())
+
+def fold_case(text: str) -> str:
+    """Unicode NFKC and case folding (ASCII needs only lowercasing)."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
 
 
-def word_count(text: str, normalized: str) -> int:
-    """Whitespace-separated words of `text`, given its normalized form.
+def canonical_words(text: str, fold: bool = True) -> list[str]:
+    """The words of a text's canonical form: what formatting variants of one report share.
+
+    NFKC, case folded, a leading wire dateline or byline dropped, thousands
+    separators and acronym dots removed ("4,000" = "4000", "U.S." = "US"),
+    and punctuation gone: words are runs of letters and digits, decimals kept
+    whole ("3.5"). `fold=False` keeps the case (to tell names from common words).
+    """
+    stripped = _WIRE_PREFIX.sub("", text, count=1)
+    folded = fold_case(stripped) if fold else unicodedata.normalize("NFKC", stripped)
+    if "," in folded:
+        folded = _THOUSANDS.sub("", folded)
+    if "." in folded:
+        folded = _ACRONYM_DOT.sub("", folded)
+    return _WORD.findall(folded)
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated words of `text`.
 
     Each costs at least one token: no tiktoken pre-token spans two words.
     """
-    if text.isascii():  # normalizing ASCII only lowers case and collapses whitespace
-        return normalized.count(" ") + 1 if normalized else 0
     return len(text.split())
 
 
@@ -36,34 +57,8 @@ def sha256_hex(text: str) -> str:
 
 
 OPENING_WORDS = 32
-"""A text's opening words are its first this many (normalized): redundancy is judged on them."""
-_KEY_WORDS = 6
-_KEY_SCAN = 24
-
-
-def lowercase_words(text: str, scan: int = -1) -> list[str]:
-    """The words (of the first `scan` words, or all), stripped of surrounding
-    punctuation, that have letters and no capital.
-
-    What they drop are the values a conflict is about: numbers, dates,
-    capitalized names.
-    """
-    words = text.split(None, scan)
-    if 0 <= scan < len(words):
-        words.pop()  # the unsplit rest of the text
-    stripped = [w.strip(string.punctuation) for w in words]
-    return [w for w in stripped if w.islower()]
-
-
-def skeleton_key(text: str) -> tuple[str, ...]:
-    """The first lowercase words of the text: equal skeletons have equal keys.
-
-    Read from the first words only, unless those hold too few.
-    """
-    words = lowercase_words(text, _KEY_SCAN)
-    if len(words) < _KEY_WORDS:
-        words = lowercase_words(text)
-    return tuple(words[:_KEY_WORDS])
+"""A text's opening words are its first this many canonical words: redundancy and
+the search for reprints and conflicts look at them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +66,15 @@ class TextFacts:
     """What the packer derives from a text alone.
 
     `sha256` is None for a text that is not valid Unicode (a lone surrogate);
-    `opening` holds its first `OPENING_WORDS` normalized words, each once (a
+    `canonical` is its canonical form (`canonical_words` joined by spaces), the
+    exact-duplicate key and what question terms and titles are matched in;
+    `opening` holds its first `OPENING_WORDS` canonical words, each once (a
     tuple: half the memory of a set, and as fast to intersect with one).
     """
 
     sha256: str | None
-    normalized: str
+    canonical: str
     words: int
-    skeleton_key: tuple[str, ...]
     opening: tuple[str, ...]
 
 
@@ -93,9 +89,9 @@ def text_facts(text: str) -> TextFacts:
         digest: str | None = sha256_hex(text)
     except UnicodeEncodeError:
         digest = None
-    normalized = normalize_text(text)
-    opening = tuple(dict.fromkeys(normalized.split(" ", OPENING_WORDS)[:OPENING_WORDS]))
-    return TextFacts(digest, normalized, word_count(text, normalized), skeleton_key(text), opening)
+    words = canonical_words(text)
+    opening = tuple(dict.fromkeys(words[:OPENING_WORDS]))
+    return TextFacts(digest, " ".join(words), word_count(text), opening)
 
 
 def score_of(candidate: Candidate) -> float:
@@ -123,21 +119,23 @@ class Evidence:
     facets: tuple[str, ...]
     span: tuple[int, int] | None
     derived_from: list[str] = field(default_factory=list)
+    unit: tuple[int, int] | None = None
+    """Set when only a run of whole sentences is packed: its offsets in the candidate's text."""
 
     @property
     def evidence_id(self) -> str:
         return self.candidate.evidence_id
 
     @property
-    def normalized(self) -> str:
-        return self.facts.normalized
+    def canonical(self) -> str:
+        return self.facts.canonical
 
     def rank_key(self) -> tuple[float, str]:
         """Best first: higher score, then the stable id."""
         return (-self.score, self.candidate.evidence_id)
 
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     [
         "a",
         "an",
@@ -188,10 +186,9 @@ _STOPWORDS = frozenset(
 
 @lru_cache(maxsize=4096)
 def question_terms(question: str) -> frozenset[str]:
-    """The question's content words (normalized, three letters or more, no stopwords).
+    """The question's content words (canonical, three characters or more, no stopwords).
 
     Evidence that brings terms no packed block has yet is worth more: it is
     likely about another part of the question.
     """
-    words = (w.strip(".,;:!?\"'()[]{}") for w in normalize_text(question).split())
-    return frozenset(w for w in words if len(w) >= 3 and w not in _STOPWORDS)
+    return frozenset(w for w in canonical_words(question) if len(w) >= 3 and w not in STOPWORDS)

@@ -1,4 +1,5 @@
-"""Selection under the evidence budget: facet coverage first, then utility per token.
+"""Selection under the evidence budget: facet coverage first, then utility per token,
+then complete smaller units in the room left.
 
 Greedy on utility per token runs lazily over a max-heap of stale priorities.
 The dynamic terms (new facet, new question terms, new source, redundancy) only lose value as the
@@ -9,33 +10,26 @@ Until an item comes near the top, its token cost is an estimate
 from its length; its exact count is computed when it is popped, and only exact
 counts admit a block. Items whose lower bound no longer fits are dropped
 without counting. Ties break on rank order.
+
+Taking the second member of a conflict group also pays for the note that
+tells the model about it, so the budget holds what will be rendered. When
+nothing else fits whole, the passages left out may still contribute their best
+run of complete sentences (`packer.units`), most valuable first.
 """
 
 import heapq
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
-from packer.records import Evidence, normalize_text
+from packer.layout import BlockCosts
+from packer.records import Evidence, canonical_words
+from packer.units import best_unit
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
-
-
-@dataclass(frozen=True, slots=True)
-class Costs:
-    """Token costs of the candidates' blocks, by index in rank order.
-
-    `lower` must never exceed the exact count and `upper` never fall below it;
-    `estimate` ranks items not yet counted; `exact` is called at most once per index.
-    """
-
-    lower: Sequence[int]
-    estimate: Sequence[int]
-    exact: Callable[[int], int]
-    upper: Callable[[int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +37,20 @@ class SelectionPolicy:
     """The knobs of one selection run, taken from the packing config."""
 
     budget: int
+    """Tokens the blocks may take (the evidence budget less the label line and the
+    notes known before selection)."""
+    evidence_budget: int
+    """The whole evidence budget: a block larger than this alone is `oversized`."""
     weights: UtilityWeights
     per_document_cap: int | None
     facet_coverage: bool
     as_of: datetime
     question_terms: frozenset[str] = frozenset()
     question: str = ""
+    conflict_note: int = 0
+    """Tokens of a two-member conflict note; `conflict_member` each further member."""
+    conflict_member: int = 0
+    sentence_units: bool = False
 
 
 @dataclass(slots=True)
@@ -57,6 +59,10 @@ class Selection:
 
     chosen: list[int] = field(default_factory=list)
     left_out: dict[int, ExclusionReason] = field(default_factory=dict)
+    units: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """For chosen items packed as a smaller unit: its offsets in the item's text."""
+    block_tokens: dict[int, int] = field(default_factory=dict)
+    """Exact tokens of each chosen block, labels included."""
 
 
 class _State:
@@ -66,7 +72,13 @@ class _State:
     front, as lists by index: the greedy loop re-scores items many times.
     """
 
-    def __init__(self, records: Sequence[Evidence], costs: Costs, policy: SelectionPolicy) -> None:
+    def __init__(
+        self,
+        records: Sequence[Evidence],
+        costs: BlockCosts,
+        policy: SelectionPolicy,
+        partners: dict[int, list[int]],
+    ) -> None:
         self.records = records
         self.costs = costs
         self.policy = policy
@@ -77,12 +89,14 @@ class _State:
         self.words: set[str] = set()
         self.chosen: list[int] = []
         self.taken: set[int] = set()
+        self.units: dict[int, tuple[int, int]] = {}
+        self.partners = partners
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
         self._doc_ids = [r.document_id for r in records]
         self._facets = [r.facets for r in records]
         terms = policy.question_terms
-        self._terms = [_contained(terms, r.normalized) for r in records]
+        self._terms = [_contained(terms, r.canonical) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [title_key(r.candidate.title or "") for r in records]
         self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
@@ -153,38 +167,85 @@ class _State:
         cap = self.policy.per_document_cap
         return cap is not None and self.docs.get(self._doc_ids[index], 0) >= cap
 
+    def note_cost(self, index: int) -> int:
+        """Tokens the conflict notes grow by if item `index` is taken."""
+        taken = sum(1 for other in self.partners.get(index, ()) if other in self.taken)
+        if not taken:
+            return 0
+        return self.policy.conflict_note if taken == 1 else self.policy.conflict_member
+
     def may_fit(self, index: int) -> bool:
         """False once the item cannot fit; resolves its exact count when it might."""
         if index in self.taken or self.capped(index) or self.costs.lower[index] > self.remaining:
             return False
-        return self.resolve(index) <= self.remaining
+        return self.resolve(index) + self.note_cost(index) <= self.remaining
 
-    def take(self, index: int) -> None:
-        self.remaining -= self.tokens[index]
+    def take(self, index: int, unit: tuple[int, int] | None = None, tokens: int = 0) -> None:
+        """Add item `index` to the packet, whole or (`unit`, with its exact `tokens`) in part."""
+        self.remaining -= self.note_cost(index)
+        if unit is None:
+            self.remaining -= self.tokens[index]
+            terms = self._terms[index]
+        else:
+            self.units[index] = unit
+            self.tokens[index] = tokens
+            self.exact[index] = True
+            self.remaining -= tokens
+            start, end = unit
+            terms = _contained(self._terms[index], _canonical(self.records[index].text[start:end]))
         self.covered.update(self._facets[index])
-        self.covered_terms |= self._terms[index]
+        self.covered_terms |= terms
         doc = self._doc_ids[index]
         self.docs[doc] = self.docs.get(doc, 0) + 1
         self.words.update(self._opening[index])
         self.chosen.append(index)
         self.taken.add(index)
         self._unlinked.pop(index, None)
-        text = self.records[index].normalized
+        text = self.records[index].canonical
         for other, title in list(self._unlinked.items()):
             if title in text:
                 del self._unlinked[other]
                 self.linked.add(other)
                 self.newly_linked.append(other)
 
-    def take_with_partners(self, index: int, partners: dict[int, list[int]]) -> None:
+    def take_with_partners(self, index: int) -> None:
         """Take an item, then its conflict partners if they fit: both sides stay visible."""
         self.take(index)
-        for other in partners.get(index, ()):
+        for other in self.partners.get(index, ()):
             if self.may_fit(other):
                 self.take(other)
 
+    def unit_of(self, index: int) -> tuple[tuple[int, int], int] | None:
+        """The best run of whole sentences of item `index` that fits, with its exact tokens.
+
+        A run is worth the question terms it brings that the packet lacks, and
+        something more from a new document; a run that brings none of the
+        question's terms is worth nothing (the per-document cap still applies).
+        """
+        if index in self.taken or self.capped(index):
+            return None
+        text = self.records[index].text
+        missing = self._terms[index] - self.covered_terms
+        fresh = self._doc_ids[index] not in self.docs
+        extra = self.costs.label_cost + self.note_cost(index)
+        room = self.remaining - extra
+        counted: dict[str, int] = {}
+
+        def value(run: str) -> float:
+            brings = len(_contained(missing, _canonical(run)))
+            return brings + 0.5 if brings and fresh else float(brings)
+
+        def fits(run: str) -> bool:
+            counted[run] = self.costs.exact(index, run)
+            return counted[run] + self.note_cost(index) <= self.remaining
+
+        unit = best_unit(text, value, _estimate, fits, room)
+        if unit is None:
+            return None
+        return unit, counted[text[unit[0] : unit[1]]]
+
     def reason_left_out(self, index: int) -> ExclusionReason:
-        budget = self.policy.budget
+        budget = self.policy.evidence_budget
         if self.exact[index]:
             oversized = self.tokens[index] > budget
         elif self.costs.lower[index] > budget:
@@ -204,6 +265,16 @@ _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 _NONE: frozenset[str] = frozenset()
 
 
+def _canonical(text: str) -> str:
+    """The canonical form of a run of sentences (not memoized: runs rarely recur)."""
+    return " ".join(canonical_words(text))
+
+
+def _estimate(text: str) -> int:
+    """A cheap token estimate of a sentence: about four characters a token."""
+    return max(len(text.split()), len(text) // 4)
+
+
 def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
     """The terms that occur in `text`."""
     found = [t for t in terms if t in text]
@@ -220,7 +291,7 @@ def title_key(title: str) -> str:
     """
     if title.endswith(")"):
         title = _QUALIFIER.sub("", title)
-    key = normalize_text(title)
+    key = " ".join(canonical_words(title))
     return key if len(key) >= 4 else ""
 
 
@@ -238,14 +309,13 @@ def _partners(
 
 def select(
     records: Sequence[Evidence],
-    costs: Costs,
+    costs: BlockCosts,
     required_facets: Sequence[str],
     conflicts: Sequence[Sequence[str]],
     policy: SelectionPolicy,
 ) -> Selection:
     """Choose which records fill the budget. `records` must be in rank order."""
-    state = _State(records, costs, policy)
-    partners = _partners(records, conflicts)
+    state = _State(records, costs, policy, _partners(records, conflicts))
 
     if policy.facet_coverage:
         for facet in sorted(set(required_facets)):
@@ -254,7 +324,7 @@ def select(
             options = [i for i, r in enumerate(records) if facet in r.facets and state.may_fit(i)]
             if options:
                 best = max(options, key=lambda i: (state.priority(i), -i))
-                state.take_with_partners(best, partners)
+                state.take_with_partners(best)
 
     state.newly_linked.clear()
     heap = [(-state.priority(i), i) for i in range(len(records)) if i not in state.taken]
@@ -267,11 +337,37 @@ def select(
         if heap and fresh < -heap[0][0]:
             heapq.heappush(heap, (-fresh, i))
             continue
-        state.take_with_partners(i, partners)
+        state.take_with_partners(i)
         # A link only raises a priority: give the linked items a fresh entry.
         for j in state.newly_linked:
             heapq.heappush(heap, (-state.priority(j), j))
         state.newly_linked.clear()
 
+    if policy.sentence_units:
+        _fill_with_units(state)
     left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
-    return Selection(chosen=state.chosen, left_out=left_out)
+    block_tokens = {i: state.tokens[i] for i in state.chosen}
+    return Selection(state.chosen, left_out, state.units, block_tokens)
+
+
+MIN_UNIT_ROOM = 8
+"""Below this many tokens left (beyond the labels), no sentence is worth a block."""
+UNIT_TRIES = 16
+"""Passages tried for a unit per round, best first: bounds the work on long candidate lists."""
+
+
+def _fill_with_units(state: _State) -> None:
+    """Pack the best runs of whole sentences of the passages left out, best first.
+
+    Passages are tried by their priority against the packet; the first whose
+    run fits is taken, and the search starts again with the room left.
+    """
+    while state.remaining - state.costs.label_cost >= MIN_UNIT_ROOM:
+        left = [i for i in range(len(state.records)) if i not in state.taken]
+        for i in sorted(left, key=lambda i: (-state.priority(i), i))[:UNIT_TRIES]:
+            found = state.unit_of(i)
+            if found is not None:
+                state.take(i, *found)
+                break
+        else:
+            return

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
 PromptFormat = Literal["messages", "openai_batch", "anthropic_batch", "vertex_batch"]
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
+BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
+DedupLevel = Literal["exact", "overlap", "near", "reprint"]
 
 
 class _Config(BaseModel):
@@ -38,11 +40,22 @@ class UtilityWeights(_Config):
 
 
 class DedupConfig(_Config):
-    """Near-duplicate and conflict detection settings."""
+    """Dedup levels, near-duplicate and conflict detection settings (README, packing rules).
 
+    `levels` switches dedup levels on one by one (ablations): `exact` (same
+    canonical text), `overlap` (overlapping spans of one revision), `near`
+    (MinHash within one revision), `reprint` (near-identical copies across
+    documents that differ in no fact). `reprint_similarity` and
+    `conflict_similarity` are the shares of canonical words two passages must
+    share, in order, to be a reprint or, when a fact differs, a conflict.
+    """
+
+    levels: tuple[DedupLevel, ...] = ("exact", "overlap", "near", "reprint")
     near_duplicate_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     minhash_permutations: int = Field(default=64, ge=16, le=512)
     shingle_words: int = Field(default=3, ge=1, le=10)
+    reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
+    conflict_similarity: float = Field(default=0.5, gt=0.0, le=1.0)
 
 
 class PackingConfig(_Config):
@@ -58,11 +71,14 @@ class PackingConfig(_Config):
     order_policy: OrderPolicy = "relevance"
     prompt_format: PromptFormat = "messages"
     per_document_cap: int = Field(default=3, ge=1)
+    block_attributes: tuple[BlockAttribute, ...] = ("title",)
+    title_words: int = Field(default=16, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
     enable_dedup: bool = True
     enable_facet_coverage: bool = True
     enable_document_cap: bool = True
+    enable_sentence_units: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

@@ -50,8 +50,22 @@ class BudgetLedger(_Output):
     prompt_tokens: int
 
 
+class PackedSpan(_Output):
+    """Character offsets [start, end) in the document revision."""
+
+    start: int
+    end: int
+
+
 class ManifestEvidence(_Output):
-    """One packed evidence block: its label, identity and cost."""
+    """One packed evidence block: its label, identity, cost and exactly what was shown.
+
+    `partial` blocks show a run of whole sentences of their candidate: `span`
+    locates it in the revision (null when the candidate gave no span that
+    matches its text) and `text_sha256` is the SHA-256 of the text shown, so
+    the label cites exactly those bytes. For whole blocks both are the
+    candidate's own.
+    """
 
     label: str
     evidence_id: str
@@ -62,10 +76,14 @@ class ManifestEvidence(_Output):
     tokens: int
     facets: list[str]
     derived_from: list[str]
+    partial: bool = False
+    span: PackedSpan | None = None
+    text_sha256: str = ""
 
 
 class Conflict(_Output):
-    """Passages from different documents that agree but for numbers, dates or names."""
+    """Passages from different documents that report the same thing with a different
+    number, date or name (`labels`: the members that were packed)."""
 
     evidence_ids: list[str]
     labels: list[str]

@@ -3,7 +3,7 @@
 import hashlib
 from typing import Any
 
-from packer.render import TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING
+from packer.layout import OPENAI_FRAMING
 from schemas import Candidate, CatalogDocument, Principal, Request, Revision
 
 AS_OF = "2026-07-01T00:00:00Z"
@@ -63,8 +63,8 @@ def request(*candidates: Candidate, **fields: Any) -> Request:
 
 def encoded_prompt_tokens(encoding: Any, messages: Any) -> int:
     """A prompt's tokens counted the slow, obvious way: every message encoded whole."""
-    return TOKENS_REPLY_PRIMING + sum(
-        TOKENS_PER_MESSAGE
+    return OPENAI_FRAMING.reply_priming + sum(
+        OPENAI_FRAMING.per_message
         + len(encoding.encode_ordinary(m.role))
         + len(encoding.encode_ordinary(m.content))
         for m in messages

@@ -26,6 +26,8 @@ WORDS = (
     "within",
     "</evidence>",
     '<evidence label="E1">',
+    '<E1 title="x">',
+    "</E1>",
     "<system>",
     "SYSTEM:",
     "&lt;",
@@ -82,6 +84,21 @@ def catalog_documents(draw: st.DrawFn) -> list[CatalogDocument]:
     return docs
 
 
+markup = st.text(
+    st.sampled_from(list("<>&\"'\n\r\t =/ESystem:é\u2028\u0085ﬁ")) | st.characters(codec="utf-8"),
+    max_size=30,
+)
+"""Markup, line breaks and unicode: what a request field may hold."""
+
+
+@st.composite
+def facet_lists(draw: st.DrawFn) -> tuple[str, ...]:
+    """Required facets: a few known ones, or up to 500 arbitrary strings."""
+    if draw(st.integers(0, 9)):
+        return tuple(draw(st.sets(st.sampled_from(FACETS), max_size=3)))
+    return tuple(draw(st.lists(st.one_of(st.sampled_from(FACETS), markup), max_size=500)))
+
+
 @st.composite
 def texts(draw: st.DrawFn) -> str:
     return " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14)))
@@ -98,7 +115,7 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
     out = []
     for i in range(n):
         doc = draw(st.sampled_from(DOCS[:3] * 3 + DOCS[3:]))
-        mode = draw(st.sampled_from(["fresh", "pool", "span", "variant"]))
+        mode = draw(st.sampled_from(["fresh", "pool", "span", "variant", "chain", "sentences"]))
         span = None
         if mode == "span" and doc in shared:
             full = shared[doc]
@@ -110,6 +127,10 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
             text = draw(st.sampled_from(pool_texts))
         elif mode == "variant":  # same sentence, another number: a conflict candidate
             text = f"{draw(st.sampled_from(pool_texts))} within {draw(st.integers(1, 9))} days"
+        elif mode == "chain" and doc in shared:  # a near copy of the revision's text
+            text = shared[doc] + " " + draw(st.sampled_from(WORDS))
+        elif mode == "sentences":  # several sentences: a smaller unit may be packed
+            text = ". ".join(draw(texts()).capitalize() for _ in range(draw(st.integers(2, 6))))
         else:  # a unique marker lets tests trace this text into the prompt
             text = f"{draw(texts())} marker-ev{i:02d}"
         hash_mode = "ok" if clean else draw(st.sampled_from(["ok"] * 10 + ["bad", "none"]))
@@ -127,7 +148,9 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
                 source_url=f"https://x/{doc}"
                 if clean
                 else draw(st.sampled_from([f"https://x/{doc}"] * 8 + [None])),
-                title=draw(st.sampled_from([None, 'Title "quoted" <b>', "Policy"])),
+                title=draw(
+                    st.one_of(st.sampled_from([None, 'Title "quoted" <b>', "Policy"]), markup)
+                ),
                 section=draw(st.sampled_from([None, "s1"])),
                 span=span,
                 text=text,
@@ -156,12 +179,10 @@ def requests(draw: st.DrawFn) -> Request:
             + (("g0",) if draw(st.integers(0, 9)) else ()),
             clearance=draw(st.sampled_from(["public", "internal", "internal", "restricted"])),
         ),
-        question=draw(texts()),
-        facets=tuple(draw(st.sets(st.sampled_from(FACETS), max_size=3))),
+        question=draw(st.one_of(texts(), markup.filter(str.strip))),
+        facets=draw(facet_lists()),
         as_of=_day(draw(st.sampled_from([0, 2, 4, 7, 7, 7, 7]))),
         history=draw(st.integers(0, 3)) == 0,
-        budget=draw(
-            st.one_of(st.none(), st.builds(dict, max_evidence_tokens=st.integers(20, 600)))
-        ),
+        budget=draw(st.one_of(st.none(), st.builds(dict, max_evidence_tokens=st.integers(1, 600)))),
         candidates=tuple(draw(candidates(tenant))),
     )

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from packer import load_encoding
-from packer.render import TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING
 from schemas import CatalogDocument, Request
+from schemas.outputs import RenderedMessage
 from tests.batch_run import (
     SAMPLES,
     Outputs,
@@ -21,8 +21,9 @@ from tests.batch_run import (
     read_outputs,
     run_test_pipeline,
 )
+from tests.factories import encoded_prompt_tokens
 
-LABEL = re.compile(r'<evidence label="(E\d+)"')
+LABEL = re.compile(r"^<(E\d+)[ >]", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +119,8 @@ def test_budget_is_exact_and_respected(nested: Outputs) -> None:
     encoding = load_encoding("cl100k_base")
     manifests = {m["request_id"]: m for m in nested.manifests}
     for prompt in nested.prompts:
-        counted = TOKENS_REPLY_PRIMING + sum(
-            TOKENS_PER_MESSAGE
-            + len(encoding.encode_ordinary(m["role"]))
-            + len(encoding.encode_ordinary(m["content"]))
-            for m in prompt["messages"]
-        )
+        messages = [RenderedMessage.model_validate(m) for m in prompt["messages"]]
+        counted = encoded_prompt_tokens(encoding, messages)
         budget = manifests[prompt["request_id"]]["budget"]
         assert counted == prompt["prompt_tokens"] == budget["prompt_tokens"]
         assert counted + budget["reserved_answer"] <= budget["input_limit"]

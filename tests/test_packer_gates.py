@@ -126,7 +126,10 @@ def test_history_keeps_earlier_revisions_but_not_future_ones(tokens):
     assert reasons(result) == {"e4": "not_yet_effective"}
     revisions = {e.revision_id for e in result.manifest.evidence}
     assert revisions == {"r1", "r2", "r3"}
-    assert 'revision="r1"' in result.prompt.messages[1].content
+    # the revisions' dates tell the model which version says what
+    assert 'effective="2026-01-01"' in result.prompt.messages[1].content
+    plain = run(tokens, [_versioned()], *_four_revisions())
+    assert "effective=" not in plain.prompt.messages[1].content
 
 
 def test_revision_unknown_to_catalog(tokens):

@@ -5,7 +5,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.records import normalize_text, word_count
+from packer.records import canonical_words, fold_case, word_count
 from tests.test_packer_properties import TOKENS
 
 # Whitespace of every kind, case pairs, compatibility forms and plain text.
@@ -16,13 +16,17 @@ tricky = st.text(
 
 
 @given(text=tricky)
-def test_normalize_is_nfkc_casefold_and_collapsed_whitespace(text):
-    expected = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    assert normalize_text(text) == expected
+def test_fold_case_is_nfkc_casefold(text):
+    assert fold_case(text) == unicodedata.normalize("NFKC", text).casefold()
+
+
+@given(text=tricky)
+def test_canonical_words_are_case_and_whitespace_blind(text):
+    assert canonical_words(text) == canonical_words(" ".join(text.upper().split()))
 
 
 @given(text=tricky)
 def test_word_count_never_exceeds_the_tokens(text):
-    n = word_count(text, normalize_text(text))
+    n = word_count(text)
     assert n == len(text.split())
     assert n <= len(TOKENS.encoding.encode_ordinary(text))

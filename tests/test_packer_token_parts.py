@@ -16,15 +16,8 @@ from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
 from packer import Catalog, pack_request
+from packer.layout import PromptLayout
 from packer.records import Evidence, text_facts
-from packer.render import (
-    block_body,
-    block_header,
-    label_range,
-    question_line,
-    render_block,
-    render_notes,
-)
 from packer.tokens import ENCODING_FILES
 from tests.factories import candidate
 from tests.strategies import catalog_documents, requests
@@ -42,7 +35,7 @@ def _pattern(name: str) -> regex.Pattern:
 
 
 PATTERNS = {name: _pattern(name) for name in ENCODING_FILES}
-BLOCK = re.compile(r'(<evidence label="E\d+")( [^\n]*>\n.*?\n</evidence>\n)', re.DOTALL)
+BLOCK = re.compile(r"(<(E\d+))((?: [^\n]*)?>\n.*?\n)(</\2>\n)", re.DOTALL)
 
 
 def _assert_parts_add_up(parts: list[str]) -> None:
@@ -58,7 +51,7 @@ def _parts(user: str) -> list[str]:
     end = 0
     for match in BLOCK.finditer(user):
         assert match.start() == end
-        parts += [match.group(1), match.group(2)]
+        parts += [match.group(1), match.group(3), match.group(4)]
         end = match.end()
     tail = user[end:]
     labels = tail.index("\n") + 1 if tail.startswith("Evidence labels: ") else 0
@@ -94,18 +87,21 @@ def test_arbitrary_text_in_every_field_splits_at_part_boundaries(
 ):
     cand = candidate("e1", text=text, title=title, section=section)
     record = Evidence(cand, "d1", "r1", None, text, text_facts(text), 1.0, (), None)
-    body = block_body(block_header(record, dated), text)
-    prefix = render_block(f"E{label}", "")
-    notes = render_notes([["E1", f"E{label}"]], [facet], has_evidence=True)
-    _assert_parts_add_up(
-        [prefix, body, prefix, body, label_range(label), notes, question_line(question)]
-    )
+    layout = PromptLayout(TOKENS, ("title", "document", "revision", "section", "source"))
+    body = layout.body(layout.header(record, dated), text)
+    opening, closing = layout.opening(f"E{label}"), layout.closing(f"E{label}")
+    for has_evidence in (True, False):
+        notes = layout.notes([["E1", f"E{label}"]], layout.facets_note([facet], 2), has_evidence)
+        parts = [opening, body, closing] * 2 if has_evidence else []
+        _assert_parts_add_up(
+            [*parts, layout.label_range(label), notes, layout.question_line(question)]
+        )
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_a_double_newline_would_not_split_for_the_older_encodings(name):
     """Why blocks end in one newline: r50k and p50k keep a blank line whole at the end."""
-    parts = ["</evidence>\n\n", "<evidence"]
+    parts = ["</E1>\n\n", "<E2"]
     whole = PATTERNS[name].findall("".join(parts))
     split = [p for part in parts for p in PATTERNS[name].findall(part)]
     assert (whole == split) == (name not in {"r50k_base", "p50k_base", "p50k_edit"})
