@@ -153,8 +153,7 @@ def _render(
         blocks.append(layout.block(label, body))
         block_tokens[record.evidence_id] = layout.label_tokens(label) + body_tokens
     head = layout.notes(conflict_labels, "", has_evidence=bool(ordered))
-    added = sum(block_tokens.values()) + layout.count(layout.label_range(len(blocks)))
-    added += layout.count(head)
+    added = sum(block_tokens.values()) + layout.count(head)
     facets = layout.facets_within(uncovered, budget - added) if uncovered else ""
     added += layout.count(facets)
     fits = added <= budget and (bool(facets) or not uncovered)
@@ -171,19 +170,18 @@ def _least_notes(request: Request, layout: PromptLayout) -> int:
 
 
 def _reserved_for_notes(
-    kept: list[Evidence], request: Request, layout: PromptLayout, budget: int, widest: str
+    kept: list[Evidence], request: Request, layout: PromptLayout, budget: int
 ) -> int:
     """Tokens set aside before selection for what will surely be rendered.
 
-    The label line, priced at the widest label, and the note on facets that
-    no kept candidate carries (they stay uncovered whatever is chosen), listed
-    in at most half the budget. Conflict notes are paid when their second
-    member is chosen; the rest is checked exactly after selection.
+    The note on facets that no kept candidate carries (they stay uncovered
+    whatever is chosen), listed in at most half the budget. Conflict notes are
+    paid when their second member is chosen; the rest is checked exactly after
+    selection.
     """
     carried = {f for r in kept for f in r.facets}
     hopeless = sorted(f for f in set(request.facets) if f not in carried)
-    note = layout.facets_within(hopeless, budget // 2) if hopeless else ""
-    return layout.count(layout.label_range(int(widest[1:]))) + layout.count(note)
+    return layout.count(layout.facets_within(hopeless, budget // 2)) if hopeless else 0
 
 
 def _exclude(
@@ -244,7 +242,7 @@ def pack_request(
         request.facets if config.enable_facet_coverage else (),
         conflicts,
         SelectionPolicy(
-            budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget, widest)),
+            budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget)),
             evidence_budget=budget,
             weights=config.weights,
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,

@@ -134,9 +134,18 @@ class _State:
             )
         return out
 
-    def priority(self, index: int) -> float:
-        """Utility per token of item `index` against the current packet."""
-        tokens = self.tokens[index]
+    def priority(self, index: int, unit: tuple[tuple[int, int], int] | None = None) -> float:
+        """Utility per token of item `index` (or of its `unit`) against the current packet.
+
+        A unit is valued as the whole passage but for the question terms it
+        brings and its own tokens.
+        """
+        if unit is None:
+            tokens, terms = self.tokens[index], self._terms[index]
+        else:
+            (start, end), tokens = unit
+            text = _canonical(self.records[index].text[start:end])
+            terms = _contained(self._terms[index], text)
         utility = self._static[index] - self._cost_per_token * tokens
         facets = self._facets[index]
         if facets:
@@ -144,7 +153,6 @@ class _State:
             utility += self._w_facet * new / len(facets)
         if self._doc_ids[index] not in self.docs:
             utility += self._w_source
-        terms = self._terms[index]
         if terms:
             utility += self._w_terms * len(terms - self.covered_terms)
         if index in self.linked:
@@ -327,47 +335,48 @@ def select(
                 state.take_with_partners(best)
 
     state.newly_linked.clear()
-    heap = [(-state.priority(i), i) for i in range(len(records)) if i not in state.taken]
-    heapq.heapify(heap)
-    while heap:
-        _, i = heapq.heappop(heap)
-        if not state.may_fit(i):
-            continue
-        fresh = state.priority(i)
-        if heap and fresh < -heap[0][0]:
-            heapq.heappush(heap, (-fresh, i))
-            continue
-        state.take_with_partners(i)
-        # A link only raises a priority: give the linked items a fresh entry.
-        for j in state.newly_linked:
-            heapq.heappush(heap, (-state.priority(j), j))
-        state.newly_linked.clear()
-
-    if policy.sentence_units:
-        _fill_with_units(state)
+    _greedy(state)
     left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
     block_tokens = {i: state.tokens[i] for i in state.chosen}
     return Selection(state.chosen, left_out, state.units, block_tokens)
 
 
-MIN_UNIT_ROOM = 8
-"""Below this many tokens left (beyond the labels), no sentence is worth a block."""
 UNIT_TRIES = 16
-"""Passages tried for a unit per round, best first: bounds the work on long candidate lists."""
+"""Passages whose best run of sentences is sought, per request: bounds the work on
+long candidate lists (each search counts a few runs exactly)."""
 
 
-def _fill_with_units(state: _State) -> None:
-    """Pack the best runs of whole sentences of the passages left out, best first.
-
-    Passages are tried by their priority against the packet; the first whose
-    run fits is taken, and the search starts again with the room left.
-    """
-    while state.remaining - state.costs.label_cost >= MIN_UNIT_ROOM:
-        left = [i for i in range(len(state.records)) if i not in state.taken]
-        for i in sorted(left, key=lambda i: (-state.priority(i), i))[:UNIT_TRIES]:
-            found = state.unit_of(i)
-            if found is not None:
-                state.take(i, *found)
-                break
+def _greedy(state: _State) -> None:
+    """Lazy greedy by utility per token; a passage that no longer fits whole competes
+    again as its best run of whole sentences, at that run's own priority."""
+    heap = [(-state.priority(i), i) for i in range(len(state.records)) if i not in state.taken]
+    heapq.heapify(heap)
+    units: dict[int, tuple[tuple[int, int], int]] = {}
+    tries = UNIT_TRIES if state.policy.sentence_units else 0
+    while heap:
+        _, i = heapq.heappop(heap)
+        unit = units.pop(i, None)
+        if unit is not None and unit[1] + state.note_cost(i) > state.remaining:
+            unit = None  # the room shrank since: seek a smaller run
+        if unit is None and not state.may_fit(i):
+            if tries and i not in state.taken and not state.capped(i):
+                tries -= 1
+                found = state.unit_of(i)
+                if found is not None:
+                    units[i] = found
+                    heapq.heappush(heap, (-state.priority(i, found), i))
+            continue
+        fresh = state.priority(i, unit)
+        if heap and fresh < -heap[0][0]:
+            if unit is not None:
+                units[i] = unit
+            heapq.heappush(heap, (-fresh, i))
+            continue
+        if unit is None:
+            state.take_with_partners(i)
         else:
-            return
+            state.take(i, *unit)
+        # A link only raises a priority: give the linked items a fresh entry.
+        for j in state.newly_linked:
+            heapq.heappush(heap, (-state.priority(j, units.get(j)), j))
+        state.newly_linked.clear()

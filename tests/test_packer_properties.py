@@ -108,7 +108,7 @@ def test_determinism_under_shuffled_candidates(docs, request, config, data):
 
 
 BLOCK = re.compile(r"<(E\d+)((?: [^\n]*)?)>\n(.*?)\n</\1>\n", re.DOTALL)
-LINE_STARTS = ("<E", "</E", "Evidence labels: ", "Conflicting evidence: ", "Required facets ")
+LINE_STARTS = ("<E", "</E", "Conflicting evidence: ", "Required facets ")
 
 
 @given(docs=catalog_documents(), request=requests(), config=configs)

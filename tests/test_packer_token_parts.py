@@ -54,9 +54,8 @@ def _parts(user: str) -> list[str]:
         parts += [match.group(1), match.group(3), match.group(4)]
         end = match.end()
     tail = user[end:]
-    labels = tail.index("\n") + 1 if tail.startswith("Evidence labels: ") else 0
     question = tail.index("Question: ")
-    return [*parts, tail[:labels], tail[labels:question], tail[question:]]
+    return [*parts, tail[:question], tail[question:]]
 
 
 def test_every_supported_encoding_has_a_pattern():
@@ -93,9 +92,7 @@ def test_arbitrary_text_in_every_field_splits_at_part_boundaries(
     for has_evidence in (True, False):
         notes = layout.notes([["E1", f"E{label}"]], layout.facets_note([facet], 2), has_evidence)
         parts = [opening, body, closing] * 2 if has_evidence else []
-        _assert_parts_add_up(
-            [*parts, layout.label_range(label), notes, layout.question_line(question)]
-        )
+        _assert_parts_add_up([*parts, notes, layout.question_line(question)])
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
