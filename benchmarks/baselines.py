@@ -7,13 +7,11 @@ passages that reach the model, with the text the model sees of each, and the
 context string (or our exact ledger) so the caller can count tokens used.
 
 What ours showed is read back from its rendered prompt, not assumed: each
-`<evidence label="...">` block's text (html-unescaped) is mapped through the
+block's text (`packer.layout.parse_blocks`, unescaped) is mapped through the
 label map, and ids the manifest lists in a block's `derived_from` count as
 kept (a copy of them was shown). The prompt may show a part of a passage.
 """
 
-import html
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,13 +19,12 @@ import tiktoken
 
 from benchmarks.adapters import EVAL_TIME
 from packer import Catalog, PackResult, TokenCounter, pack_request
+from packer.layout import PromptLayout, parse_blocks
 from packer.records import Evidence, text_facts
-from packer.render import block_body, block_header, render_block
 from schemas import Candidate, PackingConfig, Request
 
 # The rule of thumb users apply to turn a token budget into Haystack's word threshold.
 WORDS_PER_TOKEN = 0.75
-_BLOCK = re.compile(r'<evidence label="([^"]+)"[^>]*>\n?(.*?)\n?</evidence>', re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ def shown_blocks(result: PackResult) -> dict[str, str]:
     """Evidence id -> the text its block shows, parsed from the rendered user message."""
     by_label = {entry.label: entry.evidence_id for entry in result.prompt.label_map}
     user = result.prompt.messages[-1].content
-    return {by_label[label]: html.unescape(text) for label, text in _BLOCK.findall(user)}
+    return {by_label[label]: text for label, text in parse_blocks(user).items()}
 
 
 class OurPacker:
@@ -124,11 +121,9 @@ def numbered_block(n: int, cand: Candidate) -> str:
     return f"[{n}] ({cand.title or cand.document_id})\n{cand.text.strip()}\n\n"
 
 
-def our_format_block(n: int, cand: Candidate) -> str:
-    """The candidate as our packer renders a block, with label `En` (no dedup, no date).
-
-    The one place this benchmark touches our layout functions.
-    """
+def our_format_block(layout: PromptLayout, n: int, cand: Candidate) -> str:
+    """The candidate as our packer's `layout` renders a block, with label `En` (no dedup,
+    no date). The one place this benchmark touches our layout."""
     record = Evidence(
         candidate=cand,
         document_id=cand.document_id or "",
@@ -140,7 +135,7 @@ def our_format_block(n: int, cand: Candidate) -> str:
         facets=cand.query_facets,
         span=None,
     )
-    return render_block(f"E{n}", block_body(block_header(record, dated=False), cand.text))
+    return layout.block(f"E{n}", layout.body(layout.header(record, dated=False), cand.text))
 
 
 class NaivePacker:

@@ -84,6 +84,7 @@ from benchmarks.baselines import (
 from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
 from packer import Catalog, TokenCounter
+from packer.pack import layout_of
 from schemas import PackingConfig, Request, UtilityWeights
 
 BUDGETS = (150, 256, 512, 1024, 2048)
@@ -326,13 +327,28 @@ def _naive(**options: Any) -> Callable[[int, Tools], Packer]:
     return lambda budget, tools: NaivePacker(budget, tools.count, **options)
 
 
+def _naive_ours(budget: int, tools: Tools) -> Packer:
+    """The naive loop rendering and charging our default block layout."""
+    block = partial(our_format_block, layout_of(PackingConfig(), tools.tokens))
+    return NaivePacker(budget, tools.count, count_headers=True, block=block)
+
+
 PACKERS: list[PackerSpec] = [
     PackerSpec("ours", "relevance", _ours()),
     *(PackerSpec(f"ours:{p}", p, _ours(order_policy=p)) for p in ORDER_POLICIES[1:]),
     *(PackerSpec(f"ours-{name}", "relevance", _ours(**o)) for name, o in ABLATIONS.items()),
     PackerSpec("naive", "score", _naive()),
     PackerSpec("naive-exact", "score", _naive(count_headers=True)),
-    PackerSpec("naive-ourformat", "score", _naive(count_headers=True, block=our_format_block)),
+    PackerSpec(
+        "naive-ourformat",
+        "score",
+        lambda budget, tools: NaivePacker(
+            budget,
+            tools.count,
+            True,
+            partial(our_format_block, layout_of(PackingConfig(), tools.tokens)),
+        ),
+    ),
     PackerSpec("llamaindex-truncate", "score", lambda b, _: LlamaIndexTruncate(b)),
     PackerSpec("llamaindex-repack", "score", lambda b, _: LlamaIndexRepack(b)),
     PackerSpec("haystack-litm", "edges", lambda b, _: HaystackLostInTheMiddle(b)),

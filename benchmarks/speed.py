@@ -295,7 +295,8 @@ def beam_section(pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int) -> 
 def profile_core(
     requests: Sequence[Request], catalog: Catalog, tokens: TokenCounter, warm: bool
 ) -> str:
-    """cProfile of ours, cold or after a first pass: where the time goes, by own time."""
+    """cProfile of ours, cold or after a first pass: where the time goes, by own time,
+    then by cumulative time (which stage holds it)."""
     config = PackingConfig(max_evidence_tokens=BUDGET)
     packer = _ours(catalog, config, _fresh_counter(tokens))
     if warm:
@@ -309,6 +310,7 @@ def profile_core(
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
     stats.sort_stats("tottime").print_stats(20)
+    stats.sort_stats("cumulative").print_stats(r"packer/", 12)
     return out.getvalue().replace(str(Path.cwd()) + "/", "")
 
 

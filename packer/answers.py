@@ -20,16 +20,13 @@ A line that is none of these raises `AnswerError` (a dead letter upstream).
 """
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from packer.claims import block_text
 from packer.formats import VERTEX_ID_LABEL
+from packer.layout import parse_blocks
 
 AnswerFormat = str  # "openai_batch", "anthropic_batch", "vertex_batch" or "plain"
-
-_BLOCK = re.compile(r'<evidence label="(E\d+)"[^>]*>\n(.*?)\n</evidence>\n', re.DOTALL)
 
 
 class AnswerError(ValueError):
@@ -185,4 +182,4 @@ def parse_prompt_line(line: str) -> PromptText:
         key, user = _user_text(value)
     except (KeyError, TypeError) as err:
         raise AnswerError(f"prompt line of no known format (missing {err})") from err
-    return PromptText(key, {m[1]: block_text(m[2]) for m in _BLOCK.finditer(user)})
+    return PromptText(key, parse_blocks(user))

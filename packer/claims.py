@@ -15,7 +15,6 @@ found in "1400"), and parsing numbers with locale rules (the evidence is
 English prose whatever its locale).
 """
 
-import html
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -147,11 +146,6 @@ def text_facts(text: str) -> TextFacts:
             numbers.add(number_value(m["int"], m["frac"], m["scale"]))
     dates = {key for m in _DATE.finditer(text) for key in _date_keys(m)}
     return TextFacts(frozenset(numbers), frozenset(dates), normalize_phrase(text))
-
-
-def block_text(escaped: str) -> str:
-    """An evidence block's text as the source wrote it (the prompt escapes `&`, `<`, `>`)."""
-    return html.unescape(escaped)
 
 
 @dataclass(frozen=True)

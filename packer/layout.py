@@ -103,12 +103,12 @@ def short_title(title: str, words: int) -> str:
     return " ".join(split[:words]) + "…"
 
 
-_BLOCK = re.compile(r"<(E\d+)(?: [^\n]*)?>\n(.*?)\n</\1>\n", re.DOTALL)
+_BLOCK = re.compile(r"<(E\d+)(?: [^\n]*)?>\n(?:(.*?)\n)?</\1>\n", re.DOTALL)
 
 
 def parse_blocks(user_message: str) -> dict[str, str]:
     """The evidence text shown under each label of a rendered user message, unescaped."""
-    return {m.group(1): html.unescape(m.group(2)) for m in _BLOCK.finditer(user_message)}
+    return {m.group(1): html.unescape(m.group(2) or "") for m in _BLOCK.finditer(user_message)}
 
 
 class PromptLayout:
@@ -124,7 +124,7 @@ class PromptLayout:
         self,
         tokens: TokenCounter,
         attributes: Sequence[BlockAttribute] = ("title",),
-        title_words: int = 16,
+        title_words: int = 6,
         framing: Framing = OPENAI_FRAMING,
     ) -> None:
         self.tokens = tokens
@@ -152,8 +152,13 @@ class PromptLayout:
 
     @staticmethod
     def body(header: str, text: str) -> str:
-        """The block between its labels: header attributes, escaped text."""
-        return f"{header}>\n{escape(text.strip())}\n"
+        """The block between its labels: header attributes, escaped text.
+
+        A blank text adds no line: a blank line before the closing label would
+        not split where the parts meet for the older encodings.
+        """
+        shown = escape(text.strip())
+        return f"{header}>\n{shown}\n" if shown else f"{header}>\n"
 
     @staticmethod
     def opening(label: str) -> str:

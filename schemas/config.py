@@ -72,7 +72,7 @@ class PackingConfig(_Config):
     prompt_format: PromptFormat = "messages"
     per_document_cap: int = Field(default=3, ge=1)
     block_attributes: tuple[BlockAttribute, ...] = ("title",)
-    title_words: int = Field(default=16, ge=1, le=256)
+    title_words: int = Field(default=6, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
     enable_dedup: bool = True

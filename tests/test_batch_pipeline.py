@@ -143,8 +143,8 @@ def test_injection_text_stays_inside_its_block(nested: Outputs) -> None:
     assert hostile, "the samples must carry the prompt-injection passage"
     for prompt in hostile:
         user = _user_message(prompt)
-        assert user.count("</evidence>") == len(prompt["label_map"])
-        assert "<system>" not in user and "&lt;/evidence&gt;" in user
+        assert user.count("</E") == len(prompt["label_map"])
+        assert "<system>" not in user and "&lt;/E1&gt;&lt;/evidence&gt;" in user
 
 
 def test_dead_letters_say_why(nested: Outputs) -> None:

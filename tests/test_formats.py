@@ -31,7 +31,7 @@ PROMPT = PromptMessage.model_validate(
             {"role": "system", "content": "Cite labels."},
             {
                 "role": "user",
-                "content": '<evidence label="E1" title="T">\nx &amp; y\n</evidence>\nQuestion: ?',
+                "content": '<E1 title="T">\nx &amp; y\n</E1>\nQuestion: ?',
             },
         ],
         "label_map": [{"label": "E1", "evidence_id": "ev1"}],

@@ -35,7 +35,7 @@ def _pattern(name: str) -> regex.Pattern:
 
 
 PATTERNS = {name: _pattern(name) for name in ENCODING_FILES}
-BLOCK = re.compile(r"(<(E\d+))((?: [^\n]*)?>\n.*?\n)(</\2>\n)", re.DOTALL)
+BLOCK = re.compile(r"(<(E\d+))((?: [^\n]*)?>\n(?:.*?\n)?)(</\2>\n)", re.DOTALL)
 
 
 def _assert_parts_add_up(parts: list[str]) -> None:
