@@ -150,3 +150,24 @@ def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) ->
     files = _write(tmp_path, lines, limits)
     assert all(f.stat().st_size <= 100 for f in files)
     assert sorted(x for f in files for x in f.read_text().splitlines()) == sorted(lines)
+
+
+def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
+    from packer import Catalog, pack_request
+    from schemas import DeadLetter, PackingConfig
+    from tests.factories import candidate, document, request
+    from transforms import pack
+
+    monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
+    config = PackingConfig(prompt_format="openai_batch")
+    fn = pack.PackDoFn(config, None)
+    fn.setup()
+    req = request(candidate("e1", text="A passage. " * 60), request_id="q1")
+    result = pack_request(req, Catalog([document()]), config, fn._tokens)
+    letter = fn._line(result)
+    assert isinstance(letter, DeadLetter)
+    assert letter.stage == "format" and letter.request_id == "q1"
+    assert "exceeds the 500-byte line headroom" in letter.error
+    short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._tokens)
+    monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 1_000_000, 100_000))
+    assert isinstance(fn._line(short), PromptLine)
