@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from packer.layout import OPENAI_FRAMING, Framing
 from schemas import PromptMessage
 from schemas.config import PromptFormat
 
@@ -188,3 +189,23 @@ FILE_LIMITS: dict[PromptFormat, FileLimits] = {
         max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM
     ),
 }
+
+
+TEXTS_ONLY = Framing(per_message=0, reply_priming=0, count_roles=False)
+"""A provider that documents no tokens around the message texts."""
+
+FRAMING: dict[PromptFormat, Framing] = {
+    "messages": OPENAI_FRAMING,
+    "openai_batch": OPENAI_FRAMING,
+    "anthropic_batch": TEXTS_ONLY,
+    "vertex_batch": TEXTS_ONLY,
+}
+"""The chat framing the ledger counts for each format, as its provider documents it.
+
+OpenAI documents 3 tokens per message (with its role) and 3 priming the reply.
+Anthropic (`system` apart, `messages` of role and content) and Vertex AI
+(`systemInstruction`, `contents` of role and parts) document no overhead and
+count with tokenizers of their own: the texts alone are counted, and the
+safety margin is what covers the provider's wrapping (README, "Token counts
+per provider").
+"""

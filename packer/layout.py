@@ -60,10 +60,13 @@ NO_EVIDENCE = (
 
 @dataclass(frozen=True, slots=True)
 class Framing:
-    """Tokens a chat API adds around the messages: per message, and to prime the reply."""
+    """Tokens a chat API adds around the messages: per message, and to prime the reply;
+    `count_roles`: whether each message's role word is counted as well (the prompt
+    formats' table is `packer.formats.FRAMING`)."""
 
     per_message: int = 3
     reply_priming: int = 3
+    count_roles: bool = True
 
 
 OPENAI_FRAMING = Framing()
@@ -221,7 +224,7 @@ class PromptLayout:
         roles and the chat framing."""
         f = self.framing
         return f.reply_priming + sum(
-            f.per_message + self.count(role) + self.count(content)
+            f.per_message + (self.count(role) if f.count_roles else 0) + self.count(content)
             for role, content in self.messages("")
         )
 

