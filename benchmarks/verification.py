@@ -7,15 +7,16 @@ evidence tokens): a correct answer per request cites, for each packed gold
 passage (HotpotQA supporting paragraphs, RAMDocs correct documents,
 MultiHop-RAG evidence facts; the first block when none is packed), its first
 sentence and its first sentence stating a figure or date, taken verbatim;
-both sides of each flagged conflict; a declaration for each uncovered facet;
-an abstention for an empty packet. Each correct answer is then mutated once
+both sides of each flagged conflict (a sentence of each, and a statement of
+the conflict citing any side no sentence could be taken from); a
+declaration for each uncovered facet; an abstention for an empty packet. Each correct answer is then mutated once
 per fault class that applies to it:
 
 - `unknown_label`: one citation names a label one past the last;
 - `changed_figure` / `changed_date`: a cited number (or date) is replaced by
   one no cited block holds (number + 1, date + 1 day, as written);
 - `uncited_factual`: the citations of a sentence stating a figure are removed;
-- `conflict_side_dropped`: the sentences citing one side of a conflict go;
+- `conflict_side_dropped`: every sentence citing one side of a conflict goes;
 - `uncovered_answered`: an uncovered facet's declaration becomes a cited claim;
 - `leaked_id`: the evidence id of another request's passage is mentioned.
 
@@ -47,7 +48,7 @@ from benchmarks.adapters import (
 )
 from packer import Catalog, TokenCounter, pack_request
 from packer.answers import parse_prompt_line
-from packer.claims import parse_answer, split_sentences
+from packer.claims import cited_labels, parse_answer, split_sentences
 from packer.formats import format_line
 from packer.verify import Packet, verify_answer
 from schemas import PackingConfig, Request
@@ -147,7 +148,13 @@ def correct_answer(case: Case) -> list[str]:
     labels = list(dict.fromkeys([*(case.gold_labels or (min(packet.blocks),)), *sides]))
     sentences = [s for label in labels for s in _claims(packet.blocks[label], label)]
     if packet.conflicts:
-        sentences.append("The sources conflict on this point.")
+        cited = " ".join(sentences)
+        sides = ", ".join(label for label in dict.fromkeys(sides) if f"[{label}]" not in cited)
+        sentences.append(
+            f"The sources conflict on this point [{sides}]."
+            if sides
+            else "The sources conflict on this point."
+        )
     sentences += [f"The sources do not cover {facet}." for facet in packet.uncovered]
     return sentences
 
@@ -244,7 +251,7 @@ def mutants(case: Case, sentences: list[str], other_id: str) -> Iterator[tuple[s
         yield "uncited_factual", _replaced(sentences, i, stripped)
     if packet.conflicts:
         side = packet.conflicts[0][-1]
-        kept = [s for s in sentences if f"[{side}]" not in s]
+        kept = [s for s in sentences if side not in cited_labels(s)]
         yield "conflict_side_dropped", kept
     if packet.uncovered and packet.blocks:
         facet = packet.uncovered[0]
