@@ -9,8 +9,8 @@ MultiHop-RAG evidence facts; the first block when none is packed), its first
 sentence and its first sentence stating a figure or date, taken verbatim;
 both sides of each flagged conflict (a sentence of each, and a statement of
 the conflict citing any side no sentence could be taken from); a
-declaration for each uncovered facet; an abstention for an empty packet. Each correct answer is then mutated once
-per fault class that applies to it:
+declaration for each uncovered facet; an abstention for an empty packet.
+Each correct answer is then mutated once per fault class that applies to it:
 
 - `unknown_label`: one citation names a label one past the last;
 - `changed_figure` / `changed_date`: a cited number (or date) is replaced by
