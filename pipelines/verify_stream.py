@@ -18,6 +18,7 @@ import sys
 import apache_beam as beam
 from apache_beam.io.gcp.pubsub import ReadFromPubSub
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.runners.runner import PipelineResult
 
 from pipelines.options import pin_local_runner
 from pipelines.streaming import LOCAL_RUNNER, StreamingOptions
@@ -57,11 +58,8 @@ def build(p: beam.Pipeline, answers: str, prompts: str, dataset: str, ttl: int) 
     _ = letters | "WriteDeadLetters" >> WriteToBigQueryRows(f"{dataset}.dead_letters")
 
 
-def main(argv: list[str] | None = None) -> int:
-    if argv and {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
+    """Check the flags, create the tables, start the job; `wait=False` returns at once."""
     options = PipelineOptions(argv)
     options.view_as(StandardOptions).streaming = True
     opts = options.view_as(VerifyStreamOptions)
@@ -79,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.prompt_ttl_seconds <= 0:
         problems.append("--prompt_ttl_seconds must be positive")
     if problems:
-        print("evpack verify-stream: " + "; ".join(problems), file=sys.stderr)
-        return 2
+        raise ValueError("; ".join(problems))
     tables = [AUDIT_TABLES["verifications"], AUDIT_TABLES["dead_letters"]]
     create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
     pin_local_runner(options, LOCAL_RUNNER)
@@ -93,10 +90,24 @@ def main(argv: list[str] | None = None) -> int:
         opts.prompt_ttl_seconds,
     )
     result = pipeline.run()
+    if wait:
+        try:
+            result.wait_until_finish()
+        except KeyboardInterrupt:
+            result.cancel()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv and {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        result.wait_until_finish()
-    except KeyboardInterrupt:
-        result.cancel()
+        run(argv)
+    except ValueError as err:
+        print(f"evpack verify-stream: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -3,6 +3,7 @@
 import json
 
 import apache_beam as beam
+import pytest
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing import test_stream
@@ -88,3 +89,50 @@ def test_the_streaming_verifier_composes_and_checks_its_flags(capsys) -> None:
     assert {"ReadPrompts", "ReadAnswers", "Verify", "WriteRows", "WriteDeadLetters"} <= labels
     assert verify_stream.main(["--answers_subscription=nope", "--prompt_ttl_seconds=0"]) == 2
     assert "prompt_ttl_seconds must be positive" in capsys.readouterr().err
+
+
+@pytest.mark.emulators
+def test_streaming_verifier_on_the_emulators(gcp_emulators) -> None:
+    """Prompt and answer messages through real Pub/Sub, rows read back from BigQuery."""
+    import threading
+
+    from google.cloud import pubsub_v1
+
+    from pipelines import verify_stream
+    from tests.stream_harness import publish, query_until
+    from transforms.bigquery_io import bigquery_client
+
+    project = gcp_emulators.project
+    topic = f"projects/{project}/topics/verify-{{}}"
+    subscription = f"projects/{project}/subscriptions/verify-{{}}"
+    publisher, subscriber = pubsub_v1.PublisherClient(), pubsub_v1.SubscriberClient()
+    with subscriber:
+        for kind in ("prompts", "answers"):
+            publisher.create_topic(name=topic.format(kind))
+            subscriber.create_subscription(name=subscription.format(kind), topic=topic.format(kind))
+    dataset = f"{project}.verify_stream"
+    result = verify_stream.run(
+        [
+            f"--answers_subscription={subscription.format('answers')}",
+            f"--prompts_subscription={subscription.format('prompts')}",
+            f"--bigquery_dataset={dataset}",
+        ],
+        wait=False,
+    )
+    try:
+        prompt = _prompt("s1")
+        publish(topic.format("prompts"), [prompt.data], **prompt.attributes)
+        publish(topic.format("answers"), [_answer("s1", "It cost 12 dollars [E1].").data, b"{x"])
+        rows = query_until(
+            bigquery_client(project),
+            f"SELECT request_id, status, failed_checks FROM `{dataset}.verifications`",
+            lambda rows: len(rows) >= 1,
+        )
+    finally:
+        stopper = threading.Thread(target=result.cancel, daemon=True)
+        stopper.start()
+        while stopper.is_alive():
+            publish(topic.format("answers"), [b"{}"])
+            stopper.join(timeout=2)
+    assert [(r["request_id"], r["status"]) for r in rows] == [("s1", "succeeded")]
+    assert "figures_supported" in rows[0]["failed_checks"]
