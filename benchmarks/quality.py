@@ -85,17 +85,26 @@ from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
 from packer import Catalog, TokenCounter
 from packer.pack import layout_of
-from schemas import PackingConfig, Request, UtilityWeights
+from schemas import DedupConfig, PackingConfig, Request, UtilityWeights
 
 BUDGETS = (150, 256, 512, 1024, 2048)
 ORDER_POLICIES = ("relevance", "edges", "best_last", "chronological")
 # One line per switch: name -> PackingConfig fields it overrides.
+DEDUP_LEVELS = DedupConfig().levels
 ABLATIONS: dict[str, dict[str, Any]] = {
     "no-dedup": {"enable_dedup": False},
     "no-facets": {"enable_facet_coverage": False},
     "no-doc-cap": {"enable_document_cap": False},
+    "no-units": {"enable_sentence_units": False},
+    **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
+       for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
-}
+    # block layouts: the default shows a six-word title; none, a full title, or the ids
+    "blocks-label-only": {"block_attributes": ()},
+    "blocks-full-title": {"title_words": 256},
+    "blocks-with-ids": {"block_attributes": ("title", "document", "revision", "section"),
+                        "title_words": 256},
+}  # fmt: skip
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "quality.json"
 _PUNCT = str.maketrans("", "", string.punctuation)
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")

@@ -7,7 +7,7 @@
 - overlap: overlapping spans of the same document revision and section merge
   into one record over the union span.
 - near: MinHash similarity, only inside one document revision: the lower-ranked
-  chunk is dropped.
+  chunk folds into the better one's `derived_from`.
 - reprint and conflict, across documents: two passages whose canonical words
   mostly agree, in order (`reprint_similarity`), and whose differences hold no
   fact (a number, or a capitalized word that is not a common word) are copies
@@ -36,12 +36,12 @@ R = ExclusionReason
 
 @dataclass(slots=True)
 class Deduplicated:
-    """What dedup kept, what it folded (by id, with the reason its fate carries), what it
-    dropped, and the conflict groups among the kept."""
+    """What dedup kept, what it folded (by id, with the reason its fate carries), and the
+    conflict groups among the kept. Nothing is dropped: every copy folds into a keeper
+    and shares its fate."""
 
     kept: list[Evidence]
     folded_reason: dict[str, ExclusionReason] = field(default_factory=dict)
-    dropped: list[tuple[Evidence, ExclusionReason, str]] = field(default_factory=list)
     conflicts: list[tuple[str, ...]] = field(default_factory=list)
 
 
@@ -139,10 +139,10 @@ def _minhash(text: str, config: DedupConfig) -> MinHash:
     return mh
 
 
-def drop_near_duplicates(
+def fold_near_duplicates(
     records: list[Evidence], config: DedupConfig
-) -> tuple[list[Evidence], list[tuple[Evidence, ExclusionReason, str]]]:
-    """Drop near-duplicates within each document revision, keeping the best-ranked.
+) -> tuple[list[Evidence], list[Evidence]]:
+    """Fold near-duplicates within each document revision into the best-ranked copy.
 
     Candidates are found with MinHash LSH per revision (never pairwise across the
     request), then confirmed by the estimated Jaccard similarity.
@@ -151,24 +151,25 @@ def drop_near_duplicates(
     for record in records:
         groups[(record.document_id, record.revision_id)].append(record)
     kept: list[Evidence] = []
-    dropped: list[tuple[Evidence, ExclusionReason, str]] = []
+    folded: list[Evidence] = []
     threshold = config.near_duplicate_threshold
     for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
             continue
         lsh = MinHashLSH(threshold=threshold, num_perm=config.minhash_permutations)
-        hashes: dict[str, MinHash] = {}
+        hashes: dict[str, tuple[MinHash, Evidence]] = {}
         for record in _best_first(group):
             mh = _minhash(record.canonical, config)
-            similar = [k for k in lsh.query(mh) if hashes[k].jaccard(mh) >= threshold]
+            similar = [k for k in lsh.query(mh) if hashes[k][0].jaccard(mh) >= threshold]
             if similar:
-                dropped.append((record, R.DUPLICATE_NEAR, f"near-duplicate of {min(similar)}"))
+                _fold(hashes[min(similar)][1], record)
+                folded.append(record)
                 continue
             lsh.insert(record.evidence_id, mh)
-            hashes[record.evidence_id] = mh
+            hashes[record.evidence_id] = (mh, record)
             kept.append(record)
-    return kept, dropped
+    return kept, folded
 
 
 _NOT_FACTS = STOPWORDS | frozenset(
@@ -342,7 +343,8 @@ def deduplicate(records: list[Evidence], config: DedupConfig, enabled: bool = Tr
             kept, merged = merge_overlaps(kept)
             out.folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
         if "near" in levels:
-            kept, out.dropped = drop_near_duplicates(kept, config)
+            kept, near = fold_near_duplicates(kept, config)
+            out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in near})
         kept.sort(key=Evidence.rank_key)
     kept, reprints, out.conflicts = fold_reprints(kept, config, fold="reprint" in levels)
     out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in reprints})

@@ -229,8 +229,6 @@ def pack_request(
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of)
     dedup = deduplicate(gated, config.dedup, enabled=config.enable_dedup)
     kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
-    for record, reason, detail in dedup.dropped:
-        exclusions.extend(_exclude(record, reason, detail, by_id, folded_reason))
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
     widest = f"E{max(1, len(kept))}"

@@ -90,6 +90,9 @@ class _State:
         self.chosen: list[int] = []
         self.taken: set[int] = set()
         self.units: dict[int, tuple[int, int]] = {}
+        self.cap_lifted = False
+        self.held_back: set[int] = set()
+        """Items the per-document cap made wait: if left out, the cap is why."""
         self.partners = partners
         self.tokens: list[int] = list(costs.estimate)
         self.exact: list[bool] = [False] * len(records)
@@ -172,8 +175,13 @@ class _State:
         return self.tokens[index]
 
     def capped(self, index: int) -> bool:
+        """Whether the item's document has its share of blocks while others still wait."""
         cap = self.policy.per_document_cap
-        return cap is not None and self.docs.get(self._doc_ids[index], 0) >= cap
+        return (
+            cap is not None
+            and not self.cap_lifted
+            and self.docs.get(self._doc_ids[index], 0) >= cap
+        )
 
     def note_cost(self, index: int) -> int:
         """Tokens the conflict notes grow by if item `index` is taken."""
@@ -226,22 +234,26 @@ class _State:
     def unit_of(self, index: int) -> tuple[tuple[int, int], int] | None:
         """The best run of whole sentences of item `index` that fits, with its exact tokens.
 
-        A run is worth the question terms it brings that the packet lacks, and
-        something more from a new document; a run that brings none of the
-        question's terms is worth nothing (the per-document cap still applies).
+        A run is worth the question terms it holds, twice those the packet
+        lacks, and something more from a new document; a run that holds none
+        of the question's terms is worth nothing (the per-document cap still
+        applies).
         """
         if index in self.taken or self.capped(index):
             return None
         text = self.records[index].text
-        missing = self._terms[index] - self.covered_terms
+        terms = self._terms[index]
+        missing = terms - self.covered_terms
         fresh = self._doc_ids[index] not in self.docs
         extra = self.costs.label_cost + self.note_cost(index)
         room = self.remaining - extra
         counted: dict[str, int] = {}
 
         def value(run: str) -> float:
-            brings = len(_contained(missing, _canonical(run)))
-            return brings + 0.5 if brings and fresh else float(brings)
+            held = _contained(terms, _canonical(run))
+            if not held:
+                return 0.0
+            return len(held) + len(held & missing) + (0.5 if fresh else 0.0)
 
         def fits(run: str) -> bool:
             counted[run] = self.costs.exact(index, run)
@@ -262,7 +274,7 @@ class _State:
             oversized = self.costs.upper(index) > budget and self.resolve(index) > budget
         if oversized:
             return R.OVERSIZED
-        if self.capped(index):
+        if index in self.held_back or self.capped(index):
             return R.PER_DOCUMENT_CAP
         return R.OVER_BUDGET
 
@@ -348,13 +360,30 @@ long candidate lists (each search counts a few runs exactly)."""
 
 def _greedy(state: _State) -> None:
     """Lazy greedy by utility per token; a passage that no longer fits whole competes
-    again as its best run of whole sentences, at that run's own priority."""
+    again as its best run of whole sentences, at that run's own priority.
+
+    The per-document cap spreads the budget, it does not waste it: passages
+    held back by it wait until every other candidate was tried, then compete
+    for the room left. Rejected: a hard cap, which left budget unused while
+    a document's further evidence (three facts of one news article) waited.
+    """
     heap = [(-state.priority(i), i) for i in range(len(state.records)) if i not in state.taken]
     heapq.heapify(heap)
     units: dict[int, tuple[tuple[int, int], int]] = {}
     tries = UNIT_TRIES if state.policy.sentence_units else 0
-    while heap:
+    waiting: list[int] = []
+    while heap or waiting:
+        if not heap:
+            state.cap_lifted = True
+            heap = [(-state.priority(i), i) for i in waiting if i not in state.taken]
+            heapq.heapify(heap)
+            waiting = []
+            continue
         _, i = heapq.heappop(heap)
+        if state.capped(i):
+            waiting.append(i)
+            state.held_back.add(i)
+            continue
         unit = units.pop(i, None)
         if unit is not None and unit[1] + state.note_cost(i) > state.remaining:
             unit = None  # the room shrank since: seek a smaller run

@@ -11,7 +11,7 @@ sentence whose meaning may be the opposite of the whole.
 """
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 _END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREVIATIONS = frozenset(
@@ -28,6 +28,19 @@ def _ends_abbreviation(text: str, end: int) -> bool:
         start -= 1
     word = text[start:end].strip(".")
     return len(word) == 1 or "." in word or word.lower() in _ABBREVIATIONS
+
+
+_COMPLETE_START = re.compile(r"[\"'“‘(\[]?[A-Z0-9]")
+_COMPLETE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+
+
+def complete(sentence: str) -> bool:
+    """A whole sentence: it opens with a capital or digit and closes with `.`, `!` or `?`.
+
+    The first and last pieces of a passage that upstream chunking cut out of
+    the middle of a sentence are not, and a unit never includes them.
+    """
+    return bool(_COMPLETE_START.match(sentence) and _COMPLETE_END.search(sentence))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -66,11 +79,14 @@ def best_unit(
     spans = sentence_spans(text)
     if len(spans) < 2:
         return None
+    whole = [complete(text[s:e]) for s, e in spans]
     sentence_cost = [cost(text[s:e]) for s, e in spans]
     options: list[tuple[float, int, int, int]] = []
     for i in range(len(spans)):
         total = 0
         for j in range(i, len(spans)):
+            if not whole[j]:
+                break  # a run of complete sentences only
             total += sentence_cost[j]
             if total > room:
                 break
@@ -93,8 +109,3 @@ def unit_span(
     if span is None or span[1] - span[0] != len(text):
         return None
     return span[0] + unit[0], span[0] + unit[1]
-
-
-def covered(terms: Sequence[str], text: str) -> int:
-    """How many of `terms` occur in `text` (canonical forms both)."""
-    return sum(1 for t in terms if t in text)

@@ -124,7 +124,7 @@ BASE = (
 )
 
 
-def test_near_duplicates_dropped_within_one_revision_folded_as_reprints_across(tokens):
+def test_near_duplicates_fold_within_one_revision_and_as_reprints_across(tokens):
     near = BASE.replace("nearby", "close by")
     docs = [document("d1"), document("d2")]
     same_doc = [
@@ -132,7 +132,10 @@ def test_near_duplicates_dropped_within_one_revision_folded_as_reprints_across(t
         candidate("e2", "d1", text=near),
     ]
     result = run(tokens, docs, *same_doc)
-    assert reasons(result) == {"e2": "duplicate_near"}
+    [block] = result.manifest.evidence
+    assert (block.evidence_id, block.derived_from) == ("e1", ["e2"])
+    unpacked = run(tokens, docs, *same_doc, config=PackingConfig(max_evidence_tokens=20))
+    assert reasons(unpacked) == {"e1": "oversized", "e2": "duplicate_near"}
     other_doc = [candidate("e1", "d1", text=BASE), candidate("e2", "d2", text=near)]
     result = run(tokens, docs, *other_doc)
     [block] = result.manifest.evidence
@@ -163,7 +166,8 @@ def test_conflict_pair_is_kept_and_flagged(tokens):
         ),
         candidate("e3", "d2", text="Unrelated passage about shipping.", retrieval_score=0.5),
     ]
-    result = run(tokens, docs, *cands, config=PackingConfig(per_document_cap=1))
+    config = PackingConfig(per_document_cap=1, max_evidence_tokens=80)  # room for two
+    result = run(tokens, docs, *cands, config=config)
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"]
     assert sorted(conflict.labels) == ["E1", "E2"]

@@ -96,12 +96,17 @@ def test_per_document_cap_with_backfill(tokens):
     ]
     cands.append(candidate("e9", "d2", retrieval_score=0.01))
     docs = [document("d1"), document("d2")]
-    result = run(tokens, docs, *cands, config=PackingConfig(per_document_cap=2))
+    # room for three blocks of 22-29 tokens: the cap makes the third another document's
+    tight = PackingConfig(per_document_cap=2, max_evidence_tokens=85)
+    result = run(tokens, docs, *cands, config=tight)
     assert sorted(labels_in_order(result)) == ["e1", "e2", "e9"]
     assert {x.evidence_id: x.reason.value for x in result.exclusions} == {
         "e3": "per_document_cap",
         "e4": "per_document_cap",
     }
+    # with room to spare, the cap spreads the budget but does not waste it
+    roomy = run(tokens, docs, *cands, config=PackingConfig(per_document_cap=2))
+    assert sorted(labels_in_order(roomy)) == ["e1", "e2", "e3", "e4", "e9"]
     uncapped = PackingConfig(per_document_cap=2, enable_document_cap=False)
     assert len(run(tokens, docs, *cands, config=uncapped).manifest.evidence) == 5
 
