@@ -99,9 +99,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
-    # block layouts: the default shows a six-word title; none, a full title, or the ids
-    "blocks-label-only": {"block_attributes": ()},
-    "blocks-full-title": {"title_words": 256},
+    # block layouts: the default shows the label only; a six-word title, a full one, the ids
+    "blocks-short-title": {"block_attributes": ("title",)},
+    "blocks-full-title": {"block_attributes": ("title",), "title_words": 256},
     "blocks-with-ids": {"block_attributes": ("title", "document", "revision", "section"),
                         "title_words": 256},
 }  # fmt: skip

@@ -38,7 +38,7 @@ from schemas.config import BlockAttribute
 SYSTEM_PROMPT = "\n".join(
     [
         "You answer questions using only the evidence records in the user message.",
-        'Each record is an element such as <E1 title="...">text</E1>; its label is E1.',
+        "Each evidence record is an element such as <E1>text</E1>; its label is E1.",
         "Rules:",
         "1. Use only the evidence records shown for factual claims, and cite the"
         " supporting label in square brackets right after each claim, for example [E1].",
@@ -126,7 +126,7 @@ class PromptLayout:
     def __init__(
         self,
         tokens: TokenCounter,
-        attributes: Sequence[BlockAttribute] = ("title",),
+        attributes: Sequence[BlockAttribute] = (),
         title_words: int = 6,
         framing: Framing = OPENAI_FRAMING,
     ) -> None:

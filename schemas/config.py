@@ -71,7 +71,7 @@ class PackingConfig(_Config):
     order_policy: OrderPolicy = "relevance"
     prompt_format: PromptFormat = "messages"
     per_document_cap: int = Field(default=3, ge=1)
-    block_attributes: tuple[BlockAttribute, ...] = ("title",)
+    block_attributes: tuple[BlockAttribute, ...] = ()
     title_words: int = Field(default=6, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()

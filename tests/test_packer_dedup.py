@@ -166,7 +166,7 @@ def test_conflict_pair_is_kept_and_flagged(tokens):
         ),
         candidate("e3", "d2", text="Unrelated passage about shipping.", retrieval_score=0.5),
     ]
-    config = PackingConfig(per_document_cap=1, max_evidence_tokens=80)  # room for two
+    config = PackingConfig(per_document_cap=1, max_evidence_tokens=70)  # room for two
     result = run(tokens, docs, *cands, config=config)
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"]

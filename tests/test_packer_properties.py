@@ -23,7 +23,7 @@ OTHER_WORKER_TOKENS = TokenCounter.load()  # a second worker: its own, different
 
 configs = st.builds(
     PackingConfig,
-    input_limit=st.integers(700, 3000),
+    input_limit=st.integers(800, 3000),
     reserved_answer=st.integers(0, 300),
     safety_margin=st.integers(0, 20),
     order_policy=st.sampled_from(["relevance", "edges", "best_last", "chronological"]),

@@ -96,8 +96,8 @@ def test_per_document_cap_with_backfill(tokens):
     ]
     cands.append(candidate("e9", "d2", retrieval_score=0.01))
     docs = [document("d1"), document("d2")]
-    # room for three blocks of 22-29 tokens: the cap makes the third another document's
-    tight = PackingConfig(per_document_cap=2, max_evidence_tokens=85)
+    # room for three blocks of 16-23 tokens: the cap makes the third another document's
+    tight = PackingConfig(per_document_cap=2, max_evidence_tokens=65)
     result = run(tokens, docs, *cands, config=tight)
     assert sorted(labels_in_order(result)) == ["e1", "e2", "e9"]
     assert {x.evidence_id: x.reason.value for x in result.exclusions} == {
