@@ -227,7 +227,8 @@ def pack_request(
     in_id_order = [by_id[e] for e in sorted(by_id)]
 
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of)
-    dedup = deduplicate(gated, config.dedup, enabled=config.enable_dedup)
+    terms = question_terms(request.question)
+    dedup = deduplicate(gated, config.dedup, config.enable_dedup)
     kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
@@ -248,7 +249,7 @@ def pack_request(
             per_document_cap=config.per_document_cap if config.enable_document_cap else None,
             facet_coverage=config.enable_facet_coverage,
             as_of=as_of,
-            question_terms=question_terms(request.question),
+            question_terms=terms,
             question=" ".join(canonical_words(request.question)),
             conflict_note=layout.count(layout.conflict_note([widest, widest])),
             conflict_member=member,

@@ -184,6 +184,35 @@ STOPWORDS = frozenset(
 )
 
 
+_NOT_FACTS = STOPWORDS | frozenset(
+    ["mr", "mrs", "ms", "dr", "prof", "sir", "but", "he", "she", "they", "we", "i", "if", "so"]
+)
+MONTHS = {
+    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
+    "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}  # fmt: skip
+
+
+def fact_words(text: str) -> frozenset[str]:
+    """The canonical words of `text` that state a fact: numbers, and capitalized words
+    (names, places, months) that are not common words."""
+    return frozenset(
+        MONTHS.get(w, w)
+        for w in (fold_case(o) for o in canonical_words_cased(text) if _looks_factual(o))
+        if w not in _NOT_FACTS
+    )
+
+
+def _looks_factual(word: str) -> bool:
+    return word[0].isupper() or any(c.isdigit() for c in word)
+
+
+def canonical_words_cased(text: str) -> list[str]:
+    """`canonical_words` before case folding (for telling names from common words)."""
+    return canonical_words(text, fold=False)
+
+
 @lru_cache(maxsize=4096)
 def question_terms(question: str) -> frozenset[str]:
     """The question's content words (canonical, three characters or more, no stopwords).

@@ -55,7 +55,7 @@ class DedupConfig(_Config):
     minhash_permutations: int = Field(default=64, ge=16, le=512)
     shingle_words: int = Field(default=3, ge=1, le=10)
     reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
-    conflict_similarity: float = Field(default=0.5, gt=0.0, le=1.0)
+    conflict_similarity: float = Field(default=0.65, gt=0.0, le=1.0)
 
 
 class PackingConfig(_Config):

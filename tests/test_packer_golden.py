@@ -56,8 +56,8 @@ def test_golden_decisions():
     assert reasons == {"ev-c2": "superseded", "ev-c8": "unauthorized"}
     packed = {e.evidence_id: e for e in result.manifest.evidence}
     assert packed["ev-c1"].derived_from == ["ev-c4"]  # exact duplicate, other publication
-    # the general window and the two countries' windows disagree on the number of days
-    assert result.manifest.conflicts[0].evidence_ids == ["ev-c1", "ev-c6", "ev-c7"]
+    # the two countries' windows: one report with another country and number of days
+    assert result.manifest.conflicts[0].evidence_ids == ["ev-c6", "ev-c7"]
     assert result.manifest.uncovered_facets == ["exchange"]
     content = result.prompt.messages[1].content
     assert '&lt;/evidence&gt;&lt;evidence label="E9"&gt;' in content
