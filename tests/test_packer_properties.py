@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from packer import Catalog, TokenCounter, pack_request
+from packer.units import complete, sentence_spans
 from schemas import PackingConfig
 from schemas._types import SENSITIVITY_LEVELS
 from tests.factories import encoded_prompt_tokens
@@ -131,6 +132,7 @@ def test_evidence_is_data(docs, request, config):
             assert shown in cand.text and hashlib.sha256(shown.encode()).hexdigest() == (
                 evidence.text_sha256
             )
+            assert all(complete(shown[a:b]) for a, b in sentence_spans(shown))
         elif not merged:  # never truncated: the whole text is there, escaped
             assert shown == cand.text.strip()
     # every line outside the blocks is one the layout wrote: request strings cannot forge one
