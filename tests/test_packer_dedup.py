@@ -200,13 +200,18 @@ REPORT = (
         REPORT.replace("Monday,", "Monday ;"),
     ],
 )
-def test_formatting_variants_of_one_report_fold_as_duplicates(tokens, variant):
+def _report_and(tokens, other: str):
+    """The report in d1 (ranked first) and `other` in d2, packed."""
     docs = [document("d1"), document("d2")]
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.9),
-        candidate("e2", "d2", text=variant, retrieval_score=0.1),
+        candidate("e2", "d2", text=other, retrieval_score=0.1),
     ]
-    result = run(tokens, docs, *cands)
+    return run(tokens, docs, *cands)
+
+
+def test_formatting_variants_of_one_report_fold_as_duplicates(tokens, variant):
+    result = _report_and(tokens, variant)
     [block] = result.manifest.evidence
     assert (block.evidence_id, block.derived_from) == ("e1", ["e2"])
     assert result.manifest.conflicts == []
@@ -234,12 +239,7 @@ def test_reprints_with_no_differing_fact_fold_keeping_every_source(tokens):
     ],
 )
 def test_a_changed_figure_date_or_name_is_a_conflict_both_kept_and_flagged(tokens, changed):
-    docs = [document("d1"), document("d2")]
-    cands = [
-        candidate("e1", "d1", text=REPORT, retrieval_score=0.9),
-        candidate("e2", "d2", text=changed, retrieval_score=0.1),
-    ]
-    result = run(tokens, docs, *cands)
+    result = _report_and(tokens, changed)
     assert [e.evidence_id for e in result.manifest.evidence] == ["e1", "e2"]
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"] and conflict.labels == ["E1", "E2"]
