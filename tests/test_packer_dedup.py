@@ -191,15 +191,6 @@ REPORT = (
 )
 
 
-@pytest.mark.parametrize(
-    "variant",
-    [
-        REPORT.replace("4,000", "4000").replace("U.S.", "US"),
-        "(CNN) — " + REPORT,
-        "WASHINGTON (Reuters) - " + REPORT.lower(),
-        REPORT.replace("Monday,", "Monday ;"),
-    ],
-)
 def _report_and(tokens, other: str):
     """The report in d1 (ranked first) and `other` in d2, packed."""
     docs = [document("d1"), document("d2")]
@@ -210,6 +201,15 @@ def _report_and(tokens, other: str):
     return run(tokens, docs, *cands)
 
 
+@pytest.mark.parametrize(
+    "variant",
+    [
+        REPORT.replace("4,000", "4000").replace("U.S.", "US"),
+        "(CNN) — " + REPORT,
+        "WASHINGTON (Reuters) - " + REPORT.lower(),
+        REPORT.replace("Monday,", "Monday ;"),
+    ],
+)
 def test_formatting_variants_of_one_report_fold_as_duplicates(tokens, variant):
     result = _report_and(tokens, variant)
     [block] = result.manifest.evidence
