@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -233,7 +234,7 @@ def totals(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     }
 
 
-def write_report(audit_dir: Path, out_dir: Path, views_dir: Path = VIEWS_DIR) -> Path:
+def write_report(audit_dir: Path, out_dir: Path, views_dir: Traversable = VIEWS_DIR) -> Path:
     """Write `index.html` and one PNG per plotted view into `out_dir`; returns the page."""
     con = open_audit(audit_dir)
     known = list(PLOTS)
@@ -275,7 +276,10 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
     )
     parser.add_argument(
-        "--views", type=Path, default=VIEWS_DIR, help="directory of the view SQL files"
+        "--views",
+        type=Path,
+        default=VIEWS_DIR,
+        help="directory of the view SQL files (default: those installed with the package)",
     )
     args = parser.parse_args(argv)
     try:

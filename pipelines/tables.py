@@ -1,6 +1,6 @@
 """`evpack tables`: create the BigQuery audit dataset and tables from the schemas.
 
-The dashboard views of `deploy/views/` are created (or updated) with them.
+The dashboard views of `pipelines/dashboard_views/` are created (or updated) with them.
 
     evpack tables --dataset PROJECT.DATASET [--table manifests --table exclusions ...]
 

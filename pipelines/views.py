@@ -1,6 +1,7 @@
 """Dashboard views: one SQL source for BigQuery and for the local report.
 
-Each view is a BigQuery SQL file in `deploy/views/` whose leading comment says
+Each view is a BigQuery SQL file in `pipelines/dashboard_views/` (package data,
+so an installed package has them) whose leading comment says
 which question it answers. BigQuery gets the file with `${dataset}` replaced by
 `project.dataset`; the local report gets the same query transpiled to DuckDB,
 so a dashboard and a report can never disagree on what a figure means. The one
@@ -10,7 +11,8 @@ deliberate difference: DuckDB computes exact quantiles where BigQuery uses
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from string import Template
 
 import sqlglot
@@ -18,8 +20,9 @@ from google.api_core.exceptions import Conflict
 from google.cloud import bigquery
 from sqlglot import exp
 
-VIEWS_DIR = Path(__file__).resolve().parents[1] / "deploy" / "views"
-"""Where the view files live in a source checkout (the views are created from one)."""
+VIEWS_DIR: Traversable = files("pipelines") / "dashboard_views"
+"""The view files as installed with the package (read through importlib.resources,
+not a path into a source checkout, so `pip install .` runs the report too)."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,14 @@ def _question(sql: str) -> str:
     return " ".join(lines)
 
 
-def load_views(directory: Path = VIEWS_DIR) -> tuple[View, ...]:
-    """Every `*.sql` view of `directory`, sorted by name; each must state its question."""
-    paths = sorted(directory.glob("*.sql"))
+def load_views(directory: Traversable = VIEWS_DIR) -> tuple[View, ...]:
+    """Every `*.sql` view of `directory` (a `Path` or package resource), sorted by name;
+    each must state its question."""
+    if not directory.is_dir():
+        raise ValueError(f"no view files (*.sql) in {directory}: not a directory")
+    paths = sorted(
+        (p for p in directory.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name
+    )
     if not paths:
         raise ValueError(f"no view files (*.sql) in {directory}")
     views = []
@@ -78,7 +86,8 @@ def load_views(directory: Path = VIEWS_DIR) -> tuple[View, ...]:
         if not question.startswith("Question:"):
             raise ValueError(f"{path} must open with a '-- Question: ...' comment")
         question = question.removeprefix("Question:").strip()
-        views.append(View(name=path.stem, question=question[:1].upper() + question[1:], sql=sql))
+        name = path.name.removesuffix(".sql")
+        views.append(View(name=name, question=question[:1].upper() + question[1:], sql=sql))
     return tuple(views)
 
 

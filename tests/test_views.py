@@ -1,10 +1,12 @@
 """The dashboard views on the BigQuery emulator, over the sample audit rows."""
 
+from pathlib import Path
+
 import pytest
 from google.cloud import bigquery
 
 from pipelines import tables
-from pipelines.views import VIEWS_DIR, create_views, load_views
+from pipelines.views import create_views, load_views
 from tests.audit_rows import EXPECTED, ROWS, assert_view_rows
 from tests.conftest import EMULATOR_PROJECT
 from transforms.bigquery_io import AUDIT_TABLES, bigquery_client, create_tables, to_bigquery_row
@@ -19,7 +21,9 @@ def test_every_view_states_its_question_and_has_expectations() -> None:
 
 
 def test_deploy_readme_lists_every_view() -> None:
-    readme = (VIEWS_DIR.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "deploy" / "README.md").read_text(
+        encoding="utf-8"
+    )
     for view in load_views():
         assert f"| `{view.name}` |" in readme, view.name
 
