@@ -9,9 +9,10 @@ new venv, and run from a directory outside the checkout.
 The new venv borrows the dependencies of the test venv through a `.pth` line
 (`--no-deps` install of the wheel alone), which takes seconds. Rejected: a venv
 resolving every dependency again (measured 91 s with a warm pip cache on two
-shared cores, for each test run), and `--system-site-packages` (it exposes the base interpreter's packages,
-not the test venv's). The `.pth` line only adds a path, so the test venv's own
-editable-install hook does not run and `pipelines` imports from the wheel.
+shared cores, for each test run), and `--system-site-packages` (it exposes the
+base interpreter's packages, not the test venv's). The `.pth` line only adds a
+path, so the test venv's own editable-install hook does not run and `pipelines`
+imports from the wheel.
 """
 
 import os
