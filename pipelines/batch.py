@@ -25,9 +25,9 @@ from pipelines.options import (
     EvpackOptions,
     Settings,
     pin_local_runner,
+    print_help_if_asked,
     resolve,
     settings_summary,
-    usage,
 )
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
@@ -199,8 +199,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry: run, print the summary; bad flags exit 2 with the reason."""
-    if argv and {"-h", "--help"} & set(argv):
-        print(usage("evpack batch", "Pack request files into prompts and audit tables."))
+    if print_help_if_asked(
+        argv, "evpack batch", "Pack request files into prompts and audit tables."
+    ):
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("apache_beam").setLevel(logging.WARNING)

@@ -27,10 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     load = commands.add_parser("load", help="write a catalog file into the Bigtable table")
     load.add_argument("--catalog", required=True, help="JSONL or Parquet file or glob.")
-    load.add_argument("--catalog_format", default="auto", choices=["auto", "jsonl", "parquet"])
-    load.add_argument("--bigtable_project", required=True)
-    load.add_argument("--bigtable_instance", required=True)
-    load.add_argument("--bigtable_table", required=True)
+    load.add_argument(
+        "--catalog_format",
+        default="auto",
+        choices=["auto", "jsonl", "parquet"],
+        help="Format of --catalog; auto reads it from the file extension.",
+    )
+    load.add_argument("--bigtable_project", required=True, help="Project of the Bigtable table.")
+    load.add_argument("--bigtable_instance", required=True, help="Bigtable instance.")
+    load.add_argument(
+        "--bigtable_table",
+        required=True,
+        help="Table to write (created when missing); --bigtable_table of the jobs reading it.",
+    )
     args = parser.parse_args(argv)
     try:
         fmt = file_format(args.catalog, args.catalog_format, "catalog")

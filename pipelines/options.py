@@ -7,9 +7,10 @@ checks them and returns plain settings; every error says how to fix it.
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
@@ -174,15 +175,57 @@ class EvpackOptions(PipelineOptions):
         )
 
 
-def usage(prog: str, description: str) -> str:
-    """Help text of the shared flags (Beam's own parser would only print -h)."""
+Section = tuple[type[PipelineOptions], frozenset[str] | None]
+"""An options class whose flags a command reads: all of them (None), or only those named."""
+
+
+class _Only:
+    """Forwards `add_argument` for the named flags only (all when `names` is None)."""
+
+    def __init__(self, target: argparse._ArgumentGroup, names: frozenset[str] | None) -> None:
+        self._target = target
+        self._names = names
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> None:
+        if self._names is None or flags[0].removeprefix("--") in self._names:
+            self._target.add_argument(*flags, **kwargs)
+
+
+def usage(
+    prog: str, description: str, sections: Sequence[Section] = ((EvpackOptions, None),)
+) -> str:
+    """Help text of a command: the flags of each options class it reads, one section each.
+
+    Beam's own parser would print only `-h`: `PipelineOptions` parses flags
+    leniently and leaves `--help` to the caller. Each section is titled by its
+    class's docstring; a command that reads a few flags of a shared class
+    (verify reads `--run` and `--output` of the packer's) names them, so its help
+    lists no flag it ignores.
+    """
     parser = argparse.ArgumentParser(
         prog=prog,
         description=description,
         epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    EvpackOptions._add_argparse_args(parser)
+    for options, names in sections:
+        title = (options.__doc__ or options.__name__).splitlines()[0].rstrip(".")
+        group = parser.add_argument_group(title)
+        options._add_argparse_args(cast(argparse.ArgumentParser, _Only(group, names)))
     return parser.format_help()
+
+
+def print_help_if_asked(
+    argv: Sequence[str] | None,
+    prog: str,
+    description: str,
+    sections: Sequence[Section] = ((EvpackOptions, None),),
+) -> bool:
+    """Print the command's help (see `usage`) when `argv` holds -h or --help; say whether."""
+    if not argv or not {"-h", "--help"} & set(argv):
+        return False
+    print(usage(prog, description, sections))
+    return True
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER, pack_transform
-from pipelines.options import EvpackOptions, pin_local_runner, resolve
+from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_asked, resolve
 from schemas import ManifestRow
 from schemas.replay import ReplayRow
 from transforms.files import WriteParquet, output_prefix
@@ -99,8 +99,7 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv and {"-h", "--help"} & set(argv):
-        print(__doc__)
+    if print_help_if_asked(argv, "evpack replay", __doc__):
         return 0
     logging.basicConfig(level=logging.WARNING)
     try:

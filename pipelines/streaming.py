@@ -27,6 +27,7 @@ from pipelines.options import (
     EvpackOptions,
     load_config,
     pin_local_runner,
+    print_help_if_asked,
     resolve_catalog,
 )
 from schemas import PackingConfig
@@ -110,6 +111,30 @@ def _flag(value: str) -> bool:
     if lowered not in {"true", "false", "1", "0", "yes", "no"}:
         raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
     return lowered in {"true", "1", "yes"}
+
+
+HELP_SECTIONS = (
+    (StreamingOptions, None),
+    (
+        EvpackOptions,
+        frozenset(
+            {
+                "catalog",
+                "catalog_format",
+                "catalog_mode",
+                "bigtable_project",
+                "bigtable_instance",
+                "bigtable_table",
+                "catalog_refresh_seconds",
+                "catalog_cache_entries",
+                "config",
+                "prompt_format",
+                "max_record_bytes",
+            }
+        ),
+    ),
+)
+"""The flags `evpack stream` reads (`resolve_streaming`), as its --help lists them."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +291,8 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m pipelines.streaming` and `evpack stream`."""
+    if print_help_if_asked(argv, "evpack stream", __doc__, HELP_SECTIONS):
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         run(argv)

@@ -25,7 +25,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
-from pipelines.options import EvpackOptions, file_format, pin_local_runner
+from pipelines.options import EvpackOptions, file_format, pin_local_runner, print_help_if_asked
 from pipelines.streaming import StreamingOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.verification import VerificationRow
@@ -48,6 +48,14 @@ class VerifyOptions(PipelineOptions):
         parser.add_argument(
             "--requests", help="The run's request files (enables no_excluded_text)."
         )
+
+
+HELP_SECTIONS = (
+    (VerifyOptions, None),
+    (EvpackOptions, frozenset({"run", "output", "overwrite", "max_record_bytes"})),
+    (StreamingOptions, frozenset({"bigquery_dataset"})),
+)
+"""The flags `evpack verify` reads, as its --help lists them."""
 
 
 def _files(pattern: str) -> list[str]:
@@ -166,8 +174,7 @@ def run(argv: list[str] | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv and {"-h", "--help"} & set(argv):
-        print(__doc__)
+    if print_help_if_asked(argv, "evpack verify", __doc__, HELP_SECTIONS):
         return 0
     logging.basicConfig(level=logging.WARNING)
     started = time.monotonic()

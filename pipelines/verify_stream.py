@@ -20,7 +20,7 @@ from apache_beam.io.gcp.pubsub import ReadFromPubSub
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import pin_local_runner
+from pipelines.options import pin_local_runner, print_help_if_asked
 from pipelines.streaming import LOCAL_RUNNER, StreamingOptions
 from pipelines.verify import verification_row_id
 from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
@@ -99,8 +99,8 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv and {"-h", "--help"} & set(argv):
-        print(__doc__)
+    sections = ((VerifyStreamOptions, None), (StreamingOptions, frozenset({"bigquery_dataset"})))
+    if print_help_if_asked(argv, "evpack verify-stream", __doc__, sections):
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
