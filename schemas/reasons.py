@@ -4,7 +4,7 @@ from enum import StrEnum
 
 
 class ExclusionReason(StrEnum):
-    """Why a candidate did not reach the prompt (DESIGN.md, closed set)."""
+    """Why a candidate did not reach the prompt (ARCHITECTURE.md, closed set)."""
 
     UNAUTHORIZED = "unauthorized"
     UNKNOWN_DOCUMENT = "unknown_document"

@@ -1,4 +1,4 @@
-"""The five invariants of DESIGN.md as properties over random catalogs and requests.
+"""The five invariants of ARCHITECTURE.md as properties over random catalogs and requests.
 
 Profiles (`ci`, `thorough`, `dev`) are registered in `tests/conftest.py`.
 """
