@@ -184,7 +184,8 @@ FILE_LIMITS: dict[PromptFormat, FileLimits] = {
     "anthropic_batch": FileLimits(
         max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM
     ),
-    # Vertex AI Gemini batch inference: up to 200,000 requests and 1 GB per input file.
+    # Vertex AI Gemini batch inference: up to 200,000 requests and 1 GB per input file, as
+    # published guides state them (Google's quota page names concurrent jobs, not files).
     "vertex_batch": FileLimits(
         max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM
     ),
