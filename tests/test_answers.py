@@ -112,3 +112,22 @@ def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
     prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
     assert prompt.key == "acme-q00"
     assert prompt.blocks == {"E1": "x & y"}
+
+
+def test_a_mapped_custom_id_resolves_to_its_request() -> None:
+    """Anthropic and Vertex results of a request id their rules refuse find their request."""
+    from packer.answers import Answer
+    from packer.formats import answer_keys, anthropic_custom_id, vertex_custom_id
+    from transforms.verify import _resolve
+
+    request_id = "Acme/Q 1"
+    keys = {key: [request_id] for key in answer_keys(request_id)}
+    for key in (anthropic_custom_id(request_id), vertex_custom_id(request_id)):
+        answer = Answer(key, "anthropic_batch", "succeeded", "x", None)
+        resolved = list(
+            _resolve((key, {"request_ids": keys[key], "answers": [answer], "prompts": []}))
+        )
+        assert resolved == [(request_id, answer)]
+    stray = Answer("h-" + "0" * 32, "anthropic_batch", "succeeded", "x", None)
+    (row,) = list(_resolve((stray.key, {"request_ids": [], "answers": [stray], "prompts": []})))
+    assert row.value.status == "unknown_request"
