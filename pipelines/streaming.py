@@ -33,16 +33,19 @@ from pipelines.options import (
 from schemas import PackingConfig
 from transforms.bigquery_io import (
     AUDIT_TABLES,
+    RecentRequestIds,
     WriteToBigQueryRows,
     bigquery_client,
     create_tables,
 )
 from transforms.catalog_lookup import PackWithBigtable
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
+from transforms.parse import bounded
 from transforms.pubsub_io import (
     PublishMessages,
     ReadRequestRecords,
     dead_letter_message,
+    emulator_receives_large_messages,
     prompt_message,
 )
 from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
@@ -233,7 +236,9 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         settings.subscription, settings.timestamp_attribute, settings.max_record_bytes
     )
     parsed = read.records | "Parse" >> ParseRequestStream(
-        settings.max_record_bytes, settings.dedup_ttl_seconds
+        settings.max_record_bytes,
+        settings.dedup_ttl_seconds,
+        RecentRequestIds(settings.table("manifests"), settings.dedup_ttl_seconds),
     )
     packed = parsed.requests | "Pack" >> pack_transform(settings)
     packed.lines | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
@@ -250,18 +255,22 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         | "WriteCounts" >> WriteToBigQueryRows(settings.table("exclusion_counts"))
     )
     dead_letters = (
-        read.dead_letters,
-        parsed.dead_letters,
-        packed.dead_letters,
-        rejected_manifests,
-        rejected_exclusions,
-        rejected_counts,
-    ) | "AllDeadLetters" >> beam.Flatten()
+        (
+            read.dead_letters,
+            parsed.dead_letters,
+            packed.dead_letters,
+            rejected_manifests,
+            rejected_exclusions,
+            rejected_counts,
+        )
+        | "AllDeadLetters" >> beam.Flatten()
+        | "Bound" >> beam.Map(bounded)
+    )
     rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteToBigQueryRows(
         settings.table("dead_letters")
     )
     (
-        (dead_letters, rejected_dead_letters)
+        (dead_letters, rejected_dead_letters | "BoundRejected" >> beam.Map(bounded))
         | "DeadLettersToPublish" >> beam.Flatten()
         | "PublishDeadLetters" >> PublishMessages(settings.dead_letter_topic, dead_letter_message)
     )
@@ -277,6 +286,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
         project, dataset = settings.dataset.split(".")
         tables = create_tables(bigquery_client(project), settings.dataset, AUDIT_TABLES.values())
         _LOG.info("audit tables ready in %s.%s: %s", project, dataset, ", ".join(tables))
+    emulator_receives_large_messages()
     pipeline = beam.Pipeline(options=options)
     build(pipeline, settings)
     result = pipeline.run()

@@ -2,15 +2,18 @@
 request_id, message shapes, catalog refresh and option checks."""
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import apache_beam as beam
 import pytest
+from apache_beam.io.gcp.pubsub import PubsubMessage
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing import test_stream
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
+from apache_beam.utils.timestamp import Timestamp
 
 from packer import BUILDER_VERSION
 from packer.formats import PromptLine
@@ -18,8 +21,14 @@ from pipelines.streaming import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from tests.factories import candidate, document, request
 from transforms.catalog_refresh import RefreshingCatalog
-from transforms.pubsub_io import dead_letter_message, prompt_message, split_payload
-from transforms.stream_parse import ParseRequestStream
+from transforms.parse import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
+from transforms.pubsub_io import (
+    dead_letter_message,
+    event_timestamp,
+    prompt_message,
+    split_payload,
+)
+from transforms.stream_parse import REMEMBERED, ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
 
@@ -122,6 +131,67 @@ def test_first_record_per_request_id_wins_later_copies_are_dead_letters() -> Non
             ),
             label="letters",
         )
+
+
+def test_request_ids_packed_before_a_restart_are_remembered() -> None:
+    known = request(candidate("e1"), request_id="q-before").model_dump_json()
+    fresh = request(candidate("e1"), request_id="q-new").model_dump_json()
+    stream = (
+        test_stream.TestStream()
+        .add_elements([("m1", known), ("m2", fresh), ("m3", known)])
+        .advance_watermark_to_infinity()
+    )
+    remembered = RememberedIds(frozenset({"q-before"}))
+    with _streaming_pipeline() as p:
+        parsed = p | stream | ParseRequestStream(1 << 20, remembered=remembered)
+        ids = parsed.requests | "Ids" >> beam.Map(lambda r: r.request_id)
+        assert_that(ids, equal_to(["q-new"]), label="requests")
+        letters = parsed.dead_letters | "Letters" >> beam.Map(lambda d: (d.source, d.error))
+        error = "duplicate request_id 'q-before': a record was packed " + REMEMBERED
+        assert_that(letters, equal_to([("m1", error), ("m3", error)]), label="letters")
+
+
+@dataclass(frozen=True)
+class RememberedIds:
+    """What the manifests table would say: these ids were packed before the start."""
+
+    ids: frozenset[str]
+
+    def __call__(self) -> frozenset[str]:
+        return self.ids
+
+
+def _message(attributes: dict[str, str]) -> PubsubMessage:
+    return PubsubMessage(b"{}", attributes)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-11-15T12:00:00Z", Timestamp.from_rfc3339("2026-11-15T12:00:00Z")),
+        ("1763208000000", Timestamp(seconds=1763208000)),
+        ("yesterday", "attribute event_time='yesterday' is not RFC 3339 or epoch milliseconds"),
+        ("-99999999999999999", "attribute event_time='-99999999999999999' is out of range"),
+        ("9" * 40, "is out of range"),
+    ],
+)
+def test_event_time_attribute(value: str, expected: object) -> None:
+    stamp = event_timestamp(_message({"event_time": value}), "event_time")
+    if isinstance(expected, str):
+        assert isinstance(stamp, str) and expected in stamp
+    else:
+        assert stamp == expected
+    assert event_timestamp(_message({}), "event_time") is None
+
+
+def test_dead_letters_are_cut_to_fit_a_message() -> None:
+    small = dead_letter("parse", "bad", "x" * 100, "s", None)
+    assert bounded(small) == small
+    huge = bounded(dead_letter("parse", "e" * 20_000, "é" * SINK_PAYLOAD_BYTES, "s", None))
+    assert len(huge.payload.encode()) <= SINK_PAYLOAD_BYTES
+    assert huge.payload == "é" * (SINK_PAYLOAD_BYTES // 2)
+    assert f"of {2 * SINK_PAYLOAD_BYTES} bytes, sha256 " in huge.error
+    assert huge.error.startswith("e" * SINK_ERROR_CHARS + " (payload cut")
 
 
 @pytest.mark.parametrize(

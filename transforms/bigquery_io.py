@@ -47,6 +47,9 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 )
 """Whole-request failures worth retrying (plus HTTP 408); anything else is permanent."""
 
+REQUEST_BYTES = 5_000_000
+"""Rows per insert request stop at this many JSON bytes: insertAll takes 10 MB a request."""
+
 TRANSIENT_ROW_REASONS = frozenset({"backendError", "internalError", "rateLimitExceeded", "timeout"})
 """Per-row error reasons worth retrying. `stopped` rows were fine but rejected
 with a faulty neighbour, so they are retried too."""
@@ -125,6 +128,29 @@ def create_tables(
     return created
 
 
+@dataclass(frozen=True)
+class RecentRequestIds:
+    """The request_ids of the manifests in `table_id` whose event time is within `seconds`.
+
+    A restarted stream starts its dedupe memory with them (see
+    `transforms.stream_parse`): the manifests are the record of what was packed.
+    """
+
+    table_id: str
+    seconds: int
+
+    def __call__(self) -> frozenset[str]:
+        client = bigquery_client(self.table_id.split(".")[0])
+        sql = (
+            f"SELECT DISTINCT request_id FROM `{self.table_id}` WHERE event_time >= "
+            f"TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL {int(self.seconds)} SECOND)"
+        )
+        try:
+            return frozenset(row["request_id"] for row in client.query(sql).result())
+        finally:
+            client.close()
+
+
 def to_bigquery_row(record: BaseModel) -> dict[str, Any]:
     """The JSON row of a schema record (timestamps as RFC 3339, enums as strings)."""
     return record.model_dump(mode="json")
@@ -180,10 +206,13 @@ class _InsertRowsFn(beam.DoFn):
 
     def start_bundle(self) -> None:
         self._rows: list[dict[str, Any]] = []
+        self._bytes = 0
 
     def process(self, record: BaseModel) -> Iterator[DeadLetter]:
-        self._rows.append(to_bigquery_row(record))
-        if len(self._rows) >= self._batch_size:
+        row = to_bigquery_row(record)
+        self._rows.append(row)
+        self._bytes += len(json.dumps(row))
+        if len(self._rows) >= self._batch_size or self._bytes >= REQUEST_BYTES:
             yield from self._flush()
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
@@ -196,7 +225,7 @@ class _InsertRowsFn(beam.DoFn):
             client.close()
 
     def _flush(self) -> Iterator[DeadLetter]:
-        pending, self._rows = self._rows, []
+        pending, self._rows, self._bytes = self._rows, [], 0
         for attempt in range(1, self._max_attempts + 1):
             if not pending:
                 return

@@ -97,7 +97,13 @@ class PackDoFn(beam.DoFn):
                 catalog_version=catalog_version,
             )
         except PackError as err:
-            yield pvalue.TaggedOutput(DEAD_LETTERS, _refused(request, err))
+            error = f"packer refused the request: {err}"
+            yield pvalue.TaggedOutput(DEAD_LETTERS, _pack_letter(request, error))
+            return
+        except Exception as err:  # a packer bug must cost this request, not crash-loop a stream
+            _LOG.exception("packing request %r failed", request.request_id)
+            error = f"packer failed on the request: {type(err).__name__}: {err}"
+            yield pvalue.TaggedOutput(DEAD_LETTERS, _pack_letter(request, error))
             return
         line = self._line(result)
         if isinstance(line, DeadLetter):
@@ -158,14 +164,9 @@ def _element_time(timestamp: Timestamp) -> datetime | None:
     return timestamp.to_utc_datetime(has_tz=True)
 
 
-def _refused(request: Request, err: PackError) -> DeadLetter:
-    return dead_letter(
-        "pack",
-        f"packer refused the request: {err}",
-        request.model_dump_json(),
-        "",
-        request.request_id,
-    )
+def _pack_letter(request: Request, error: str) -> DeadLetter:
+    """The dead letter of a request the packer refused or failed on; its payload is the request."""
+    return dead_letter("pack", error, request.model_dump_json(), "", request.request_id)
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,32 @@ def dead_letter(
     )
 
 
+SINK_PAYLOAD_BYTES = 1024 * 1024
+SINK_ERROR_CHARS = 16 * 1024
+
+
+def bounded(letter: DeadLetter) -> DeadLetter:
+    """The dead letter cut to fit a Pub/Sub message (10 MB) and a BigQuery row, escapes and all.
+
+    A payload over `SINK_PAYLOAD_BYTES` keeps its first bytes, and the error
+    says how long it was and its SHA-256; an error over `SINK_ERROR_CHARS`
+    (thousands of schema errors) keeps its start. JSON escaping at most
+    sextuples text, so the message stays under the limit whatever it holds.
+    Files have no such limit: batch dead letters are kept whole.
+    """
+    data = letter.payload.encode("utf-8")
+    error = letter.error[:SINK_ERROR_CHARS]
+    if len(data) <= SINK_PAYLOAD_BYTES and error == letter.error:
+        return letter
+    payload = letter.payload
+    if len(data) > SINK_PAYLOAD_BYTES:
+        payload = data[:SINK_PAYLOAD_BYTES].decode("utf-8", errors="ignore")
+        digest = hashlib.sha256(data).hexdigest()
+        kept = f"its first {SINK_PAYLOAD_BYTES} of {len(data)} bytes"
+        error += f" (payload cut to {kept}, sha256 {digest})"
+    return letter.model_copy(update={"payload": payload, "error": error})
+
+
 def _drop_nulls(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _drop_nulls(v) for k, v in value.items() if v is not None}

@@ -12,21 +12,56 @@ prompts (with `conflicts` and `uncovered_facets` for verification); `stage`,
 """
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+import grpc
 from apache_beam import pvalue
 from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
 from apache_beam.transforms.window import TimestampedValue
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, MIN_TIMESTAMP, Timestamp
+from google.cloud import pubsub, pubsub_v1
+from google.pubsub_v1.services.subscriber.transports.grpc import SubscriberGrpcTransport
 
 from packer.formats import PromptLine
 from schemas import DeadLetter
 from transforms.parse import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES, dead_letter
 from transforms.strict_json import Refused, decode_text, loads, shown
+
+EMULATOR_ENV = "PUBSUB_EMULATOR_HOST"
+
+
+class _LargeMessageSubscriber(pubsub_v1.SubscriberClient):
+    """A subscriber whose emulator channel takes messages of any size, as real Pub/Sub's does."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        host = os.environ.get(EMULATOR_ENV)
+        if host and "transport" not in kwargs:
+            options = [("grpc.max_receive_message_length", -1)]
+            channel = grpc.insecure_channel(target=host, options=options)
+            kwargs["transport"] = SubscriberGrpcTransport(channel=channel)
+        super().__init__(**kwargs)
+
+
+def emulator_receives_large_messages() -> None:
+    """On the emulator, let the local reader pull messages up to Pub/Sub's 10 MB.
+
+    Against real Pub/Sub the client library opens its channel without a size
+    limit, but against the emulator (`PUBSUB_EMULATOR_HOST`) it opens a plain
+    one that refuses responses over gRPC's default 4 MB: one 5 MB message then
+    fails every pull (RESOURCE_EXHAUSTED) and stalls the messages behind it.
+    Beam's local reader builds its client as `google.cloud.pubsub.SubscriberClient()`,
+    with no way to pass options, so that name is pointed at a subscriber whose
+    emulator channel has no limit. Only when an emulator is set; Dataflow reads
+    Pub/Sub in the service. Rejected: a reader of our own just for this (it
+    would replace the runner's watermark handling too).
+    """
+    if os.environ.get(EMULATOR_ENV):
+        pubsub.SubscriberClient = _LargeMessageSubscriber  # type: ignore[misc]
 
 
 def message_source(subscription: str, message: PubsubMessage) -> str:

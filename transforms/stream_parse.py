@@ -14,7 +14,7 @@ attribute the publisher fills with the request_id) drops redeliveries in the
 service as well, and this step still covers retries published as new messages.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import apache_beam as beam
@@ -63,10 +63,18 @@ def parse_record(
     return request_id, (entry, request)
 
 
+REMEMBERED = "before the job (re)started: its manifest is written"
+
+
 def duplicate_letter(request_id: str, entry: Entry, kept: str) -> DeadLetter:
     """The dead letter of a later copy of a request_id already let through."""
-    same = "an identical" if kept.startswith(entry.sha256[:16]) else "a different"
-    error = f"duplicate request_id {request_id!r}: {same} record was packed (payload sha256 {kept})"
+    if kept == REMEMBERED:
+        error = f"duplicate request_id {request_id!r}: a record was packed {REMEMBERED}"
+    else:
+        same = "an identical" if kept.startswith(entry.sha256[:16]) else "a different"
+        error = (
+            f"duplicate request_id {request_id!r}: {same} record was packed (payload sha256 {kept})"
+        )
     return dead_letter("dedupe", error, entry.payload, entry.source, request_id)
 
 
@@ -86,11 +94,21 @@ class _Parse(beam.DoFn):
 
 
 class _FirstPerRequestId(beam.DoFn):
-    """Keyed by request_id: emit the first request, dead-letter later copies until expiry."""
+    """Keyed by request_id: emit the first request, dead-letter later copies until expiry.
 
-    def __init__(self, ttl_seconds: int) -> None:
+    `remembered` loads, once per worker at start, the request_ids packed before
+    the job (re)started: keyed state does not survive a restart of the local
+    runner, nor a new Dataflow job replacing one, so without it a redelivered
+    or re-published request would get a second prompt and manifest.
+    """
+
+    def __init__(self, ttl_seconds: int, remembered: Callable[[], frozenset[str]] | None) -> None:
         self._ttl = Duration(seconds=ttl_seconds)
+        self._remembered = remembered
         self._duplicates = Metrics.counter(METRICS_NAMESPACE, "duplicate_requests")
+
+    def setup(self) -> None:
+        self._before = self._remembered() if self._remembered else frozenset()
 
     def process(
         self,
@@ -100,6 +118,10 @@ class _FirstPerRequestId(beam.DoFn):
     ) -> Iterator[Any]:
         request_id, (entry, request) = element
         kept = kept_state.read()
+        if kept is None and request_id in self._before:
+            kept = REMEMBERED
+            kept_state.write(kept)
+            expiry.set(Timestamp.now() + self._ttl)
         if kept is None:
             kept_state.write(f"{entry.sha256[:16]} from {entry.source}")
             expiry.set(Timestamp.now() + self._ttl)
@@ -116,12 +138,18 @@ class _FirstPerRequestId(beam.DoFn):
 class ParseRequestStream(beam.PTransform):
     """(source, payload) records -> requests, first per request_id, + dead letters."""
 
-    def __init__(self, max_record_bytes: int, ttl_seconds: int = DEFAULT_DEDUP_TTL_SECONDS) -> None:
+    def __init__(
+        self,
+        max_record_bytes: int,
+        ttl_seconds: int = DEFAULT_DEDUP_TTL_SECONDS,
+        remembered: Callable[[], frozenset[str]] | None = None,
+    ) -> None:
         super().__init__()
         if ttl_seconds <= 0:
             raise ValueError(f"dedup TTL must be positive seconds, got {ttl_seconds}")
         self._max = max_record_bytes
         self._ttl = ttl_seconds
+        self._remembered = remembered
 
     @no_annotations  # the result is a ParseResult, not a PCollection
     def expand(self, records: beam.PCollection[tuple[str, bytes]]) -> ParseResult:
@@ -129,7 +157,7 @@ class ParseRequestStream(beam.PTransform):
             tuple[str, Any]
         ).with_outputs(DEAD_LETTERS, main="keyed")
         first = parsed.keyed | "FirstPerRequestId" >> beam.ParDo(
-            _FirstPerRequestId(self._ttl)
+            _FirstPerRequestId(self._ttl, self._remembered)
         ).with_outputs(DEAD_LETTERS, main="requests")
         letters = (parsed[DEAD_LETTERS], first[DEAD_LETTERS]) | "AllDeadLetters" >> beam.Flatten()
         return ParseResult(first.requests, letters)
