@@ -141,7 +141,14 @@ def over_naive(
             continue
         exact = _value(find(rows, dataset, "naive-exact", budget), naive_metric)
         vs_exact = f"; naive-exact {exact}" if exact is not None else ""
-        detail = f"{ours} vs {naive} ({ours - naive:+.1f} points{vs_exact})"
+        naive_row = find(rows, dataset, "naive", budget)
+        spent = (
+            f"; naive over budget on {naive_row['over_budget']}% of questions, "
+            f"{naive_row['mean_tokens']} tokens on average"
+            if naive_row is not None and naive_row.get("over_budget")
+            else ""
+        )
+        detail = f"{ours} vs {naive} ({ours - naive:+.1f} points{vs_exact}{spent})"
         out.append(Target(name, ours >= naive + points, detail))
     return out
 
