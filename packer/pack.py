@@ -406,15 +406,14 @@ def _result(
 
 def _shown(record: Evidence) -> dict:
     """What of the candidate a block shows: whole, or a run of sentences located exactly."""
-    span = record.span
     if record.unit is None:
-        return {
-            "span": {"start": span[0], "end": span[1]} if span else None,
-            "text_sha256": record.facts.sha256 or "",
-        }
-    located = unit_span(span, record.candidate.text, record.unit)
+        span, digest, partial = record.span, record.facts.sha256 or "", False
+    else:
+        span = unit_span(record.span, record.candidate.text, record.unit)
+        digest, partial = sha256_hex(record.text), True
     return {
-        "partial": True,
-        "span": {"start": located[0], "end": located[1]} if located else None,
-        "text_sha256": sha256_hex(record.text),
+        "partial": partial,
+        "span_start": span[0] if span else None,
+        "span_end": span[1] if span else None,
+        "text_sha256": digest,
     }

@@ -50,21 +50,16 @@ class BudgetLedger(_Output):
     prompt_tokens: int
 
 
-class PackedSpan(_Output):
-    """Character offsets [start, end) in the document revision."""
-
-    start: int
-    end: int
-
-
 class ManifestEvidence(_Output):
     """One packed evidence block: its label, identity, cost and exactly what was shown.
 
-    `partial` blocks show a run of whole sentences of their candidate: `span`
-    locates it in the revision (null when the candidate gave no span that
-    matches its text) and `text_sha256` is the SHA-256 of the text shown, so
-    the label cites exactly those bytes. For whole blocks both are the
-    candidate's own.
+    `partial` blocks show a run of whole sentences of their candidate:
+    `span_start` and `span_end` locate it in the revision (null when the
+    candidate gave no span that matches its text) and `text_sha256` is the
+    SHA-256 of the text shown, so the label cites exactly those bytes. For
+    whole blocks all three are the candidate's own. Two columns, not a nested
+    span record: a nullable record inside the repeated `evidence` is valid
+    BigQuery, but the local emulator cannot create such a table.
     """
 
     label: str
@@ -77,7 +72,8 @@ class ManifestEvidence(_Output):
     facets: list[str]
     derived_from: list[str]
     partial: bool = False
-    span: PackedSpan | None = None
+    span_start: int | None = None
+    span_end: int | None = None
     text_sha256: str = ""
 
 

@@ -139,7 +139,7 @@ def test_a_passage_too_big_to_fit_gives_its_best_whole_sentences(tokens):
     assert shown.startswith("This sentence") or shown.startswith("The return")
     assert shown.endswith(".")  # whole sentences only
     start = big.index(shown)
-    assert (block.span.start, block.span.end) == (100 + start, 100 + start + len(shown))
+    assert (block.span_start, block.span_end) == (100 + start, 100 + start + len(shown))
     assert block.text_sha256 == hashlib.sha256(shown.encode()).hexdigest()
     assert result.exclusions == [] and result.manifest.budget.used <= 120
     whole = run(
