@@ -2,15 +2,17 @@
 
 import json
 import random
+import struct
 from typing import Any
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import DeadLetter, Request
 from tests.factories import candidate
-from transforms.parse import Entry, ParseRequests, assemble, decode
+from transforms.parse import Entry, ParseRequests, assemble, decode, parquet_records
 
 
 def _nested(request_id: str = "q1", **fields: Any) -> dict[str, Any]:
@@ -158,3 +160,16 @@ def test_parse_transform_routes_requests_and_dead_letters() -> None:
         assert_that(ids, equal_to(["q1", "q2"]), label="requests")
         # identical payloads: the tie breaks on the source name, so a.jsonl's copy is kept
         assert_that(stages, equal_to([("parse", "a.jsonl"), ("dedupe", "b.jsonl")]), label="dl")
+
+
+def test_a_parquet_row_that_is_not_utf8_is_refused_and_its_neighbours_read(tmp_path) -> None:
+    offsets = pa.py_buffer(struct.pack("<3i", 0, 2, 4))
+    ids = pa.Array.from_buffers(pa.string(), 2, [None, offsets, pa.py_buffer(b"\xff\xfeq2")])
+    table = pa.table({"request_id": ids, "tenant_id": ["t1", "t1"]})
+    records = list(parquet_records("in.parquet", table))
+    decoded = [decode(source, payload, "auto", 1 << 20) for source, payload in records]
+    letters = [d for d in decoded if isinstance(d, DeadLetter) and d.request_id is None]
+    assert [d.error for d in letters] == ["invalid UTF-8 at byte 16: invalid start byte"]
+    assert letters[0].payload == '{"request_id": "\\xff\\xfe", "tenant_id": "t1"}'
+    read = [json.loads(payload) for _, payload in records if b"q2" in payload]
+    assert read == [{"request_id": "q2", "tenant_id": "t1"}]

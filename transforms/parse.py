@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam import pvalue
 from apache_beam.coders import BytesCoder
-from apache_beam.io.parquetio import ReadAllFromParquet
+from apache_beam.io.parquetio import ReadAllFromParquetBatched
 from apache_beam.io.textio import ReadFromTextWithFilename
 from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
@@ -126,6 +127,53 @@ def row_payload(row: dict[str, Any]) -> str:
     file, so a field that only some records carry is null in the others.
     """
     return json.dumps(_drop_nulls(row), default=str)
+
+
+def _binary_strings(value_type: pa.DataType) -> pa.DataType:
+    """`value_type` with every string inside it read as binary."""
+    if pa.types.is_string(value_type):
+        return pa.binary()
+    if pa.types.is_large_string(value_type):
+        return pa.large_binary()
+    if pa.types.is_struct(value_type):
+        fields = [value_type.field(i) for i in range(value_type.num_fields)]
+        return pa.struct([f.with_type(_binary_strings(f.type)) for f in fields])
+    if pa.types.is_list(value_type):
+        return pa.list_(value_type.value_field.with_type(_binary_strings(value_type.value_type)))
+    return value_type
+
+
+def _raw_payload(row: dict[str, Any]) -> bytes:
+    """A row whose strings are raw bytes as JSON bytes that keep them raw (invalid UTF-8 too)."""
+    text = json.dumps(
+        _drop_nulls(row),
+        ensure_ascii=False,
+        default=lambda v: v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v),
+    )
+    return text.encode("utf-8", "surrogateescape")
+
+
+def parquet_records(source: str, table: pa.Table) -> Iterator[tuple[str, bytes]]:
+    """The rows of one Parquet batch as JSON payloads, whatever their strings hold.
+
+    Parquet does not check that a string column holds UTF-8; a row that does
+    not keeps its raw bytes in its payload, so `decode` refuses that row (with
+    the byte offset) and the rows beside it are read. Beam's row reader would
+    fail the whole read there instead.
+    """
+    try:
+        rows = table.to_pylist()
+    except UnicodeDecodeError:
+        rows = []
+        for i in range(table.num_rows):
+            one = table.slice(i, 1)
+            try:
+                rows += one.to_pylist()
+            except UnicodeDecodeError:
+                binary = pa.schema([f.with_type(_binary_strings(f.type)) for f in one.schema])
+                yield source, _raw_payload(one.cast(binary).to_pylist()[0])
+    for row in rows:
+        yield source, row_payload(row).encode("utf-8")
 
 
 def decode(
@@ -294,9 +342,8 @@ class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str
             return (
                 pbegin
                 | "Pattern" >> beam.Create([self._pattern])
-                | "ReadParquet" >> ReadAllFromParquet(with_filename=True)
-                | "ToJson"
-                >> beam.MapTuple(lambda source, row: (source, row_payload(row).encode("utf-8")))
+                | "ReadParquet" >> ReadAllFromParquetBatched(with_filename=True)
+                | "ToJson" >> beam.FlatMapTuple(parquet_records)
             )
         return (
             pbegin
