@@ -175,9 +175,18 @@ def fold_near_duplicates(
 Verdict = Literal["reprint", "conflict"]
 
 
-def _differences(a: list[str], b: list[str]) -> tuple[float, list[tuple[list[str], list[str]]]]:
-    """How much of the two word sequences agree, in order, and the differing stretches."""
+def _differences(
+    a: list[str], b: list[str], least: float = 0.0
+) -> tuple[float, list[tuple[list[str], list[str]]]]:
+    """How much of the two word sequences agree, in order, and the differing stretches.
+
+    Sequences whose shared words alone (difflib's `quick_ratio`, an upper bound
+    of the ratio) fall below `least` are not aligned: (that bound, no stretches).
+    """
     matcher = SequenceMatcher(None, a, b, autojunk=False)
+    bound = matcher.quick_ratio()
+    if bound < least:
+        return bound, []
     diffs = [
         (a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
     ]
@@ -198,7 +207,7 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
         or 2 * min(len(wa), len(wb)) < config.conflict_similarity * (len(wa) + len(wb))
     ):
         return None  # too different in length to share that much
-    ratio, diffs = _differences(wa, wb)
+    ratio, diffs = _differences(wa, wb, config.conflict_similarity)
     if ratio < config.conflict_similarity:
         return None
     facts_a, facts_b = fact_words(a.text), fact_words(b.text)
@@ -226,9 +235,18 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
 def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
     """Pairs of different documents that share enough opening words to be compared.
 
-    An inverted index over the records' opening words (common words and words
-    most records share left out) keeps this near linear in the records.
+    A few records are compared pairwise; more go through an inverted index over
+    their opening words (common words and words most records share left out),
+    which keeps this near linear in the records.
     """
+    if len(records) <= PAIRWISE:
+        words = [set(r.facts.opening).difference(STOPWORDS) for r in records]
+        return [
+            (i, j)
+            for i, j in combinations(range(len(records)), 2)
+            if records[i].document_id != records[j].document_id
+            and _shares_enough(records[i], records[j], len(words[i] & words[j]))
+        ]
     postings: dict[str, list[int]] = defaultdict(list)
     for i, record in enumerate(records):
         for word in record.facts.opening:
@@ -239,14 +257,21 @@ def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
     for indices in postings.values():
         if 2 <= len(indices) <= widest:
             shared.update(combinations(indices, 2))
-    pairs = []
-    for (i, j), n in sorted(shared.items()):
-        a, b = records[i], records[j]
-        if a.document_id == b.document_id:
-            continue
-        if n >= max(2, 0.4 * min(len(a.facts.opening), len(b.facts.opening))):
-            pairs.append((i, j))
-    return pairs
+    return [
+        (i, j)
+        for (i, j), n in sorted(shared.items())
+        if records[i].document_id != records[j].document_id
+        and _shares_enough(records[i], records[j], n)
+    ]
+
+
+PAIRWISE = 24
+"""Up to this many records, every pair's opening words are intersected directly."""
+
+
+def _shares_enough(a: Evidence, b: Evidence, shared: int) -> bool:
+    """Enough opening words in common to compare two passages whole."""
+    return shared >= max(2, 0.4 * min(len(a.facts.opening), len(b.facts.opening)))
 
 
 def fold_reprints(

@@ -139,6 +139,8 @@ class PromptLayout:
 
     def header(self, record: Evidence, dated: bool) -> str:
         """The block's escaped attributes, as configured; `dated` adds the effective date."""
+        if not self.attributes and not dated:
+            return ""  # the default: the label alone
         cand = record.candidate
         values = {
             "title": short_title(cand.title or "", self.title_words),

@@ -20,7 +20,7 @@ from packer.order import order_records
 from packer.records import Evidence, canonical_words, question_terms, sha256_hex, text_facts
 from packer.select import SelectionPolicy, select, title_key
 from packer.tokens import TokenCounter
-from packer.units import unit_span
+from packer.units import sentences_of, unit_span
 from packer.version import BUILDER_VERSION
 from schemas import (
     ExclusionReason,
@@ -44,6 +44,7 @@ def clear_memos() -> None:
     question_terms.cache_clear()
     header_attributes.cache_clear()
     title_key.cache_clear()
+    sentences_of.cache_clear()
 
 
 class PackError(ValueError):

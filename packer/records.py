@@ -34,7 +34,8 @@ def canonical_words(text: str, fold: bool = True) -> list[str]:
     and punctuation gone: words are runs of letters and digits, decimals kept
     whole ("3.5"). `fold=False` keeps the case (to tell names from common words).
     """
-    stripped = _WIRE_PREFIX.sub("", text, count=1)
+    prefix = _WIRE_PREFIX.match(text)  # tried at the start only, where a dateline stands
+    stripped = text[prefix.end() :] if prefix else text
     folded = fold_case(stripped) if fold else unicodedata.normalize("NFKC", stripped)
     if "," in folded:
         folded = _THOUSANDS.sub("", folded)

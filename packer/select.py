@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from packer.layout import BlockCosts
 from packer.records import Evidence, canonical_words
-from packer.units import best_unit
+from packer.units import best_unit, sentences_of
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
@@ -51,6 +51,15 @@ class SelectionPolicy:
     """Tokens of a two-member conflict note; `conflict_member` each further member."""
     conflict_member: int = 0
     sentence_units: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A run of complete sentences of a passage: its offsets, exact tokens, question terms."""
+
+    span: tuple[int, int]
+    tokens: int
+    terms: frozenset[str]
 
 
 @dataclass(slots=True)
@@ -137,18 +146,16 @@ class _State:
             )
         return out
 
-    def priority(self, index: int, unit: tuple[tuple[int, int], int] | None = None) -> float:
+    def priority(self, index: int, unit: Unit | None = None) -> float:
         """Utility per token of item `index` (or of its `unit`) against the current packet.
 
         A unit is valued as the whole passage but for the question terms it
-        brings and its own tokens.
+        holds and its own tokens.
         """
         if unit is None:
             tokens, terms = self.tokens[index], self._terms[index]
         else:
-            (start, end), tokens = unit
-            text = _canonical(self.records[index].text[start:end])
-            terms = _contained(self._terms[index], text)
+            tokens, terms = unit.tokens, unit.terms
         utility = self._static[index] - self._cost_per_token * tokens
         facets = self._facets[index]
         if facets:
@@ -196,19 +203,18 @@ class _State:
             return False
         return self.resolve(index) + self.note_cost(index) <= self.remaining
 
-    def take(self, index: int, unit: tuple[int, int] | None = None, tokens: int = 0) -> None:
-        """Add item `index` to the packet, whole or (`unit`, with its exact `tokens`) in part."""
+    def take(self, index: int, unit: Unit | None = None) -> None:
+        """Add item `index` to the packet, whole or as a `unit`."""
         self.remaining -= self.note_cost(index)
         if unit is None:
             self.remaining -= self.tokens[index]
             terms = self._terms[index]
         else:
-            self.units[index] = unit
-            self.tokens[index] = tokens
+            self.units[index] = unit.span
+            self.tokens[index] = unit.tokens
             self.exact[index] = True
-            self.remaining -= tokens
-            start, end = unit
-            terms = _contained(self._terms[index], _canonical(self.records[index].text[start:end]))
+            self.remaining -= unit.tokens
+            terms = unit.terms
         self.covered.update(self._facets[index])
         self.covered_terms |= terms
         doc = self._doc_ids[index]
@@ -231,8 +237,8 @@ class _State:
             if self.may_fit(other):
                 self.take(other)
 
-    def unit_of(self, index: int) -> tuple[tuple[int, int], int] | None:
-        """The best run of whole sentences of item `index` that fits, with its exact tokens.
+    def unit_of(self, index: int) -> Unit | None:
+        """The best run of complete sentences of item `index` that fits now.
 
         A run is worth the question terms it holds, twice those the packet
         lacks, and something more from a new document; a run that holds none
@@ -242,27 +248,34 @@ class _State:
         if index in self.taken or self.capped(index):
             return None
         text = self.records[index].text
+        sentences = sentences_of(text)
         terms = self._terms[index]
+        held = [_contained(terms, s.folded) for s in sentences]
         missing = terms - self.covered_terms
-        fresh = self._doc_ids[index] not in self.docs
-        extra = self.costs.label_cost + self.note_cost(index)
-        room = self.remaining - extra
-        counted: dict[str, int] = {}
+        fresh = 0.5 if self._doc_ids[index] not in self.docs else 0.0
+        room = self.remaining - self.costs.label_cost - self.note_cost(index)
 
-        def value(run: str) -> float:
-            held = _contained(terms, _canonical(run))
-            if not held:
-                return 0.0
-            return len(held) + len(held & missing) + (0.5 if fresh else 0.0)
+        def run_terms(i: int, j: int) -> frozenset[str]:
+            return frozenset().union(*held[i : j + 1])
 
-        def fits(run: str) -> bool:
-            counted[run] = self.costs.exact(index, run)
-            return counted[run] + self.note_cost(index) <= self.remaining
+        def value(i: int, j: int) -> float:
+            run = run_terms(i, j)
+            return len(run) + len(run & missing) + fresh if run else 0.0
 
-        unit = best_unit(text, value, _estimate, fits, room)
-        if unit is None:
+        def span(i: int, j: int) -> tuple[int, int]:
+            return sentences[i].start, sentences[j].end
+
+        def fits(i: int, j: int) -> bool:
+            start, end = span(i, j)
+            tokens = self.costs.exact(index, text[start:end])
+            return tokens + self.note_cost(index) <= self.remaining
+
+        found = best_unit(sentences, value, fits, room)
+        if found is None:
             return None
-        return unit, counted[text[unit[0] : unit[1]]]
+        start, end = span(*found)
+        tokens = self.costs.exact(index, text[start:end])  # cached by the fit test
+        return Unit((start, end), tokens, run_terms(*found))
 
     def reason_left_out(self, index: int) -> ExclusionReason:
         budget = self.policy.evidence_budget
@@ -283,16 +296,6 @@ _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 _NONE: frozenset[str] = frozenset()
-
-
-def _canonical(text: str) -> str:
-    """The canonical form of a run of sentences (not memoized: runs rarely recur)."""
-    return " ".join(canonical_words(text))
-
-
-def _estimate(text: str) -> int:
-    """A cheap token estimate of a sentence: about four characters a token."""
-    return max(len(text.split()), len(text) // 4)
 
 
 def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
@@ -369,7 +372,7 @@ def _greedy(state: _State) -> None:
     """
     heap = [(-state.priority(i), i) for i in range(len(state.records)) if i not in state.taken]
     heapq.heapify(heap)
-    units: dict[int, tuple[tuple[int, int], int]] = {}
+    units: dict[int, Unit] = {}
     tries = UNIT_TRIES if state.policy.sentence_units else 0
     waiting: list[int] = []
     while heap or waiting:
@@ -385,7 +388,7 @@ def _greedy(state: _State) -> None:
             state.held_back.add(i)
             continue
         unit = units.pop(i, None)
-        if unit is not None and unit[1] + state.note_cost(i) > state.remaining:
+        if unit is not None and unit.tokens + state.note_cost(i) > state.remaining:
             unit = None  # the room shrank since: seek a smaller run
         if unit is None and not state.may_fit(i):
             if tries and i not in state.taken and not state.capped(i):
@@ -404,7 +407,7 @@ def _greedy(state: _State) -> None:
         if unit is None:
             state.take_with_partners(i)
         else:
-            state.take(i, *unit)
+            state.take(i, unit)
         # A link only raises a priority: give the linked items a fresh entry.
         for j in state.newly_linked:
             heapq.heappush(heap, (-state.priority(j, units.get(j)), j))

@@ -11,7 +11,11 @@ sentence whose meaning may be the opposite of the whole.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from packer.records import fold_case
 
 _END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREVIATIONS = frozenset(
@@ -60,45 +64,63 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One sentence of a passage: its offsets, whether it is complete, its folded text.
+
+    `folded` (case folded, `records.fold_case`) is what question terms are
+    sought in; the whole canonical form would cost a regex pass per sentence
+    for a difference only in punctuation and number formats.
+    """
+
+    start: int
+    end: int
+    complete: bool
+    folded: str
+
+
+@lru_cache(maxsize=8192)
+def sentences_of(text: str) -> tuple[Sentence, ...]:
+    """The sentences of `text`, memoized per distinct text: retrieval returns the same
+    passages to many questions, and a unit is sought each time one does not fit."""
+    return tuple(
+        Sentence(a, b, complete(text[a:b]), fold_case(text[a:b])) for a, b in sentence_spans(text)
+    )
+
+
 def best_unit(
-    text: str,
-    value: Callable[[str], float],
-    cost: Callable[[str], int],
-    fits: Callable[[str], bool],
+    sentences: Sequence[Sentence],
+    value: Callable[[int, int], float],
+    fits: Callable[[int, int], bool],
     room: int,
 ) -> tuple[int, int] | None:
-    """The most valuable run of whole sentences of `text` that fits, as offsets.
+    """The most valuable run of complete sentences that fits, as sentence indices [i, j].
 
-    `value` scores a run's text, `cost` estimates its tokens cheaply (an
-    estimate above `room` rules a run out unchecked) and `fits` is the exact
-    test. Among runs of equal value the longer one wins (more context in the
-    room that would otherwise go unused), then the earlier. Returns None when
-    no run of value above zero fits, or the text is a single sentence (then
-    the unit would be the whole passage, which did not fit).
+    `value(i, j)` scores a run; its tokens are estimated at four characters a
+    token (an estimate above `room` rules a run out unchecked) and `fits(i, j)`
+    is the exact test. Among runs of equal value the longer one wins (more
+    context in the room that would otherwise go unused), then the earlier.
+    Returns None when no run of value above zero fits, or the passage is a
+    single sentence (then the unit would be the whole passage, which did not
+    fit).
     """
-    spans = sentence_spans(text)
-    if len(spans) < 2:
+    if len(sentences) < 2:
         return None
-    whole = [complete(text[s:e]) for s, e in spans]
-    sentence_cost = [cost(text[s:e]) for s, e in spans]
+    last = len(sentences) - 1
     options: list[tuple[float, int, int, int]] = []
-    for i in range(len(spans)):
-        total = 0
-        for j in range(i, len(spans)):
-            if not whole[j]:
+    for i, first in enumerate(sentences):
+        for j in range(i, len(sentences)):
+            if not sentences[j].complete:
                 break  # a run of complete sentences only
-            total += sentence_cost[j]
-            if total > room:
-                break
-            if (i, j) == (0, len(spans) - 1):
-                break  # the whole passage is not a smaller unit
-            score = value(text[spans[i][0] : spans[j][1]])
+            length = sentences[j].end - first.start
+            if length // 4 > room or (i, j) == (0, last):
+                break  # too long, or the whole passage (not a smaller unit)
+            score = value(i, j)
             if score > 0:
-                options.append((-score, -(spans[j][1] - spans[i][0]), i, j))
+                options.append((-score, -length, i, j))
     for _, _, i, j in sorted(options):
-        unit = text[spans[i][0] : spans[j][1]]
-        if fits(unit):
-            return spans[i][0], spans[j][1]
+        if fits(i, j):
+            return i, j
     return None
 
 
