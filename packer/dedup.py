@@ -9,8 +9,8 @@
 - near: MinHash similarity, only inside one document revision: the lower-ranked
   chunk folds into the better one's `derived_from`.
 - reprint and conflict, across documents: two passages whose canonical words
-  mostly agree, in order (`reprint_similarity`), and whose differences hold no
-  fact (a number, or a capitalized word that is not a common word) are copies
+  mostly agree, in order (`reprint_similarity`), and whose differences are
+  only function words ("has", "will", "the": wording, not content) are copies
   of one report: the lower-ranked one folds into the other's `derived_from`.
   When a fact on one side was replaced by a different fact on the other, and
   they share at least `conflict_similarity` of their words, they disagree: both
@@ -197,6 +197,14 @@ def _initials(words: list[str]) -> str:
     return "".join(w[0] for w in words)
 
 
+_FUNCTION_WORDS = STOPWORDS | frozenset(
+    ("has", "have", "had", "will", "would", "shall", "should", "can", "could", "may", "might",
+     "must", "been", "being", "be", "am", "do", "done", "said", "says", "also", "then", "than",
+     "so", "but", "just")
+)  # fmt: skip
+"""Words a reprint may add, drop or swap: they change the wording, not what is reported."""
+
+
 def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
     """Whether two passages of different documents are a reprint, a conflict, or neither."""
     wa = [MONTHS.get(w, w) for w in a.canonical.split()]
@@ -221,8 +229,8 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
         fact_right = any(w in facts_b for w in right)
         if fact_left and fact_right:
             replaced = True
-        elif fact_left or fact_right:
-            extra = True
+        elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):
+            extra = True  # a fact or a content word one side has: not the same report
     if replaced:
         if a.facets and b.facets and set(a.facets).isdisjoint(b.facets):
             return None  # about different required facets: not the same question

@@ -124,7 +124,7 @@ BASE = (
 )
 
 
-def test_near_duplicates_fold_within_one_revision_and_as_reprints_across(tokens):
+def test_near_duplicates_fold_within_one_revision_only(tokens):
     near = BASE.replace("nearby", "close by")
     docs = [document("d1"), document("d2")]
     same_doc = [
@@ -137,9 +137,8 @@ def test_near_duplicates_fold_within_one_revision_and_as_reprints_across(tokens)
     unpacked = run(tokens, docs, *same_doc, config=PackingConfig(max_evidence_tokens=20))
     assert reasons(unpacked) == {"e1": "oversized", "e2": "duplicate_near"}
     other_doc = [candidate("e1", "d1", text=BASE), candidate("e2", "d2", text=near)]
-    result = run(tokens, docs, *other_doc)
-    [block] = result.manifest.evidence
-    assert (block.evidence_id, block.derived_from) == ("e1", ["e2"])
+    result = run(tokens, docs, *other_doc)  # "nearby" and "close by": another wording
+    assert len(result.manifest.evidence) == 2
 
 
 def test_dedup_switched_off_keeps_every_copy(tokens):
@@ -217,17 +216,21 @@ def test_formatting_variants_of_one_report_fold_as_duplicates(tokens, variant):
     assert result.manifest.conflicts == []
 
 
-def test_reprints_with_no_differing_fact_fold_keeping_every_source(tokens):
-    docs = [document(f"d{i}") for i in range(1, 4)]
+def test_reprints_differing_in_wording_only_fold_keeping_every_source(tokens):
+    docs = [document(f"d{i}") for i in range(1, 5)]
     reprint = REPORT.replace("approved", "has approved").replace("would", "will")
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.5),
         candidate("e2", "d2", text=reprint, retrieval_score=0.9),
-        candidate("e3", "d3", text=reprint + " The vote was close.", retrieval_score=0.1),
+        candidate("e3", "d3", text=reprint.replace(" the new", " a new"), retrieval_score=0.1),
+        # a changed content word, or a sentence more, is not the same report
+        candidate("e4", "d4", text=REPORT.replace("approved", "rejected"), retrieval_score=0.2),
     ]
     result = run(tokens, docs, *cands)
-    [block] = result.manifest.evidence
-    assert (block.evidence_id, sorted(block.derived_from)) == ("e2", ["e1", "e3"])
+    blocks = {e.evidence_id: sorted(e.derived_from) for e in result.manifest.evidence}
+    assert blocks == {"e2": ["e1", "e3"], "e4": []}
+    longer = _report_and(tokens, REPORT + " The vote was close.")
+    assert len(longer.manifest.evidence) == 2
 
 
 @pytest.mark.parametrize(
