@@ -24,6 +24,7 @@ from packer.formats import FILE_LIMITS
 from pipelines.options import (
     EvpackOptions,
     Settings,
+    create_audit_tables,
     pin_local_runner,
     print_help_if_asked,
     resolve,
@@ -31,15 +32,18 @@ from pipelines.options import (
 )
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
+from schemas.tables import OUTPUTS, PACK_OUTPUTS
 from transforms.catalog_io import ReadCatalog
 from transforms.catalog_join import PackJoined
 from transforms.catalog_lookup import PackWithBigtable
 from transforms.counts import CountExclusions
-from transforms.files import WriteJsonl, WriteParquet, output_prefix
+from transforms.files import WriteJsonl, output_prefix
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests, ReadRecords
 from transforms.prompt_files import WritePromptLines
+from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
+from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
 from transforms.staging import commit, files_under, staging_name
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
@@ -48,19 +52,13 @@ LOCAL_RUNNER = "FnApiRunner"
 _LOG = logging.getLogger(__name__)
 
 
-OUTPUTS = {
-    "prompts": "jsonl",
-    "manifests": "parquet",
-    "exclusions": "parquet",
-    "exclusion_counts": "parquet",
-    "dead_letters": "jsonl",
-}
-"""The outputs of a run (directories under --output) and their file type."""
+FILE_TYPES = {name: OUTPUTS[name].file_type for name in PACK_OUTPUTS}
+"""The outputs of a run as files under --output, and their file type (`schemas.tables`)."""
 
 
 def output_files(output: str) -> dict[str, str]:
-    """Where each output of a run lands (globs)."""
-    return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in OUTPUTS.items()}
+    """Where each output of a run lands as files (globs)."""
+    return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in FILE_TYPES.items()}
 
 
 def pack_transform(p: beam.Pipeline, settings: Settings) -> beam.PTransform:
@@ -98,6 +96,17 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "CountExclusions" >> CountExclusions()
         | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
     )
+    sinks = replace(settings.sinks, output=out)  # files go where this run stages them
+    if sinks.prompts_topic is not None:
+        _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
+    else:
+        _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
+    refused = (
+        manifests.rows | "WriteManifests" >> WriteAuditRows("manifests", sinks, manifest_row_id),
+        exclusions.rows
+        | "WriteExclusions" >> WriteAuditRows("exclusions", sinks, exclusion_row_id),
+        counts.rows | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks),
+    )
     dead_letters = (
         (
             parsed.dead_letters,
@@ -106,16 +115,15 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
             manifests.dead_letters,
             exclusions.dead_letters,
             counts.dead_letters,
+            *refused,
         )
         | "AllDeadLetters" >> beam.Flatten()
         | "CountDeadLetters" >> CountDeadLetters()
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
-    _ = manifests.rows | "WriteManifests" >> WriteParquet(out, "manifests", ManifestRow)
-    _ = exclusions.rows | "WriteExclusions" >> WriteParquet(out, "exclusions", ExclusionRecord)
-    _ = counts.rows | "WriteCounts" >> WriteParquet(out, "exclusion_counts", ExclusionCount)
-    _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(out, "dead_letters")
+    refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
+    if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
+        _ = refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -163,6 +171,8 @@ def start(
         if stale and staging is None:
             FileSystems.delete(stale)
     pin_local_runner(options, LOCAL_RUNNER)
+    if settings.create_tables:
+        create_audit_tables(settings.sinks)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
@@ -191,7 +201,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
             f"files are under {output}/{staging}/, safe to delete"
         ) from err
     stale = earlier_run(settings.output, overwrite=True)
-    commit(f"{settings.output}/{staging}", settings.output, OUTPUTS, stale)
+    commit(f"{settings.output}/{staging}", settings.output, FILE_TYPES, stale)
     elapsed = time.monotonic() - started
     summary = summarize(result.metrics(), elapsed, output_files(settings.output))
     return BatchRun(settings=settings, summary=summary)

@@ -7,6 +7,7 @@ checks them and returns plain settings; every error says how to fix it.
 
 import argparse
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,8 @@ from pydantic import ValidationError
 
 from schemas import PackingConfig
 from schemas.config import PromptFormat
+from schemas.tables import AUDIT_TABLES
+from transforms.bigquery_io import bigquery_client, create_tables
 from transforms.bigtable_catalog import TableAddress
 from transforms.catalog_lookup import CachedLookup
 from transforms.parse import (
@@ -31,6 +34,9 @@ from transforms.parse import (
     InputShape,
     describe_validation_error,
 )
+from transforms.sinks import Sinks
+
+_LOG = logging.getLogger(__name__)
 
 _SUFFIXES: dict[str, FileFormat] = {
     ".jsonl": "jsonl",
@@ -88,7 +94,25 @@ class EvpackOptions(PipelineOptions):
         )
         parser.add_argument(
             "--output",
-            help="Directory or gs:// prefix for prompts, audit tables and dead letters.",
+            help=(
+                "Directory or gs:// prefix for the outputs not sent elsewhere: prompts "
+                "(unless --prompts_topic), audit tables and dead letters (unless "
+                "--bigquery_dataset); streaming writes them once per --window_seconds."
+            ),
+        )
+        parser.add_argument(
+            "--prompts_topic", help="Generation topic, projects/<project>/topics/<name>."
+        )
+        parser.add_argument(
+            "--bigquery_dataset",
+            help="Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
+            "exclusion_counts, dead_letters.",
+        )
+        parser.add_argument(
+            "--create_tables",
+            default=True,
+            type=parse_bool,
+            help="Create the dataset and audit tables if missing at start (true/false).",
         )
         parser.add_argument(
             "--catalog",
@@ -175,6 +199,50 @@ class EvpackOptions(PipelineOptions):
         )
 
 
+def parse_bool(value: str) -> bool:
+    """A true/false flag value (also 1/0, yes/no)."""
+    lowered = value.lower()
+    if lowered not in {"true", "false", "1", "0", "yes", "no"}:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+    return lowered in {"true", "1", "yes"}
+
+
+def resource_name(value: str | None, flag: str, kind: str) -> str:
+    """A Pub/Sub resource name, projects/<project>/<kind>/<name>; raises naming the flag."""
+    if not value or not value.startswith("projects/") or f"/{kind}/" not in value:
+        raise ValueError(f"--{flag} is required as projects/<project>/{kind}/<name>, got {value!r}")
+    return value
+
+
+def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:
+    """Where this run's outputs go (`transforms.sinks`); `window_seconds` in streaming."""
+    opts = options.view_as(EvpackOptions)
+    dataset, topic = opts.bigquery_dataset, opts.prompts_topic
+    if dataset is not None and dataset.count(".") != 1:
+        raise ValueError(f"--bigquery_dataset must be <project>.<dataset>, got {dataset!r}")
+    if topic is not None:
+        resource_name(topic, "prompts_topic", "topics")
+    output = opts.output.rstrip("/") if opts.output else None
+    if output is None and (dataset is None or topic is None):
+        missing = "audit rows" if dataset is None else "prompts"
+        raise ValueError(
+            f"--output is required for the {missing} (or name --bigquery_dataset and "
+            "--prompts_topic), e.g. --output=out/run1"
+        )
+    runner = options.view_as(StandardOptions).runner or ""
+    loads = window_seconds is None and dataset is not None and runner.startswith("Dataflow")
+    return Sinks(output, dataset, topic, load_jobs=loads, window_seconds=window_seconds)
+
+
+def create_audit_tables(sinks: Sinks) -> None:
+    """Create the BigQuery dataset and audit tables of `sinks`, if it names a dataset."""
+    if sinks.dataset is None:
+        return
+    project = sinks.dataset.split(".")[0]
+    tables = create_tables(bigquery_client(project), sinks.dataset, AUDIT_TABLES.values())
+    _LOG.info("audit tables ready in %s: %s", sinks.dataset, ", ".join(tables))
+
+
 Section = tuple[type[PipelineOptions], frozenset[str] | None]
 """An options class whose flags a command reads: all of them (None), or only those named."""
 
@@ -236,6 +304,8 @@ class Settings:
     input_format: FileFormat | None
     input_shape: InputShape
     output: str
+    sinks: Sinks
+    create_tables: bool
     catalog: CatalogSource
     config: PackingConfig
     event_time: datetime
@@ -383,6 +453,7 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         input_path = _require(input_path, "input", "samples/requests.jsonl")
         _matches(input_path, "input")
         input_format = file_format(input_path, opts.input_format, "input")
+    sinks = resolve_sinks(options)
     output = _require(opts.output, "output", "out/run1").rstrip("/")
     if opts.max_record_bytes <= 0:
         raise ValueError(f"--max_record_bytes must be positive, got {opts.max_record_bytes}")
@@ -391,6 +462,8 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         input_format=input_format,
         input_shape=opts.input_shape,
         output=output,
+        sinks=sinks,
+        create_tables=opts.create_tables,
         catalog=resolve_catalog(options, streaming=False),
         config=load_config(opts.config, opts.prompt_format),
         event_time=parse_event_time(opts.event_time),

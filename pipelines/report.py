@@ -28,22 +28,15 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from pipelines.views import VIEWS_DIR, View, load_views
-from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.arrow import arrow_schema
-from schemas.verification import VerificationRow
+from schemas.tables import AUDIT_TABLES
 
 matplotlib.use("Agg")  # files only, no display
 from matplotlib import pyplot as plt  # after choosing the backend
 
-AUDIT_MODELS: dict[str, type[BaseModel]] = {
-    "manifests": ManifestRow,
-    "exclusions": ExclusionRecord,
-    "exclusion_counts": ExclusionCount,
-    "dead_letters": DeadLetter,
-    "verifications": VerificationRow,
-}
-"""Audit tables as the file sinks name them, with the model of their rows
-(`verifications` is written by `evpack verify`)."""
+AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
+"""Audit tables as the file sinks name them (`schemas.tables`), with the model of their
+rows (`verifications` is written by `evpack verify`)."""
 
 SCHEMA = "audit"
 MAX_TABLE_ROWS = 200

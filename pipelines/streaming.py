@@ -25,19 +25,16 @@ from apache_beam.runners.runner import PipelineResult
 from pipelines.options import (
     CatalogSource,
     EvpackOptions,
+    create_audit_tables,
     load_config,
     pin_local_runner,
     print_help_if_asked,
     resolve_catalog,
+    resolve_sinks,
+    resource_name,
 )
 from schemas import PackingConfig
-from transforms.bigquery_io import (
-    AUDIT_TABLES,
-    RecentRequestIds,
-    WriteToBigQueryRows,
-    bigquery_client,
-    create_tables,
-)
+from transforms.bigquery_io import RecentRequestIds
 from transforms.catalog_lookup import PackWithBigtable
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
 from transforms.parse import bounded
@@ -48,6 +45,7 @@ from transforms.pubsub_io import (
     emulator_receives_large_messages,
     prompt_message,
 )
+from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
 from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
 from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
 
@@ -66,22 +64,8 @@ class StreamingOptions(PipelineOptions):
             help="Request subscription, projects/<project>/subscriptions/<name>.",
         )
         parser.add_argument(
-            "--prompts_topic", help="Generation topic, projects/<project>/topics/<name>."
-        )
-        parser.add_argument(
             "--dead_letter_topic",
             help="Topic for unprocessable inputs and rejected audit rows.",
-        )
-        parser.add_argument(
-            "--bigquery_dataset",
-            help="Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
-            "exclusion_counts, dead_letters.",
-        )
-        parser.add_argument(
-            "--create_tables",
-            default=True,
-            type=_flag,
-            help="Create the dataset and audit tables if missing at start (true/false).",
         )
         parser.add_argument(
             "--timestamp_attribute",
@@ -109,19 +93,16 @@ class StreamingOptions(PipelineOptions):
         )
 
 
-def _flag(value: str) -> bool:
-    lowered = value.lower()
-    if lowered not in {"true", "false", "1", "0", "yes", "no"}:
-        raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
-    return lowered in {"true", "1", "yes"}
-
-
 HELP_SECTIONS = (
     (StreamingOptions, None),
     (
         EvpackOptions,
         frozenset(
             {
+                "output",
+                "prompts_topic",
+                "bigquery_dataset",
+                "create_tables",
                 "catalog",
                 "catalog_format",
                 "catalog_mode",
@@ -145,9 +126,8 @@ class StreamSettings:
     """Validated settings of one streaming job."""
 
     subscription: str
-    prompts_topic: str
     dead_letter_topic: str
-    dataset: str
+    sinks: Sinks
     create_tables: bool
     timestamp_attribute: str | None
     catalog: CatalogSource
@@ -157,23 +137,14 @@ class StreamSettings:
     allowed_lateness_seconds: int
     dedup_ttl_seconds: int
 
-    def table(self, name: str) -> str:
-        return f"{self.dataset}.{name}"
-
-
-def _resource(value: str | None, flag: str, kind: str) -> str:
-    if not value or not value.startswith("projects/") or f"/{kind}/" not in value:
-        raise ValueError(f"--{flag} is required as projects/<project>/{kind}/<name>, got {value!r}")
-    return value
-
 
 def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     """Check the flags, and that the catalog loads now rather than at the first request."""
     opts = options.view_as(StreamingOptions)
     shared = options.view_as(EvpackOptions)
-    dataset = opts.bigquery_dataset or ""
-    if dataset.count(".") != 1:
-        raise ValueError(f"--bigquery_dataset must be <project>.<dataset>, got {dataset!r}")
+    sinks = resolve_sinks(options, window_seconds=opts.window_seconds)
+    if sinks.prompts_topic is None:
+        raise ValueError("--prompts_topic is required as projects/<project>/topics/<name>")
     catalog = resolve_catalog(options, streaming=True)
     if catalog.mode == "side_input":
         snap = load_snapshot(catalog.pattern, catalog.file_format)  # type: ignore[arg-type]
@@ -188,11 +159,10 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     if opts.allowed_lateness_seconds < 0:
         raise ValueError("--allowed_lateness_seconds must be >= 0")
     return StreamSettings(
-        subscription=_resource(opts.subscription, "subscription", "subscriptions"),
-        prompts_topic=_resource(opts.prompts_topic, "prompts_topic", "topics"),
-        dead_letter_topic=_resource(opts.dead_letter_topic, "dead_letter_topic", "topics"),
-        dataset=dataset,
-        create_tables=opts.create_tables,
+        subscription=resource_name(opts.subscription, "subscription", "subscriptions"),
+        dead_letter_topic=resource_name(opts.dead_letter_topic, "dead_letter_topic", "topics"),
+        sinks=sinks,
+        create_tables=shared.create_tables,
         timestamp_attribute=opts.timestamp_attribute or None,
         catalog=catalog,
         config=load_config(shared.config, shared.prompt_format),
@@ -201,16 +171,6 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
         allowed_lateness_seconds=opts.allowed_lateness_seconds,
         dedup_ttl_seconds=opts.dedup_ttl_seconds,
     )
-
-
-def manifest_row_id(row: dict) -> str:
-    """insertId of a manifest row: one per request."""
-    return row["request_id"]
-
-
-def exclusion_row_id(row: dict) -> str:
-    """insertId of an exclusion row: one per (request, candidate)."""
-    return f"{row['request_id']}/{row['evidence_id']}"
 
 
 def pack_transform(settings: StreamSettings) -> beam.PTransform:
@@ -235,24 +195,29 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
         settings.subscription, settings.timestamp_attribute, settings.max_record_bytes
     )
+    sinks = settings.sinks
+    # A restart remembers the request ids its manifests table holds (files hold no index).
+    remembered = (
+        RecentRequestIds(f"{sinks.dataset}.manifests", settings.dedup_ttl_seconds)
+        if sinks.dataset is not None
+        else None
+    )
     parsed = read.records | "Parse" >> ParseRequestStream(
-        settings.max_record_bytes,
-        settings.dedup_ttl_seconds,
-        RecentRequestIds(settings.table("manifests"), settings.dedup_ttl_seconds),
+        settings.max_record_bytes, settings.dedup_ttl_seconds, remembered
     )
     packed = parsed.requests | "Pack" >> pack_transform(settings)
-    packed.lines | "PublishPrompts" >> PublishMessages(settings.prompts_topic, prompt_message)
-    rejected_manifests = packed.manifests | "WriteManifests" >> WriteToBigQueryRows(
-        settings.table("manifests"), row_id=manifest_row_id
+    packed.lines | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
+    rejected_manifests = packed.manifests | "WriteManifests" >> WriteAuditRows(
+        "manifests", sinks, row_id=manifest_row_id
     )
-    rejected_exclusions = packed.exclusions | "WriteExclusions" >> WriteToBigQueryRows(
-        settings.table("exclusions"), row_id=exclusion_row_id
+    rejected_exclusions = packed.exclusions | "WriteExclusions" >> WriteAuditRows(
+        "exclusions", sinks, row_id=exclusion_row_id
     )
     rejected_counts = (
         packed.exclusions
         | "CountPerWindow"
         >> WindowedExclusionCounts(settings.window_seconds, settings.allowed_lateness_seconds)
-        | "WriteCounts" >> WriteToBigQueryRows(settings.table("exclusion_counts"))
+        | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks)
     )
     dead_letters = (
         (
@@ -266,8 +231,8 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         | "AllDeadLetters" >> beam.Flatten()
         | "Bound" >> beam.Map(bounded)
     )
-    rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteToBigQueryRows(
-        settings.table("dead_letters")
+    rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows(
+        "dead_letters", sinks
     )
     (
         (dead_letters, rejected_dead_letters | "BoundRejected" >> beam.Map(bounded))
@@ -283,9 +248,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     pin_local_runner(options, LOCAL_RUNNER)
     settings = resolve_streaming(options)
     if settings.create_tables:
-        project, dataset = settings.dataset.split(".")
-        tables = create_tables(bigquery_client(project), settings.dataset, AUDIT_TABLES.values())
-        _LOG.info("audit tables ready in %s.%s: %s", project, dataset, ", ".join(tables))
+        create_audit_tables(settings.sinks)
     emulator_receives_large_messages()
     pipeline = beam.Pipeline(options=options)
     build(pipeline, settings)

@@ -13,7 +13,8 @@ import argparse
 import sys
 
 from pipelines.views import create_views
-from transforms.bigquery_io import AUDIT_TABLES, bigquery_client, create_tables
+from schemas.tables import AUDIT_TABLES
+from transforms.bigquery_io import bigquery_client, create_tables
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,13 +28,14 @@ from pipelines.batch import LOCAL_RUNNER
 from pipelines.options import EvpackOptions, file_format, pin_local_runner, print_help_if_asked
 from pipelines.streaming import StreamingOptions
 from schemas import ExclusionRecord, ManifestRow
+from schemas.tables import AUDIT_TABLES, OUTPUTS
 from schemas.verification import VerificationRow
-from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
+from transforms.bigquery_io import WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests, ReadRecords
 from transforms.verify import VerifyAnswers
 
-OUTPUTS = {"verifications": "parquet", "verify_dead_letters": "jsonl"}
+VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
 
 
 class VerifyOptions(PipelineOptions):
@@ -152,7 +153,9 @@ def run(argv: list[str] | None = None) -> str:
         _require_files(opts.requests, "--requests")
     output = (shared.output or run_dir).rstrip("/")
     stale = [
-        f for name, ext in OUTPUTS.items() for f in _files(f"{output_prefix(output, name)}-*.{ext}")
+        f
+        for name in VERIFY_OUTPUTS
+        for f in _files(f"{output_prefix(output, name)}-*.{OUTPUTS[name].file_type}")
     ]
     if stale and not shared.overwrite:
         raise ValueError(

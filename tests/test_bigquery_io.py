@@ -11,8 +11,8 @@ from google.api_core import exceptions as api_exceptions
 from pipelines import cli
 from schemas import ExclusionRecord, ManifestRow
 from schemas.bigquery import bigquery_schema
+from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import (
-    AUDIT_TABLES,
     DEAD_LETTER_STAGE,
     WriteToBigQueryRows,
     bigquery_client,

@@ -101,6 +101,26 @@ def test_batch_translates_for_dataflow_in_each_catalog_mode(mode: str) -> None:
     assert docker_images(job) == {IMAGE}
 
 
+def test_batch_to_bigquery_and_pubsub_translates_with_load_jobs() -> None:
+    job = dry_run(
+        "batch",
+        [
+            f"--input={ROOT / 'samples' / 'requests.jsonl'}",
+            CATALOG,
+            "--output=gs://evpack-prod-data/out/run1",
+            "--bigquery_dataset=evpack-prod.evpack_audit",
+            "--prompts_topic=projects/evpack-prod/topics/evpack-prompts",
+            "--create_tables=false",
+        ],
+    )
+    steps = all_steps(job)
+    for table in ("WriteManifests", "WriteExclusions", "WriteCounts", "WriteDeadLetters"):
+        assert f"{table}/Load" in steps, table
+        assert f"{table}/Insert" not in steps, table
+    assert "PublishPrompts" in top_level_steps(job)
+    assert "WritePrompts" not in top_level_steps(job)
+
+
 @pytest.mark.parametrize("mode", ["side_input", "bigtable"])
 def test_streaming_translates_for_dataflow_with_streaming_engine(mode: str) -> None:
     job = dry_run(

@@ -295,7 +295,7 @@ def test_streaming_options_say_what_to_fix(tmp_path: Path, flag: str, message: s
         "--bigquery_dataset=p.audit",
         f"--catalog={catalog}",
     ]
-    assert resolve_streaming(PipelineOptions(args)).dataset == "p.audit"
+    assert resolve_streaming(PipelineOptions(args)).sinks.dataset == "p.audit"
     name = flag.split("=")[0]
     bad = [a for a in args if not a.startswith(name + "=")] + [flag]
     with pytest.raises(ValueError, match=message):

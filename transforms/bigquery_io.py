@@ -29,9 +29,9 @@ from google.cloud import bigquery
 from pydantic import BaseModel
 
 from packer import BUILDER_VERSION
-from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
+from schemas import DeadLetter
 from schemas.bigquery import bigquery_schema
-from schemas.verification import VerificationRow
+from schemas.tables import AUDIT_TABLES, Output
 
 EMULATOR_ENV = "BIGQUERY_EMULATOR_HOST"
 DEAD_LETTER_STAGE = "bigquery_insert"
@@ -55,28 +55,6 @@ TRANSIENT_ROW_REASONS = frozenset({"backendError", "internalError", "rateLimitEx
 with a faulty neighbour, so they are retried too."""
 
 
-@dataclass(frozen=True)
-class AuditTable:
-    """One audit table: the model its rows follow and how it is laid out."""
-
-    name: str
-    model: type[BaseModel]
-    partition_field: str
-    cluster_fields: tuple[str, ...] = ("tenant_id",)
-
-
-AUDIT_TABLES: dict[str, AuditTable] = {
-    t.name: t
-    for t in (
-        AuditTable("manifests", ManifestRow, "event_time"),
-        AuditTable("exclusions", ExclusionRecord, "event_time"),
-        AuditTable("exclusion_counts", ExclusionCount, "window_start"),
-        AuditTable("dead_letters", DeadLetter, "received_at", ("stage",)),
-        AuditTable("verifications", VerificationRow, "event_time"),
-    )
-}
-
-
 def bigquery_client(project: str | None) -> bigquery.Client:
     """A client for real BigQuery, or for the emulator when `BIGQUERY_EMULATOR_HOST` is set.
 
@@ -93,7 +71,7 @@ def bigquery_client(project: str | None) -> bigquery.Client:
     return bigquery.Client(project=project)
 
 
-def table_definition(table_id: str, table: AuditTable) -> bigquery.Table:
+def table_definition(table_id: str, table: Output) -> bigquery.Table:
     """The table derived from its model: partitioned by event date, clustered by tenant."""
     schema = [bigquery.SchemaField.from_api_repr(f) for f in bigquery_schema(table.model)]
     definition = bigquery.Table(table_id, schema=schema)
@@ -107,7 +85,7 @@ def table_definition(table_id: str, table: AuditTable) -> bigquery.Table:
 def create_tables(
     client: bigquery.Client,
     dataset: str,
-    tables: Iterable[AuditTable] = AUDIT_TABLES.values(),
+    tables: Iterable[Output] = AUDIT_TABLES.values(),
     location: str | None = None,
 ) -> list[str]:
     """Create the dataset and the audit tables if missing; returns the table ids.

@@ -3,7 +3,8 @@
 Parquet schemas come from `schemas.arrow`, derived from the same pydantic
 models as the BigQuery tables. Each output is a directory of sharded files
 `<output>/<name>/<name>-SSSSS-of-NNNNN.<ext>`, so a reader globs
-`<output>/<name>/*.parquet`.
+`<output>/<name>/*.parquet`. An unbounded (streaming) input is written once per
+`window_seconds` window, as `<name>-[<window start>, <window end>)-SSSSS-of-NNNNN.<ext>`.
 """
 
 import apache_beam as beam
@@ -22,29 +23,46 @@ def output_prefix(output: str, name: str) -> str:
 class WriteJsonl(beam.PTransform[beam.PCollection[BaseModel], beam.pvalue.PDone]):
     """Models as JSON lines (the generation queue's message shape for prompts)."""
 
-    def __init__(self, output: str, name: str) -> None:
+    def __init__(self, output: str, name: str, window_seconds: int | None = None) -> None:
         super().__init__()
         self._prefix = output_prefix(output, name)
+        self._window = window_seconds
 
     def expand(self, rows: beam.PCollection[BaseModel]) -> beam.pvalue.PDone:
         return (
             rows
             | "ToJson" >> beam.Map(lambda row: row.model_dump_json())
-            | "Write" >> WriteToText(self._prefix, file_name_suffix=".jsonl")
+            | "Write"
+            >> WriteToText(
+                self._prefix, file_name_suffix=".jsonl", triggering_frequency=self._window
+            )
         )
 
 
 class WriteParquet(beam.PTransform[beam.PCollection[BaseModel], beam.pvalue.PDone]):
     """Models as Parquet rows with the Arrow schema derived from their model."""
 
-    def __init__(self, output: str, name: str, model: type[BaseModel]) -> None:
+    def __init__(
+        self,
+        output: str,
+        name: str,
+        model: type[BaseModel],
+        window_seconds: int | None = None,
+    ) -> None:
         super().__init__()
         self._prefix = output_prefix(output, name)
         self._schema = arrow_schema(model)
+        self._window = window_seconds
 
     def expand(self, rows: beam.PCollection[BaseModel]) -> beam.pvalue.PDone:
         return (
             rows
             | "ToDict" >> beam.Map(lambda row: row.model_dump(mode="python"))
-            | "Write" >> WriteToParquet(self._prefix, self._schema, file_name_suffix=".parquet")
+            | "Write"
+            >> WriteToParquet(
+                self._prefix,
+                self._schema,
+                file_name_suffix=".parquet",
+                triggering_frequency=self._window,
+            )
         )

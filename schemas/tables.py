@@ -1,0 +1,55 @@
+"""The outputs of the jobs, in one table: name, row model, file type and BigQuery layout.
+
+Batch, streaming, `evpack tables`, `evpack verify` and the report all read it:
+a file sink writes `<output>/<name>/<name>-*.<file_type>`, a BigQuery sink the
+table `<dataset>.<name>`, partitioned by day of `partition_field` and clustered
+by `cluster_fields`. Prompts are not a BigQuery table (no partition field):
+they go to files or to the generation topic.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from schemas.outputs import (
+    DeadLetter,
+    ExclusionCount,
+    ExclusionRecord,
+    ManifestRow,
+    PromptMessage,
+)
+from schemas.verification import VerificationRow
+
+FileType = Literal["jsonl", "parquet"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output: the model its rows follow, its file type, its BigQuery layout."""
+
+    name: str
+    model: type[BaseModel]
+    file_type: FileType
+    partition_field: str | None = None
+    cluster_fields: tuple[str, ...] = ("tenant_id",)
+
+
+OUTPUTS: dict[str, Output] = {
+    o.name: o
+    for o in (
+        Output("prompts", PromptMessage, "jsonl"),
+        Output("manifests", ManifestRow, "parquet", "event_time"),
+        Output("exclusions", ExclusionRecord, "parquet", "event_time"),
+        Output("exclusion_counts", ExclusionCount, "parquet", "window_start"),
+        Output("dead_letters", DeadLetter, "jsonl", "received_at", ("stage",)),
+        Output("verifications", VerificationRow, "parquet", "event_time"),
+        Output("verify_dead_letters", DeadLetter, "jsonl"),
+    )
+}
+
+AUDIT_TABLES: dict[str, Output] = {n: o for n, o in OUTPUTS.items() if o.partition_field}
+"""The outputs that are also BigQuery tables (every audit table)."""
+
+PACK_OUTPUTS = ("prompts", "manifests", "exclusions", "exclusion_counts", "dead_letters")
+"""What a packing run (batch or streaming) writes."""

@@ -1,0 +1,93 @@
+"""Sinks are choices in both jobs: batch to BigQuery and Pub/Sub, streaming to windowed files.
+
+On the real emulators. The batch run with service sinks must hold the same rows
+as the same run with files; the streaming run without a dataset writes its
+audit rows as Parquet files, one set per window, read back with pyarrow.
+"""
+
+import glob
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.batch import run as run_batch
+from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
+from tests.factories import candidate, document, request
+from tests.stream_harness import Routes, drain, publish, streaming_job
+from transforms.bigquery_io import bigquery_client
+
+pytestmark = pytest.mark.emulators
+
+
+def test_batch_writes_audit_rows_to_bigquery_and_prompts_to_a_topic(
+    gcp_emulators, tmp_path
+) -> None:
+    project = gcp_emulators.project
+    routes = Routes(project, "batch-sinks")
+    routes.create()
+    requests = SAMPLES / "requests.jsonl"
+    run_test_pipeline(flags(requests, tmp_path / "files"))
+    files = read_outputs(tmp_path / "files")
+    run_batch(  # through the job's start: it creates the dataset and tables
+        flags(
+            requests,
+            tmp_path / "services",
+            f"--bigquery_dataset={project}.batch_audit",
+            f"--prompts_topic={routes.topic('prompts')}",
+        )
+    )
+    client = bigquery_client(project)
+    for table, rows in (("manifests", files.manifests), ("exclusions", files.exclusions)):
+        found = client.query(
+            f"SELECT request_id, tenant_id FROM `{project}.batch_audit.{table}`"
+        ).result()
+        assert sorted((r["request_id"], r["tenant_id"]) for r in found) == sorted(
+            (r["request_id"], r["tenant_id"]) for r in rows
+        ), table
+    versions = client.query(
+        f"SELECT request_id, catalog_version FROM `{project}.batch_audit.manifests`"
+    ).result()
+    assert {r["request_id"]: r["catalog_version"] for r in versions} == {
+        r["request_id"]: r["catalog_version"] for r in files.manifests
+    }
+    letters = client.query(f"SELECT stage FROM `{project}.batch_audit.dead_letters`").result()
+    assert sorted(r["stage"] for r in letters) == sorted(r["stage"] for r in files.dead_letters)
+    prompts = drain(routes.subscription("prompts"), len(files.prompts))
+    assert sorted((p.json() for p in prompts), key=lambda m: m["request_id"]) == files.prompts
+    assert not glob.glob(f"{tmp_path}/services/manifests/*"), "audit rows went to BigQuery"
+
+
+def test_streaming_writes_audit_rows_as_windowed_parquet(gcp_emulators, tmp_path) -> None:
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text(document("handbook").model_dump_json() + "\n")
+    routes = Routes(gcp_emulators.project, "stream-files")
+    routes.create()
+    out = tmp_path / "audit"
+    args = [
+        f"--subscription={routes.subscription('requests')}",
+        f"--prompts_topic={routes.topic('prompts')}",
+        f"--dead_letter_topic={routes.topic('dead-letters')}",
+        f"--output={out}",
+        f"--catalog={catalog}",
+        "--window_seconds=1",
+    ]
+    cands = (candidate("e-handbook", "handbook"), candidate("e-gone", "gone"))
+    with streaming_job(routes, args):
+        publish(routes.topic("requests"), [request(*cands, request_id="q-files").model_dump_json()])
+        (prompt,) = drain(routes.subscription("prompts"), 1)
+        assert prompt.attributes["request_id"] == "q-files"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (
+            glob.glob(f"{out}/manifests/*.parquet") and glob.glob(f"{out}/exclusions/*.parquet")
+        ):
+            time.sleep(1)
+    manifests = [
+        r for f in glob.glob(f"{out}/manifests/*.parquet") for r in pq.read_table(f).to_pylist()
+    ]
+    exclusions = [
+        r for f in glob.glob(f"{out}/exclusions/*.parquet") for r in pq.read_table(f).to_pylist()
+    ]
+    assert [m["request_id"] for m in manifests] == ["q-files"]
+    assert manifests[0]["catalog_version"]
+    assert [(x["evidence_id"], x["reason"]) for x in exclusions] == [("e-gone", "unknown_document")]
