@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo demo-stream test lint samples schema bench eval
+.PHONY: demo demo-stream test lint samples schema bench bench-scale eval
 
 # The console script is the marker of an install; reinstall when pyproject changes.
 $(BIN)/evpack: pyproject.toml
@@ -61,6 +61,11 @@ $(VENV)/.bench-installed: $(BIN)/evpack
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.speed --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.report
+
+# The catalog modes against catalogs of 10k to 5M documents (needs the Bigtable emulator).
+bench-scale: $(VENV)/.bench-installed $(VENV)/.emulators-ready
+	$(BIN)/python -m benchmarks.scale --repeat 3
 	$(BIN)/python -m benchmarks.report
 
 eval: $(VENV)/.bench-installed

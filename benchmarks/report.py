@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchmarks import adapters, quality, speed, targets, verification
+from benchmarks import adapters, quality, scale, speed, targets, verification
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
 COMPARED = (
@@ -453,6 +453,9 @@ def write_report(results_dir: Path) -> Path:
         plot_throughput(s, results_dir / "throughput.png")
         parts += speed_section(s)
         parts += ["### Speed sections", "", speed.__doc__.split("\n\n", 2)[2].strip(), ""]
+    scale_file = results_dir / "scale.json"
+    if scale_file.exists():
+        parts += scale.report_section(json.loads(scale_file.read_text()))
     verification_file = results_dir / "verification.json"
     if verification_file.exists():
         parts += verification.report_section(json.loads(verification_file.read_text()))
