@@ -26,7 +26,6 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
 from pipelines.options import EvpackOptions, file_format, pin_local_runner, print_help_if_asked
-from pipelines.streaming import StreamingOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import AUDIT_TABLES, OUTPUTS
 from schemas.verification import VerificationRow
@@ -53,8 +52,10 @@ class VerifyOptions(PipelineOptions):
 
 HELP_SECTIONS = (
     (VerifyOptions, None),
-    (EvpackOptions, frozenset({"run", "output", "overwrite", "max_record_bytes"})),
-    (StreamingOptions, frozenset({"bigquery_dataset"})),
+    (
+        EvpackOptions,
+        frozenset({"run", "output", "overwrite", "max_record_bytes", "bigquery_dataset"}),
+    ),
 )
 """The flags `evpack verify` reads, as its --help lists them."""
 
@@ -163,7 +164,7 @@ def run(argv: list[str] | None = None) -> str:
         )
     if stale:
         FileSystems.delete(stale)
-    dataset = options.view_as(StreamingOptions).bigquery_dataset
+    dataset = options.view_as(EvpackOptions).bigquery_dataset
     if dataset is not None:
         if dataset.count(".") != 1:
             raise ValueError(f"--bigquery_dataset must be PROJECT.DATASET, got {dataset!r}")

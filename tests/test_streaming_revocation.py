@@ -67,7 +67,10 @@ def test_revoked_group_is_unauthorized_after_the_delay(gcp_emulators, tmp_path, 
         *catalog_flags,
         f"--catalog_refresh_seconds={REFRESH_SECONDS}",
     ]
-    cands = (candidate("e-handbook", "handbook"), candidate("e-ledger", "ledger"))
+    cands = (
+        candidate("e-handbook", "handbook", "Returns are accepted within 30 days of delivery."),
+        candidate("e-ledger", "ledger", "The ledger closes on the fifth business day."),
+    )
     with streaming_job(routes, args):
         publish(routes.topic("requests"), [request(*cands, request_id="before").model_dump_json()])
         (before,) = drain(routes.subscription("prompts"), 1)
