@@ -20,8 +20,8 @@ from apache_beam.io.gcp.pubsub import ReadFromPubSub
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import pin_local_runner, print_help_if_asked
-from pipelines.streaming import LOCAL_RUNNER, StreamingOptions
+from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_asked
+from pipelines.streaming import LOCAL_RUNNER
 from pipelines.verify import verification_row_id
 from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.verify_stream import DEFAULT_PROMPT_TTL_SECONDS, VerifyAnswerStream
@@ -63,7 +63,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     options = PipelineOptions(argv)
     options.view_as(StandardOptions).streaming = True
     opts = options.view_as(VerifyStreamOptions)
-    dataset = options.view_as(StreamingOptions).bigquery_dataset or ""
+    dataset = options.view_as(EvpackOptions).bigquery_dataset or ""
     problems = [
         f"--{name} is required as projects/<project>/subscriptions/<name>"
         for name, value in (
@@ -99,7 +99,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    sections = ((VerifyStreamOptions, None), (StreamingOptions, frozenset({"bigquery_dataset"})))
+    sections = ((VerifyStreamOptions, None), (EvpackOptions, frozenset({"bigquery_dataset"})))
     if print_help_if_asked(argv, "evpack verify-stream", __doc__, sections):
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")

@@ -41,7 +41,7 @@ OWN_FLAGS: dict[tuple[str, ...], set[str]] = {
 """Per command, flags it reads that its help must list (a sample, not all of them)."""
 
 NOT_READ: dict[tuple[str, ...], set[str]] = {
-    ("stream",): {"--input", "--output", "--run"},
+    ("stream",): {"--input", "--run"},  # --output: windowed audit files
     ("verify",): {"--input", "--catalog", "--subscription"},
     ("verify-stream",): {"--input", "--catalog", "--subscription"},
 }
