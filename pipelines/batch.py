@@ -39,9 +39,10 @@ from transforms.catalog_lookup import PackWithBigtable
 from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
 from transforms.pack import PackRequests
-from transforms.parse import ParseRequests, ReadRecords
+from transforms.parse import ParseRequests
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
+from transforms.record_files import ReadRecords
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
 from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
 from transforms.staging import commit, files_under, staging_name

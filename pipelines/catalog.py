@@ -19,7 +19,7 @@ import sys
 
 from pipelines.options import file_format
 from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
-from transforms.catalog_refresh import catalog_documents
+from transforms.catalog_io import catalog_documents
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,17 +23,13 @@ from apache_beam.options.pipeline_options import (
 from pydantic import ValidationError
 
 from schemas import PackingConfig
+from schemas._types import describe_validation_error
 from schemas.config import PromptFormat
 from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import bigquery_client, create_tables
 from transforms.bigtable_catalog import TableAddress
 from transforms.catalog_lookup import CachedLookup
-from transforms.parse import (
-    DEFAULT_MAX_RECORD_BYTES,
-    FileFormat,
-    InputShape,
-    describe_validation_error,
-)
+from transforms.names import DEFAULT_MAX_RECORD_BYTES, FileFormat, InputShape
 from transforms.sinks import Sinks
 
 _LOG = logging.getLogger(__name__)

@@ -26,7 +26,8 @@ from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_ask
 from schemas import ManifestRow
 from schemas.replay import ReplayRow
 from transforms.files import WriteParquet, output_prefix
-from transforms.parse import ParseRequests, ReadRecords
+from transforms.parse import ParseRequests
+from transforms.record_files import ReadRecords
 from transforms.replay import ReplayRun
 
 

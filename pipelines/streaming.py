@@ -37,7 +37,8 @@ from schemas import PackingConfig
 from transforms.bigquery_io import RecentRequestIds
 from transforms.catalog_lookup import PackWithBigtable
 from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
-from transforms.parse import bounded
+from transforms.dead_letters import bounded
+from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
 from transforms.pubsub_io import (
     PublishMessages,
     ReadRequestRecords,
@@ -46,8 +47,8 @@ from transforms.pubsub_io import (
     prompt_message,
 )
 from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.stream_parse import DEFAULT_DEDUP_TTL_SECONDS, ParseRequestStream
-from transforms.windowed_counts import DEFAULT_WINDOW_SECONDS, WindowedExclusionCounts
+from transforms.stream_parse import ParseRequestStream
+from transforms.windowed_counts import WindowedExclusionCounts
 
 LOCAL_RUNNER = "BundleBasedDirectRunner"
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
-from transforms.parse import METRICS_NAMESPACE
+from transforms.names import METRICS_NAMESPACE
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from schemas.tables import AUDIT_TABLES, OUTPUTS
 from schemas.verification import VerificationRow
 from transforms.bigquery_io import WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
-from transforms.parse import ParseRequests, ReadRecords
+from transforms.parse import ParseRequests
+from transforms.record_files import ReadRecords
 from transforms.verify import VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")

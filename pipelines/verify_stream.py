@@ -24,7 +24,8 @@ from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_ask
 from pipelines.streaming import LOCAL_RUNNER
 from pipelines.verify import verification_row_id
 from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
-from transforms.verify_stream import DEFAULT_PROMPT_TTL_SECONDS, VerifyAnswerStream
+from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
+from transforms.verify_stream import VerifyAnswerStream
 
 
 class VerifyStreamOptions(PipelineOptions):

@@ -1,9 +1,12 @@
-"""Field types shared by the models, and the checks every input string and number passes."""
+"""Field types shared by the models, the checks every input string and number passes.
+
+Also how a failed check reads (`describe_validation_error`), in dead letters and flag errors.
+"""
 
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError
 
 INT64_MAX = 2**63 - 1
 MAX_ID_CHARS = 256
@@ -26,6 +29,15 @@ def is_unicode(text: str) -> bool:
 def is_identifier(value: Any) -> bool:
     """Whether `value` may stand as an id in a sink: non-empty text that encodes, not too long."""
     return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and is_unicode(value)
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """One line per problem, `field.path: message`: the form of dead letters and flag errors."""
+    parts = []
+    for item in err.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in item["loc"]) or "record"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
 
 
 def encodable(value: Any) -> Any:

@@ -45,6 +45,6 @@ def test_cache_rebuilds_only_for_a_new_fingerprint() -> None:
 
 def test_bad_catalog_rows_and_duplicates_fail_with_the_file_name() -> None:
     with pytest.raises(ValueError, match=r"catalog cat\.jsonl: bad document row \(document_id"):
-        parse_catalog_row("cat.jsonl", json.dumps({"tenant_id": "acme"}))
+        parse_catalog_row("cat.jsonl", json.dumps({"tenant_id": "acme"}).encode())
     with pytest.raises(ValueError, match="twice"):
         snapshot([*EXPECTED.documents, EXPECTED.documents[0]])

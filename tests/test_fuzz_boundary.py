@@ -25,8 +25,9 @@ from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Req
 from schemas.arrow import arrow_schema
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
-from transforms.parse import Entry, InputShape, assemble, decode
+from transforms.names import InputShape
 from transforms.pubsub_io import split_payload
+from transforms.request_records import Entry, assemble, decode
 from transforms.stream_parse import parse_record
 
 MAX_BYTES = 64 * 1024

@@ -12,7 +12,9 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import DeadLetter, Request
 from tests.factories import candidate
-from transforms.parse import Entry, ParseRequests, assemble, decode, parquet_records
+from transforms.parse import ParseRequests
+from transforms.record_files import parquet_records
+from transforms.request_records import Entry, assemble, decode
 
 
 def _nested(request_id: str = "q1", **fields: Any) -> dict[str, Any]:

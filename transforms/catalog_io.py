@@ -14,18 +14,19 @@ and rebuilds it only when the fingerprint changes (a refreshed catalog).
 
 import hashlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import apache_beam as beam
-from apache_beam.io.parquetio import ReadAllFromParquet
-from apache_beam.io.textio import ReadFromTextWithFilename
 from pydantic import ValidationError
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
 from schemas import CatalogDocument, Request
-from transforms.parse import FileFormat, describe_validation_error, row_payload
+from schemas._types import describe_validation_error
+from transforms.names import FileFormat
+from transforms.record_files import ReadRecords, file_records
+from transforms.strict_json import BOM, as_text
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,30 @@ class CatalogSnapshot:
         )
 
 
-def parse_catalog_row(source: str, payload: str) -> CatalogDocument:
-    """One catalog document; raises ValueError naming the file on a bad row."""
+def parse_catalog_row(source: str, payload: bytes) -> CatalogDocument:
+    """One catalog document from a record of `transforms.record_files`.
+
+    Raises ValueError naming the file on a bad row; one leading byte-order
+    mark is dropped, as it is from a request record.
+    """
     try:
-        return CatalogDocument.model_validate_json(payload)
+        text = payload.removeprefix(BOM).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"catalog {source}: row is not UTF-8 ({err}): {as_text(payload[:200])}"
+        ) from err
+    try:
+        return CatalogDocument.model_validate_json(text)
     except ValidationError as err:
         raise ValueError(
-            f"catalog {source}: bad document row ({describe_validation_error(err)}): "
-            f"{payload[:200]}"
+            f"catalog {source}: bad document row ({describe_validation_error(err)}): {text[:200]}"
         ) from err
+
+
+def catalog_documents(pattern: str, file_format: FileFormat) -> Iterator[CatalogDocument]:
+    """Every document of the file(s) matching `pattern`, local or gs://, read as a stream."""
+    for source, payload in file_records(pattern, file_format):
+        yield parse_catalog_row(source, payload)
 
 
 CanonicalRow = tuple[tuple[str, str], bytes]
@@ -116,20 +132,11 @@ class ReadCatalogDocuments(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[
         self._format = file_format
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[CatalogDocument]:
-        if self._format == "parquet":
-            rows = (
-                pbegin
-                | "Pattern" >> beam.Create([self._pattern])
-                | "ReadParquet" >> ReadAllFromParquet(with_filename=True)
-                | "ToJson" >> beam.MapTuple(lambda source, row: (source, row_payload(row)))
-            )
-        else:
-            rows = (
-                pbegin
-                | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern)
-                | "SkipBlank" >> beam.Filter(lambda row: bool(row[1].strip()))
-            )
-        return rows | "Parse" >> beam.MapTuple(parse_catalog_row)
+        return (
+            pbegin
+            | "Read" >> ReadRecords(self._pattern, self._format)
+            | "Parse" >> beam.MapTuple(parse_catalog_row)
+        )
 
 
 class ReadCatalog(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogSnapshot]]):

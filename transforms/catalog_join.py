@@ -44,8 +44,10 @@ from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice
 from schemas import CatalogDocument, PackingConfig, Request
 from transforms.catalog_io import parse_catalog_row
 from transforms.key_filter import BuildKeyFilter, KeyFilter
+from transforms.names import FileFormat
 from transforms.pack import PackDoFn, PackOutputs, pack_with
-from transforms.parse import FileFormat, ReadRecords
+from transforms.record_files import ReadRecords
+from transforms.strict_json import as_text
 
 _TENANT = re.compile(rb'"tenant_id"\s*:\s*"([^"\\]*)"')
 _DOCUMENT = re.compile(rb'"document_id"\s*:\s*"([^"\\]*)"')
@@ -113,13 +115,11 @@ def fan_out(
     if len(rows) > 1:
         raise ValueError(f"catalog lists document {key} twice ({rows[0][0]}, {rows[1][0]})")
     source, line = rows[0]
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"catalog {source}: row {key} is not UTF-8 ({err})") from err
-    doc = parse_catalog_row(source, text)
+    doc = parse_catalog_row(source, line)
     if (doc.tenant_id, doc.document_id) != key:
-        raise ValueError(f"catalog {source}: row keyed {key} parses as another document: {text}")
+        raise ValueError(
+            f"catalog {source}: row keyed {key} parses as another document: {as_text(line)}"
+        )
     canonical = canonical_line(doc)
     for tag, value in values:
         if tag == _REF:

@@ -44,8 +44,9 @@ from packer import Catalog
 from packer.catalog_slice import CatalogKey, request_keys, slice_version
 from schemas import CatalogDocument, PackingConfig, Request
 from transforms.bigtable_catalog import TableAddress, open_table, read_entries
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 from transforms.pack import PackDoFn, PackOutputs, pack_with
-from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
 
 Entry = bytes | None
 """A stored catalog line, or None for a document the table does not hold."""

@@ -19,47 +19,22 @@ keeps the last good snapshot; the failure is logged and counted. The first
 load has no fallback and fails loudly, and the job checks it before starting.
 """
 
-import io
 import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import apache_beam as beam
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Timestamp
 
-from schemas import CatalogDocument, PackingConfig, Request
-from transforms.catalog_io import CatalogSnapshot, parse_catalog_row, snapshot
+from schemas import PackingConfig, Request
+from transforms.catalog_io import CatalogSnapshot, catalog_documents, snapshot
+from transforms.names import METRICS_NAMESPACE, FileFormat
 from transforms.pack import PackDoFn, PackOutputs, pack_with
-from transforms.parse import METRICS_NAMESPACE, FileFormat, row_payload
 
 _LOG = logging.getLogger(__name__)
-
-
-def _documents(path: str, file_format: FileFormat) -> Iterator[CatalogDocument]:
-    """The documents of one file, read as a stream (a Parquet file by row group)."""
-    with FileSystems.open(path) as handle:
-        if file_format == "parquet":
-            for batch in pq.ParquetFile(handle).iter_batches():
-                for row in batch.to_pylist():
-                    yield parse_catalog_row(path, row_payload(row))
-            return
-        for line in io.TextIOWrapper(handle, encoding="utf-8"):
-            if line.strip():
-                yield parse_catalog_row(path, line)
-
-
-def catalog_documents(pattern: str, file_format: FileFormat) -> Iterator[CatalogDocument]:
-    """Every document of the file(s) matching `pattern`, local or gs://, in file order."""
-    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
-    if not paths:
-        raise ValueError(f"catalog {pattern!r} matches no file")
-    for path in paths:
-        yield from _documents(path, file_format)
 
 
 def load_snapshot(pattern: str, file_format: FileFormat) -> CatalogSnapshot:

@@ -38,7 +38,8 @@ from schemas import (
     Request,
 )
 from transforms.catalog_io import CatalogCache, CatalogSnapshot
-from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
 MANIFESTS = "manifests"
 EXCLUSIONS = "exclusions"

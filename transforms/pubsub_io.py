@@ -29,7 +29,8 @@ from google.pubsub_v1.services.subscriber.transports.grpc import SubscriberGrpcT
 
 from packer.formats import PromptLine
 from schemas import DeadLetter
-from transforms.parse import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES, dead_letter
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES
 from transforms.strict_json import Refused, decode_text, loads, shown
 
 EMULATOR_ENV = "PUBSUB_EMULATOR_HOST"

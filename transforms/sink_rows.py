@@ -24,7 +24,8 @@ from pydantic import BaseModel
 from packer.formats import PromptLine
 from schemas import DeadLetter
 from schemas.arrow import arrow_schema
-from transforms.parse import DEAD_LETTERS, dead_letter
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS
 
 WRITE_STAGE = "write"
 Encoder = Callable[[Sequence[Any]], object]

@@ -7,7 +7,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from schemas import DeadLetter, PromptMessage
-from transforms.parse import METRICS_NAMESPACE
+from transforms.names import METRICS_NAMESPACE
 
 PERCENTILES = (50, 95)
 _QUANTILES = 101  # min, 1%, ..., max: index i is the i-th percentile

@@ -31,17 +31,10 @@ from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Duration, Timestamp
 
 from schemas import DeadLetter, Request
-from transforms.parse import (
-    DEAD_LETTERS,
-    METRICS_NAMESPACE,
-    Entry,
-    ParseResult,
-    assemble,
-    dead_letter,
-    decode,
-)
-
-DEFAULT_DEDUP_TTL_SECONDS = 24 * 3600
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, DEFAULT_DEDUP_TTL_SECONDS, METRICS_NAMESPACE
+from transforms.parse import ParseResult
+from transforms.request_records import Entry, assemble, decode
 
 _KEPT = ReadModifyWriteStateSpec("kept", StrUtf8Coder())
 _EXPIRY = TimerSpec("expiry", TimeDomain.REAL_TIME)

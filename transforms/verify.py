@@ -24,7 +24,8 @@ from packer.formats import answer_keys
 from packer.verify import GATE_REASONS, Packet, checkable_id, verify_answer
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.verification import VerificationRow
-from transforms.parse import DEAD_LETTERS, METRICS_NAMESPACE, dead_letter
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
 ROWS = "rows"
 

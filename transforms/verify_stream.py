@@ -36,10 +36,10 @@ from apache_beam.utils.timestamp import Duration, Timestamp
 from packer.answers import Answer, AnswerError, parse_answer_line, parse_prompt_line
 from packer.verify import Packet
 from schemas.verification import VerificationRow
-from transforms.parse import DEAD_LETTERS, dead_letter
+from transforms.dead_letters import dead_letter
+from transforms.names import DEAD_LETTERS, DEFAULT_PROMPT_TTL_SECONDS
 from transforms.verify import unverified_row, verified_row
 
-DEFAULT_PROMPT_TTL_SECONDS = 7 * 24 * 3600
 """How long a prompt waits for its answer: batch APIs answer within 24 hours."""
 
 _PROMPT = ReadModifyWriteStateSpec("prompt", PickleCoder())

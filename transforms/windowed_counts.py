@@ -13,8 +13,7 @@ from apache_beam.transforms import trigger, window
 
 from schemas import ExclusionCount, ExclusionRecord
 from transforms.counts import CountExclusions
-
-DEFAULT_WINDOW_SECONDS = 60
+from transforms.names import DEFAULT_WINDOW_SECONDS
 
 
 class WindowedExclusionCounts(beam.PTransform):
