@@ -29,7 +29,16 @@ from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import bigquery_client, create_tables
 from transforms.bigtable_catalog import TableAddress
 from transforms.catalog_lookup import CachedLookup
-from transforms.names import DEFAULT_MAX_RECORD_BYTES, FileFormat, InputShape
+from transforms.names import (
+    DEFAULT_CATALOG_CACHE_ENTRIES,
+    DEFAULT_CATALOG_REFRESH_SECONDS,
+    DEFAULT_DEDUP_TTL_SECONDS,
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_PROMPT_TTL_SECONDS,
+    DEFAULT_WINDOW_SECONDS,
+    FileFormat,
+    InputShape,
+)
 from transforms.sinks import Sinks
 
 _LOG = logging.getLogger(__name__)
@@ -145,7 +154,7 @@ class EvpackOptions(PipelineOptions):
         parser.add_argument(
             "--catalog_refresh_seconds",
             type=float,
-            default=60.0,
+            default=DEFAULT_CATALOG_REFRESH_SECONDS,
             help=(
                 "The revocation delay: a streaming job re-reads a side-input catalog this "
                 "often, and a Bigtable lookup is cached this long."
@@ -154,7 +163,7 @@ class EvpackOptions(PipelineOptions):
         parser.add_argument(
             "--catalog_cache_entries",
             type=int,
-            default=100_000,
+            default=DEFAULT_CATALOG_CACHE_ENTRIES,
             help="Bigtable mode: catalog entries each packing worker thread keeps cached.",
         )
         parser.add_argument(
@@ -210,12 +219,55 @@ def resource_name(value: str | None, flag: str, kind: str) -> str:
     return value
 
 
+def dataset_name(value: str | None, flag: str = "bigquery_dataset") -> str:
+    """A BigQuery dataset, <project>.<dataset>; raises naming the flag."""
+    if not value or value.count(".") != 1 or "" in value.split("."):
+        raise ValueError(
+            f"--{flag} must be <project>.<dataset>, got {value!r}; e.g. --{flag}=my-project.evpack"
+        )
+    return value
+
+
+NUMBER_FLAGS: dict[str, tuple[Literal["positive", "not negative"], float]] = {
+    "max_record_bytes": ("positive", DEFAULT_MAX_RECORD_BYTES),
+    "catalog_refresh_seconds": ("positive", DEFAULT_CATALOG_REFRESH_SECONDS),
+    "catalog_cache_entries": ("positive", DEFAULT_CATALOG_CACHE_ENTRIES),
+    "window_seconds": ("positive", DEFAULT_WINDOW_SECONDS),
+    "allowed_lateness_seconds": ("not negative", 0),
+    "dedup_ttl_seconds": ("positive", DEFAULT_DEDUP_TTL_SECONDS),
+    "prompt_ttl_seconds": ("positive", DEFAULT_PROMPT_TTL_SECONDS),
+}
+"""Every numeric flag of every command: its bound, and its default as the value to suggest.
+
+The one place these bounds live (`check_numbers` reads it): the transforms
+taking such a value trust the command that resolved it. Rejected: argparse
+`type=` checks, which Beam's lenient parser turns into a usage dump and an
+exit instead of a message naming the flag."""
+
+
+def check_numbers(**values: float) -> None:
+    """Raise one ValueError naming each numeric flag out of its bound, and what to pass.
+
+    Each command passes the numeric flags it reads: `check_numbers(window_seconds=60)`.
+    """
+    problems = []
+    for flag, value in values.items():
+        bound, default = NUMBER_FLAGS[flag]
+        if value > 0 or (value == 0 and bound == "not negative"):
+            continue
+        rule = "must be positive" if bound == "positive" else "must be 0 or more"
+        suggested = int(default) if float(default).is_integer() else default
+        problems.append(f"--{flag} {rule}, got {value}; pass e.g. --{flag}={suggested}")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
 def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:
     """Where this run's outputs go (`transforms.sinks`); `window_seconds` in streaming."""
     opts = options.view_as(EvpackOptions)
     dataset, topic = opts.bigquery_dataset, opts.prompts_topic
-    if dataset is not None and dataset.count(".") != 1:
-        raise ValueError(f"--bigquery_dataset must be <project>.<dataset>, got {dataset!r}")
+    if dataset is not None:
+        dataset_name(dataset)
     if topic is not None:
         resource_name(topic, "prompts_topic", "topics")
     output = opts.output.rstrip("/") if opts.output else None
@@ -411,8 +463,10 @@ def resolve_catalog(options: PipelineOptions, *, streaming: bool) -> CatalogSour
         raise ValueError(
             "pass --catalog (a file) or --bigtable_table, not both, or choose --catalog_mode"
         )
-    if opts.catalog_refresh_seconds <= 0 or opts.catalog_cache_entries <= 0:
-        raise ValueError("--catalog_refresh_seconds and --catalog_cache_entries must be > 0")
+    check_numbers(
+        catalog_refresh_seconds=opts.catalog_refresh_seconds,
+        catalog_cache_entries=opts.catalog_cache_entries,
+    )
     local = opts.catalog is not None and "://" not in opts.catalog
     size = _catalog_bytes(opts.catalog) if local else None  # type: ignore[arg-type]
     mode = choose_catalog_mode(opts.catalog_mode, size, has_bigtable, streaming)
@@ -451,8 +505,7 @@ def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:
         input_format = file_format(input_path, opts.input_format, "input")
     sinks = resolve_sinks(options)
     output = _require(opts.output, "output", "out/run1").rstrip("/")
-    if opts.max_record_bytes <= 0:
-        raise ValueError(f"--max_record_bytes must be positive, got {opts.max_record_bytes}")
+    check_numbers(max_record_bytes=opts.max_record_bytes)
     return Settings(
         input=input_path,
         input_format=input_format,

@@ -25,6 +25,7 @@ from apache_beam.runners.runner import PipelineResult
 from pipelines.options import (
     CatalogSource,
     EvpackOptions,
+    check_numbers,
     create_audit_tables,
     load_config,
     pin_local_runner,
@@ -143,22 +144,18 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     """Check the flags, and that the catalog loads now rather than at the first request."""
     opts = options.view_as(StreamingOptions)
     shared = options.view_as(EvpackOptions)
+    check_numbers(
+        window_seconds=opts.window_seconds,
+        allowed_lateness_seconds=opts.allowed_lateness_seconds,
+        dedup_ttl_seconds=opts.dedup_ttl_seconds,
+        max_record_bytes=shared.max_record_bytes,
+    )
     sinks = resolve_sinks(options, window_seconds=opts.window_seconds)
-    if sinks.prompts_topic is None:
-        raise ValueError("--prompts_topic is required as projects/<project>/topics/<name>")
+    resource_name(sinks.prompts_topic, "prompts_topic", "topics")
     catalog = resolve_catalog(options, streaming=True)
     if catalog.mode == "side_input":
         snap = load_snapshot(catalog.pattern, catalog.file_format)  # type: ignore[arg-type]
         _LOG.info("catalog %s: %d documents", catalog.pattern, len(snap))
-    for name, value in (
-        ("window_seconds", opts.window_seconds),
-        ("dedup_ttl_seconds", opts.dedup_ttl_seconds),
-        ("max_record_bytes", shared.max_record_bytes),
-    ):
-        if value <= 0:
-            raise ValueError(f"--{name} must be positive, got {value}")
-    if opts.allowed_lateness_seconds < 0:
-        raise ValueError("--allowed_lateness_seconds must be >= 0")
     return StreamSettings(
         subscription=resource_name(opts.subscription, "subscription", "subscriptions"),
         dead_letter_topic=resource_name(opts.dead_letter_topic, "dead_letter_topic", "topics"),

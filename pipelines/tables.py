@@ -12,6 +12,7 @@ instead. Set `BIGQUERY_EMULATOR_HOST` to create them in the local emulator.
 import argparse
 import sys
 
+from pipelines.options import dataset_name
 from pipelines.views import create_views
 from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import bigquery_client, create_tables
@@ -28,8 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--location", help="Dataset location when it is created, e.g. EU.")
     args = parser.parse_args(argv)
-    if args.dataset.count(".") != 1:
-        parser.error(f"--dataset must be PROJECT.DATASET, got {args.dataset!r}")
+    try:
+        dataset_name(args.dataset, "dataset")
+    except ValueError as err:
+        parser.error(str(err))
     project = args.dataset.split(".")[0]
     tables = [AUDIT_TABLES[name] for name in args.table or AUDIT_TABLES]
     client = bigquery_client(project)

@@ -25,7 +25,14 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
-from pipelines.options import EvpackOptions, file_format, pin_local_runner, print_help_if_asked
+from pipelines.options import (
+    EvpackOptions,
+    check_numbers,
+    dataset_name,
+    file_format,
+    pin_local_runner,
+    print_help_if_asked,
+)
 from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import AUDIT_TABLES, OUTPUTS
 from schemas.verification import VerificationRow
@@ -147,6 +154,9 @@ def run(argv: list[str] | None = None) -> str:
         raise ValueError(
             "--answers and --run are required, e.g. --answers results.jsonl --run out/run1"
         )
+    check_numbers(max_record_bytes=shared.max_record_bytes)
+    if shared.bigquery_dataset is not None:
+        dataset_name(shared.bigquery_dataset)
     run_dir = shared.run.rstrip("/")
     _require_files(opts.answers, "--answers")
     _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
@@ -165,10 +175,8 @@ def run(argv: list[str] | None = None) -> str:
         )
     if stale:
         FileSystems.delete(stale)
-    dataset = options.view_as(EvpackOptions).bigquery_dataset
+    dataset = shared.bigquery_dataset
     if dataset is not None:
-        if dataset.count(".") != 1:
-            raise ValueError(f"--bigquery_dataset must be PROJECT.DATASET, got {dataset!r}")
         create_tables(
             bigquery_client(dataset.split(".")[0]), dataset, [AUDIT_TABLES["verifications"]]
         )

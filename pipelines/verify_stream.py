@@ -20,7 +20,14 @@ from apache_beam.io.gcp.pubsub import ReadFromPubSub
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_asked
+from pipelines.options import (
+    EvpackOptions,
+    check_numbers,
+    dataset_name,
+    pin_local_runner,
+    print_help_if_asked,
+    resource_name,
+)
 from pipelines.streaming import LOCAL_RUNNER
 from pipelines.verify import verification_row_id
 from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
@@ -64,32 +71,15 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     options = PipelineOptions(argv)
     options.view_as(StandardOptions).streaming = True
     opts = options.view_as(VerifyStreamOptions)
-    dataset = options.view_as(EvpackOptions).bigquery_dataset or ""
-    problems = [
-        f"--{name} is required as projects/<project>/subscriptions/<name>"
-        for name, value in (
-            ("answers_subscription", opts.answers_subscription),
-            ("prompts_subscription", opts.prompts_subscription),
-        )
-        if not value or "/subscriptions/" not in value
-    ]
-    if dataset.count(".") != 1:
-        problems.append(f"--bigquery_dataset must be PROJECT.DATASET, got {dataset!r}")
-    if opts.prompt_ttl_seconds <= 0:
-        problems.append("--prompt_ttl_seconds must be positive")
-    if problems:
-        raise ValueError("; ".join(problems))
+    check_numbers(prompt_ttl_seconds=opts.prompt_ttl_seconds)
+    answers = resource_name(opts.answers_subscription, "answers_subscription", "subscriptions")
+    prompts = resource_name(opts.prompts_subscription, "prompts_subscription", "subscriptions")
+    dataset = dataset_name(options.view_as(EvpackOptions).bigquery_dataset)
     tables = [AUDIT_TABLES["verifications"], AUDIT_TABLES["dead_letters"]]
     create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
     pin_local_runner(options, LOCAL_RUNNER)
     pipeline = beam.Pipeline(options=options)
-    build(
-        pipeline,
-        opts.answers_subscription,
-        opts.prompts_subscription,
-        dataset,
-        opts.prompt_ttl_seconds,
-    )
+    build(pipeline, answers, prompts, dataset, opts.prompt_ttl_seconds)
     result = pipeline.run()
     if wait:
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines import cli
+from pipelines import cli, streaming, verify
 from pipelines.batch import LOCAL_RUNNER
 from pipelines.options import Settings, file_format, parse_event_time, pin_local_runner, resolve
 from pipelines.schema import DEFAULT_PATH, request_schema_text
@@ -33,6 +33,11 @@ def _resolve(*argv: str) -> Settings:
         (GOOD[:2], "--output is required"),
         (["--input=/nonexistent/*.jsonl", *GOOD[1:]], "matches no file; check the path or glob"),
         ([*GOOD, "--max_record_bytes=0"], "--max_record_bytes must be positive"),
+        (
+            [*GOOD, "--catalog_refresh_seconds=-1"],
+            "--catalog_refresh_seconds must be positive, got -1.0; "
+            "pass e.g. --catalog_refresh_seconds=60",
+        ),
         ([*GOOD, "--event_time=yesterday"], "is not ISO-8601; write e.g. 2026-01-31T12:00:00Z"),
         ([*GOOD, "--config=/nonexistent.yaml"], "cannot be read"),
     ],
@@ -40,6 +45,16 @@ def _resolve(*argv: str) -> Settings:
 def test_bad_flags_say_how_to_fix_them(argv: list[str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         _resolve(*argv)
+
+
+def test_every_command_checks_a_number_flag_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    expected = "--max_record_bytes must be positive, got 0; pass e.g. --max_record_bytes=4194304"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        _resolve(*GOOD, "--max_record_bytes=0")
+    assert verify.main(["--answers=a.jsonl", "--run=out/run1", "--max_record_bytes=0"]) == 2
+    assert expected in capsys.readouterr().err
+    assert streaming.main(["--max_record_bytes=0"]) == 2
+    assert expected in capsys.readouterr().err
 
 
 def test_unknown_extension_asks_for_the_format_flag() -> None:

@@ -67,8 +67,6 @@ class TtlCache:
     def __init__(
         self, capacity: int, ttl: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        if capacity <= 0 or ttl <= 0:
-            raise ValueError(f"cache capacity and ttl must be positive, got {capacity}, {ttl}")
         self._capacity = capacity
         self._ttl = ttl
         self._clock = clock

@@ -52,8 +52,6 @@ class RefreshingCatalog:
         interval_seconds: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if interval_seconds <= 0:
-            raise ValueError(f"catalog refresh interval must be positive, got {interval_seconds}")
         self._pattern = pattern
         self._format = file_format
         self._interval = interval_seconds

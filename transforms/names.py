@@ -26,6 +26,12 @@ InputShape = Literal["auto", "nested", "flat"]
 DEFAULT_MAX_RECORD_BYTES = 4 * 1024 * 1024
 """Records larger than this are dead-lettered unparsed (`--max_record_bytes`)."""
 
+DEFAULT_CATALOG_REFRESH_SECONDS = 60.0
+"""The revocation delay: how often a catalog file is re-read, a lookup cached."""
+
+DEFAULT_CATALOG_CACHE_ENTRIES = 100_000
+"""Catalog entries a Bigtable-mode packing thread keeps cached."""
+
 DEFAULT_DEDUP_TTL_SECONDS = 24 * 3600
 """How long streaming remembers a request_id (`--dedup_ttl_seconds`)."""
 

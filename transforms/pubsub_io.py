@@ -185,11 +185,6 @@ class ReadRequestRecords(beam.PTransform):
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     ) -> None:
         super().__init__()
-        if not subscription.startswith("projects/") or "/subscriptions/" not in subscription:
-            raise ValueError(
-                "subscription must be projects/<project>/subscriptions/<name>, "
-                f"got {subscription!r}"
-            )
         self._split = _SplitMessages(subscription, timestamp_attribute, max_record_bytes)
 
     @no_annotations  # the result is a StreamRecords, not a PCollection

@@ -138,8 +138,6 @@ class ParseRequestStream(beam.PTransform):
         remembered: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         super().__init__()
-        if ttl_seconds <= 0:
-            raise ValueError(f"dedup TTL must be positive seconds, got {ttl_seconds}")
         self._max = max_record_bytes
         self._ttl = ttl_seconds
         self._remembered = remembered

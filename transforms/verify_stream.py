@@ -123,8 +123,6 @@ class JoinAndVerify(beam.DoFn):
     """Keyed by prompt key: hold the prompt or the early answers; verify when both are there."""
 
     def __init__(self, ttl_seconds: int) -> None:
-        if ttl_seconds <= 0:
-            raise ValueError(f"prompt TTL must be positive seconds, got {ttl_seconds}")
         self._ttl = Duration(seconds=ttl_seconds)
 
     def process(

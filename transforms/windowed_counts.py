@@ -23,12 +23,6 @@ class WindowedExclusionCounts(beam.PTransform):
         self, window_seconds: int = DEFAULT_WINDOW_SECONDS, allowed_lateness_seconds: int = 0
     ) -> None:
         super().__init__()
-        if window_seconds <= 0:
-            raise ValueError(f"window_seconds must be positive, got {window_seconds}")
-        if allowed_lateness_seconds < 0:
-            raise ValueError(
-                f"allowed_lateness_seconds must be 0 or more, got {allowed_lateness_seconds}"
-            )
         self._window = window_seconds
         self._lateness = allowed_lateness_seconds
 
