@@ -3,10 +3,18 @@
 Also how a failed check reads (`describe_validation_error`), in dead letters and flag errors.
 """
 
-from datetime import UTC, datetime
-from typing import Annotated, Any
+import re
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    Strict,
+    StringConstraints,
+    ValidationError,
+)
 
 INT64_MAX = 2**63 - 1
 MAX_ID_CHARS = 256
@@ -56,6 +64,27 @@ def encodable(value: Any) -> Any:
     return value
 
 
+_DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _timestamp_text(value: Any) -> Any:
+    """Refuse a timestamp that is not ISO 8601 text (or a datetime from a Parquet column).
+
+    Pydantic would read a number, or a string of digits, as Unix time in
+    seconds or in milliseconds depending on its size: `253402300800` (year
+    10000 in seconds) would become a day of 1978. A producer's unit cannot be
+    guessed, so only dates written out are taken.
+    """
+    if isinstance(value, date | datetime):
+        return value
+    if isinstance(value, str) and _DATE_TEXT.match(value):
+        return value
+    kind = type(value).__name__
+    raise ValueError(
+        f"a timestamp is ISO 8601 text such as 2026-07-01T00:00:00Z, not {kind} {repr(value)[:40]}"
+    )
+
+
 def _as_utc(value: datetime) -> datetime:
     """Naive timestamps are read as UTC so that every comparison is well defined.
 
@@ -70,7 +99,12 @@ def _as_utc(value: datetime) -> datetime:
         raise ValueError(f"{value.isoformat()} is outside years 1..9999 in UTC") from None
 
 
-UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+UtcDatetime = Annotated[
+    datetime, Strict(False), BeforeValidator(_timestamp_text), AfterValidator(_as_utc)
+]
+T = TypeVar("T")
+Items = Annotated[tuple[T, ...], Strict(False)]
+"""A JSON array: the one container strict models take as a list (see `schemas.request`)."""
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
 Count = Annotated[int, Field(ge=0, le=INT64_MAX)]

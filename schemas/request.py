@@ -4,7 +4,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from schemas._types import INT64_MAX, Count, Identifier, NonEmptyStr, UtcDatetime, encodable
+from schemas._types import (
+    INT64_MAX,
+    Count,
+    Identifier,
+    Items,
+    NonEmptyStr,
+    UtcDatetime,
+    encodable,
+)
 
 Clearance = Literal["public", "internal", "confidential", "restricted"]
 
@@ -19,9 +27,15 @@ class _Input(BaseModel):
     Whatever a producer sends, a valid input can be written by every sink: each
     string encodes as UTF-8 (`encodable`, on every field), floats are finite,
     integers fit int64 and timestamps fit years 1..9999 in UTC.
+
+    Strict: a value is taken only as the JSON type its field has, so nothing is
+    read as what it is not: `true` is not the budget 1, `"0.5"` not a score,
+    `1` not `true`, `"100"` not an integer. Arrays (`Items`) and timestamps
+    (ISO 8601 text, `UtcDatetime`) are the two exceptions JSON needs. Rejected:
+    pydantic's lax mode, which converts all of these without a word.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False, strict=True)
 
     @field_validator("*")
     @classmethod
@@ -33,7 +47,7 @@ class Principal(_Input):
     """Who asks: reauthorization checks this identity against the catalog."""
 
     user_id: NonEmptyStr
-    groups: tuple[str, ...] = ()
+    groups: Items[str] = ()
     clearance: Clearance = "internal"
 
 
@@ -72,10 +86,10 @@ class Candidate(_Input):
     text_sha256: str | None = None
     retrieval_score: float = 0.0
     rerank_score: float | None = None
-    query_facets: tuple[str, ...] = ()
+    query_facets: Items[str] = ()
     authority: float | None = Field(default=None, ge=0.0, le=1.0)
     sensitivity: str | None = None
-    acl_snapshot: tuple[str, ...] | None = None
+    acl_snapshot: Items[str] | None = None
 
 
 class BudgetOverride(_Input):
@@ -96,12 +110,12 @@ class Request(_Input):
     tenant_id: Identifier
     principal: Principal
     question: NonEmptyStr
-    facets: tuple[str, ...] = Field(default=(), max_length=MAX_FACETS)
+    facets: Items[str] = Field(default=(), max_length=MAX_FACETS)
     as_of: UtcDatetime | None = None
     event_time: UtcDatetime | None = None
     history: bool = False
     budget: BudgetOverride | None = None
-    candidates: tuple[Candidate, ...] = Field(min_length=1, max_length=MAX_CANDIDATES)
+    candidates: Items[Candidate] = Field(min_length=1, max_length=MAX_CANDIDATES)
 
     @model_validator(mode="after")
     def _unique_evidence(self) -> "Request":

@@ -71,6 +71,14 @@ dates = st.one_of(
     ),
     st.datetimes().map(lambda d: d.isoformat()),
 )
+# Scalars a lax parser would convert: bools, numeric text, numbers where dates go, dates.
+loose_scalars = st.one_of(
+    st.booleans(),
+    numbers,
+    dates,
+    st.sampled_from(["1", "0", "100", "0.5", "-1", "true", "yes", "1e3", "253402300800"]),
+    st.sampled_from([0, 1, 100.0, 1.5, 253402300800, -62135596801, 1_782_864_000_000]),
+)
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), numbers, hostile_text, dates),
     lambda inner: st.one_of(
@@ -98,6 +106,37 @@ def base_request(request_id: str = "q1") -> dict[str, Any]:
 
 REQUEST_FIELDS = [*base_request(), "facets", "event_time", "history", "budget", "extra"]
 CANDIDATE_FIELDS = [*base_request()["candidates"][0], "span", "rerank_score", "query_facets"]
+SCALAR_LEAVES = [
+    ("history",),
+    ("as_of",),
+    ("event_time",),
+    ("principal", "clearance"),
+    ("budget", "input_limit"),
+    ("budget", "reserved_answer"),
+    ("budget", "max_evidence_tokens"),
+    ("candidates", 0, "retrieval_score"),
+    ("candidates", 0, "rerank_score"),
+    ("candidates", 0, "authority"),
+    ("candidates", 0, "effective_at"),
+    ("candidates", 0, "span", "start"),
+    ("candidates", 1, "span", "end"),
+]
+"""Paths to the typed scalars of a request, where a loose value may be put."""
+
+
+def put(record: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
+    """Set the value at `path`, creating objects on the way; a path through a value
+    that is not an object (or a short array) is left alone."""
+    node: Any = record
+    for step in path[:-1]:
+        if isinstance(step, str) and isinstance(node, dict):
+            node = node.setdefault(step, {})
+        elif isinstance(node, list) and step < len(node):  # type: ignore[operator]
+            node = node[step]  # type: ignore[index]
+        else:
+            return
+    if isinstance(node, dict):
+        node[path[-1]] = value
 
 
 @st.composite
@@ -114,6 +153,8 @@ def mutated_requests(draw: st.DrawFn) -> dict[str, Any]:
             if i < len(record["candidates"]) and isinstance(record["candidates"][i], dict):
                 field = draw(st.sampled_from(CANDIDATE_FIELDS))
                 record["candidates"][i] = {**record["candidates"][i], field: draw(json_values)}
+    for _ in range(draw(st.integers(0, 2))):
+        put(record, draw(st.sampled_from(SCALAR_LEAVES)), draw(loose_scalars))
     if draw(st.booleans()):
         record["facets"] = draw(st.lists(hostile_text, max_size=500))
     if draw(st.booleans()):
@@ -192,11 +233,36 @@ def test_any_bytes_are_parsed_or_dead_lettered(records: list[bytes]) -> None:
     assert_total(records)
 
 
+def json_kind(value: Any) -> str:
+    """The JSON type of a parsed value (a tuple is an array, an int a number)."""
+    if isinstance(value, bool) or value is None:
+        return repr(value) if value is None else "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", list: "array", tuple: "array", dict: "object"}[type(value)]
+
+
+def assert_kinds_kept(given: Any, kept: Any, path: str = "") -> None:
+    """Every value the model kept has the JSON type it was given: nothing was coerced."""
+    assert json_kind(given) == json_kind(kept), (path, given, kept)
+    if isinstance(kept, dict):
+        for key in kept.keys() & given.keys():
+            assert_kinds_kept(given[key], kept[key], f"{path}.{key}")
+    elif isinstance(kept, list):
+        for i, (a, b) in enumerate(zip(given, kept, strict=True)):
+            assert_kinds_kept(a, b, f"{path}.{i}")
+
+
 @given(st.data())
 def test_any_nested_json_is_parsed_or_dead_lettered(data: st.DataObject) -> None:
     values = data.draw(st.lists(st.one_of(mutated_requests(), json_values), min_size=1, max_size=3))
     records = [data.draw(encodings(v)) for v in values]
     for request in assert_total(records, "nested"):
+        given = [
+            v for v in values if isinstance(v, dict) and v.get("request_id") == request.request_id
+        ]
+        if len(given) == 1:  # with two, either may be the one kept
+            assert_kinds_kept(given[0], request.model_dump(mode="json"))
         assert_packs_and_encodes(request)
 
 
@@ -285,3 +351,31 @@ def test_a_bom_and_crlf_are_accepted() -> None:
     line = json.dumps(base_request()).encode()
     requests, letters, _ = parse_all([b"\xef\xbb\xbf" + line + b"\r"])
     assert [r.request_id for r in requests] == ["q1"] and not letters
+
+
+def test_values_are_taken_only_as_their_json_type() -> None:
+    """A lax parser would read each of these as something else, without a word."""
+    base = base_request()
+    first = base["candidates"][0]
+    cases = {
+        "as_of": (base | {"as_of": 253402300800}, "as_of: Value error, a timestamp is ISO 8601"),
+        "digits": (base | {"event_time": "0"}, "event_time: Value error, a timestamp is ISO"),
+        "bool budget": (
+            base | {"budget": {"input_limit": True}},
+            "budget.input_limit: Input should be a valid integer",
+        ),
+        "text budget": (
+            base | {"budget": {"max_evidence_tokens": "100"}},
+            "budget.max_evidence_tokens: Input should be a valid integer",
+        ),
+        "history": (base | {"history": "yes"}, "history: Input should be a valid boolean"),
+        "score": (
+            base | {"candidates": [first | {"retrieval_score": "0.5"}]},
+            "candidates.0.retrieval_score: Input should be a valid number",
+        ),
+    }
+    for name, (record, reason) in cases.items():
+        requests, letters, _ = parse_all([json.dumps(record).encode()])
+        assert not requests and len(letters) == 1, name
+        letter = letters[0]
+        assert (letter.stage, reason in letter.error) == ("validate", True), letter.error
