@@ -27,8 +27,7 @@ from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
 from transforms.pubsub_io import split_payload
-from transforms.request_records import Entry, assemble, decode
-from transforms.stream_parse import parse_record
+from transforms.request_records import Entry, assemble, decode, parse_record
 
 MAX_BYTES = 64 * 1024
 STAGES = {"parse", "validate", "dedupe", "group"}

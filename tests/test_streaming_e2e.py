@@ -19,7 +19,7 @@ from schemas import CatalogDocument, Request
 from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
 from transforms.bigquery_io import bigquery_client
 from transforms.pubsub_io import split_payload
-from transforms.stream_parse import parse_record
+from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators
 

@@ -22,7 +22,7 @@ from google.cloud import pubsub_v1
 
 from tests.stream_harness import Received, Routes, publish, query_until
 from transforms.bigquery_io import bigquery_client
-from transforms.stream_parse import parse_record
+from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators
 

@@ -28,7 +28,8 @@ from transforms.pubsub_io import (
     prompt_message,
     split_payload,
 )
-from transforms.stream_parse import REMEMBERED, ParseRequestStream
+from transforms.request_records import REMEMBERED
+from transforms.stream_parse import ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
 

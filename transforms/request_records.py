@@ -199,3 +199,36 @@ def _assemble_flat(
 
 def _letter(entry: Entry, stage: str, error: str, request_id: str) -> DeadLetter:
     return dead_letter(stage, error, entry.payload, entry.source, request_id)
+
+
+# A stream, one record at a time: each is a whole request (nested shape), and
+# keyed state lets the first of a request_id through (`transforms.stream_parse`).
+
+
+def parse_record(
+    source: str, payload: bytes | str, max_record_bytes: int
+) -> tuple[str, tuple[Entry, Request]] | list[DeadLetter]:
+    """One record as (request_id, (entry, request)), or the dead letters saying why not."""
+    decoded = decode(source, payload, "nested", max_record_bytes)
+    if isinstance(decoded, DeadLetter):
+        return [decoded]
+    request_id, entry = decoded
+    request, letters = assemble(request_id, [entry])
+    if request is None:
+        return letters
+    return request_id, (entry, request)
+
+
+REMEMBERED = "before the job (re)started: its manifest is written"
+
+
+def duplicate_letter(request_id: str, entry: Entry, kept: str) -> DeadLetter:
+    """The dead letter of a later copy of a request_id already let through."""
+    if kept == REMEMBERED:
+        error = f"duplicate request_id {request_id!r}: a record was packed {REMEMBERED}"
+    else:
+        same = "an identical" if kept.startswith(entry.sha256[:16]) else "a different"
+        error = (
+            f"duplicate request_id {request_id!r}: {same} record was packed (payload sha256 {kept})"
+        )
+    return dead_letter("dedupe", error, entry.payload, entry.source, request_id)

@@ -12,6 +12,9 @@ than the longest redelivery or publisher retry you expect.
 The local runner ignores Pub/Sub `id_label`; on Dataflow, setting it (to an
 attribute the publisher fills with the request_id) drops redeliveries in the
 service as well, and this step still covers retries published as new messages.
+
+What is decided per record (`parse_record`, `duplicate_letter`) is plain
+functions in `transforms.request_records`; here are only the DoFns and the state.
 """
 
 from collections.abc import Callable, Iterator
@@ -30,45 +33,15 @@ from apache_beam.transforms.userstate import (
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Duration, Timestamp
 
-from schemas import DeadLetter, Request
-from transforms.dead_letters import dead_letter
+from schemas import Request
 from transforms.names import DEAD_LETTERS, DEFAULT_DEDUP_TTL_SECONDS, METRICS_NAMESPACE
 from transforms.parse import ParseResult
-from transforms.request_records import Entry, assemble, decode
+from transforms.request_records import REMEMBERED, Entry, duplicate_letter, parse_record
 
 _KEPT = ReadModifyWriteStateSpec("kept", StrUtf8Coder())
 _EXPIRY = TimerSpec("expiry", TimeDomain.REAL_TIME)
 _KEPT_STATE = beam.DoFn.StateParam(_KEPT)
 _EXPIRY_TIMER = beam.DoFn.TimerParam(_EXPIRY)
-
-
-def parse_record(
-    source: str, payload: bytes | str, max_record_bytes: int
-) -> tuple[str, tuple[Entry, Request]] | list[DeadLetter]:
-    """One record as (request_id, (entry, request)), or the dead letters saying why not."""
-    decoded = decode(source, payload, "nested", max_record_bytes)
-    if isinstance(decoded, DeadLetter):
-        return [decoded]
-    request_id, entry = decoded
-    request, letters = assemble(request_id, [entry])
-    if request is None:
-        return letters
-    return request_id, (entry, request)
-
-
-REMEMBERED = "before the job (re)started: its manifest is written"
-
-
-def duplicate_letter(request_id: str, entry: Entry, kept: str) -> DeadLetter:
-    """The dead letter of a later copy of a request_id already let through."""
-    if kept == REMEMBERED:
-        error = f"duplicate request_id {request_id!r}: a record was packed {REMEMBERED}"
-    else:
-        same = "an identical" if kept.startswith(entry.sha256[:16]) else "a different"
-        error = (
-            f"duplicate request_id {request_id!r}: {same} record was packed (payload sha256 {kept})"
-        )
-    return dead_letter("dedupe", error, entry.payload, entry.source, request_id)
 
 
 class _Parse(beam.DoFn):
