@@ -27,17 +27,13 @@ from schemas import ManifestRow
 from schemas.replay import ReplayRow
 from transforms.files import WriteParquet, output_prefix
 from transforms.parse import ParseRequests
-from transforms.record_files import ReadRecords
+from transforms.record_files import ReadRecords, matching_files
 from transforms.replay import ReplayRun
-
-
-def _files(pattern: str) -> list[str]:
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
 
 
 def stored_config_hashes(run: str) -> set[str]:
     """The config hashes the run's manifests name (one column read)."""
-    files = _files(f"{run}/manifests/*.parquet")
+    files = matching_files(f"{run}/manifests/*.parquet")
     if not files:
         raise ValueError(f"--run {run!r} holds no manifests/*.parquet")
     return {
@@ -64,7 +60,7 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
             f"(with --prompt_format) hashes to {given}: pass the run's config"
         )
     prefix = output_prefix(settings.output, "replay")
-    earlier = _files(f"{prefix}-*.parquet")
+    earlier = matching_files(f"{prefix}-*.parquet")
     if earlier and not shared.overwrite:
         raise ValueError(f"{settings.output} already holds replay rows; pass --overwrite")
     if earlier:
@@ -84,7 +80,9 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
         )
         rows = requests.requests | "Replay" >> ReplayRun(manifests, pack_transform(p, settings))
         _ = rows | "Write" >> WriteParquet(settings.output, "replay", ReplayRow)
-    replayed = [r for f in _files(f"{prefix}-*.parquet") for r in pq.read_table(f).to_pylist()]
+    replayed = [
+        r for f in matching_files(f"{prefix}-*.parquet") for r in pq.read_table(f).to_pylist()
+    ]
     status = Counter(r["status"] for r in replayed)
     differing = sorted(r["request_id"] for r in replayed if r["status"] != "same")
     lines = [

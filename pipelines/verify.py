@@ -39,7 +39,7 @@ from schemas.verification import VerificationRow
 from transforms.bigquery_io import WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
-from transforms.record_files import ReadRecords
+from transforms.record_files import ReadRecords, matching_files
 from transforms.verify import VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
@@ -68,12 +68,8 @@ HELP_SECTIONS = (
 """The flags `evpack verify` reads, as its --help lists them."""
 
 
-def _files(pattern: str) -> list[str]:
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
-
-
 def _require_files(pattern: str, what: str) -> None:
-    if not _files(pattern):
+    if not matching_files(pattern):
         raise ValueError(f"{what} {pattern!r} matches no file")
 
 
@@ -127,7 +123,7 @@ def verification_row_id(row: dict) -> str:
 
 def summarize(output: str) -> str:
     """Rows by status and failed checks, read back from the written files."""
-    files = _files(f"{output_prefix(output, 'verifications')}-*.parquet")
+    files = matching_files(f"{output_prefix(output, 'verifications')}-*.parquet")
     rows = [r for f in files for r in pq.read_table(f).to_pylist()]
     status = Counter(r["status"] for r in rows)
     checked = [r for r in rows if r["passed"] is not None]
@@ -167,7 +163,7 @@ def run(argv: list[str] | None = None) -> str:
     stale = [
         f
         for name in VERIFY_OUTPUTS
-        for f in _files(f"{output_prefix(output, name)}-*.{OUTPUTS[name].file_type}")
+        for f in matching_files(f"{output_prefix(output, name)}-*.{OUTPUTS[name].file_type}")
     ]
     if stale and not shared.overwrite:
         raise ValueError(

@@ -101,20 +101,20 @@ def parquet_records(source: str, table: pa.Table) -> Iterator[tuple[str, bytes]]
 
 
 def matching_files(pattern: str) -> list[str]:
-    """The files matching `pattern`, local or gs://, sorted; raises ValueError on none."""
-    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
-    if not paths:
-        raise ValueError(f"{pattern!r} matches no file")
-    return paths
+    """The files matching `pattern`, local or gs://, sorted (none is an empty list)."""
+    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
 
 
 def file_records(pattern: str, file_format: FileFormat) -> Iterator[tuple[str, bytes]]:
     """The records of the files matching `pattern`, in file order, read as a stream.
 
     A JSONL file line by line, a Parquet file batch by batch: a worker never
-    holds a whole file.
+    holds a whole file. A pattern matching no file raises ValueError.
     """
-    for path in matching_files(pattern):
+    paths = matching_files(pattern)
+    if not paths:
+        raise ValueError(f"{pattern!r} matches no file")
+    for path in paths:
         with FileSystems.open(path) as handle:
             if file_format == "parquet":
                 for batch in pq.ParquetFile(handle).iter_batches():
