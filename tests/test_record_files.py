@@ -2,18 +2,23 @@
 
 import gzip
 import json
+from decimal import Decimal
 from pathlib import Path
 
+import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from schemas import DeadLetter
 from tests.factories import document
 from transforms.catalog_io import ReadCatalogDocuments, catalog_documents
 from transforms.names import FileFormat
-from transforms.record_files import ReadRecords, file_records
+from transforms.record_files import ReadRecords, file_records, parquet_records
+from transforms.request_records import decode
+from transforms.strict_json import Unreadable
 
 JSONL = (
     b'\xef\xbb\xbf{"n": 1}\r\n'  # a byte-order mark is the decoder's to drop
@@ -82,3 +87,87 @@ def test_a_catalog_reads_alike_in_the_pipeline_and_on_a_worker(tmp_path: Path) -
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "catalog.parquet")
     parquet = str(tmp_path / "catalog.parquet")
     assert list(catalog_documents(parquet, "parquet")) == docs
+
+
+def _unreadable_files(tmp_path: Path) -> dict[str, tuple[FileFormat, int]]:
+    """Files that cannot be read to their end, their format, and how many records they give."""
+    table = pa.table({"n": list(range(100))})
+    pq.write_table(table, tmp_path / "good.parquet")
+    data = (tmp_path / "good.parquet").read_bytes()
+    (tmp_path / "truncated.parquet").write_bytes(data[: len(data) // 2])
+    (tmp_path / "not-parquet.parquet").write_bytes(b'{"n": 1}\n')
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    lines = b"".join(b'{"n": %d}\n' % i for i in range(5000))
+    packed = gzip.compress(lines)
+    (tmp_path / "truncated.jsonl.gz").write_bytes(packed[: len(packed) // 2])
+    (tmp_path / "not-gzip.jsonl.gz").write_bytes(b'{"n": 1}\n')
+    return {
+        "truncated.parquet": ("parquet", 0),
+        "not-parquet.parquet": ("parquet", 0),
+        "empty.parquet": ("parquet", 0),
+        "truncated.jsonl.gz": ("jsonl", -1),  # some lines, then the error
+        "not-gzip.jsonl.gz": ("jsonl", 0),
+    }
+
+
+def test_a_file_that_cannot_be_read_to_its_end_ends_in_one_unreadable_record(
+    tmp_path: Path,
+) -> None:
+    """Not a failed job and not records missing without a word: one record names the file."""
+    for name, (file_format, count) in _unreadable_files(tmp_path).items():
+        path = str(tmp_path / name)
+        records = list(file_records(path, file_format))
+        *read, (source, last) = records
+        assert isinstance(last, Unreadable) and source == path, name
+        assert last.reason.startswith(f"{path} cannot be read"), last.reason
+        assert all(isinstance(p, bytes) for _, p in read) and (count == -1 or len(read) == count)
+        if count == -1:
+            assert 0 < len(read) < 5000 and f"after {len(read)} records" in last.reason
+        letter = decode(source, last, "auto", 1 << 20)
+        assert isinstance(letter, DeadLetter) and letter.stage == "parse"
+        assert letter.error == last.reason and letter.source == path
+        with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
+            reasons = (
+                p
+                | ReadRecords(path, file_format)
+                | beam.Filter(lambda r: isinstance(r[1], Unreadable))
+                | beam.Map(lambda r: r[1].reason)
+            )
+            assert_that(reasons, equal_to([last.reason]))
+
+
+def test_parquet_values_come_out_as_json_would_hold_them() -> None:
+    """Bytes as their text, every time unit and range as ISO text, decimals as numbers."""
+    columns = {
+        "request_id": pa.array([b"q1"], pa.binary()),
+        "bad": pa.array([b"\xffq"], pa.binary()),
+        "ns": pa.array([1_782_864_000_123_456_789], pa.timestamp("ns")),
+        "far": pa.array([253_402_300_800], pa.timestamp("s")),
+        "zoned": pa.array([1_782_864_000], pa.timestamp("s", tz="America/New_York")),
+        "day": pa.array([20_635], pa.date32()),
+        "price": pa.array([Decimal("0.125")], pa.decimal128(10, 3)),
+        "half": pa.array([0.5], pa.float16()),
+        "word": pa.array(["x"]).dictionary_encode(),
+        "long": pa.array(["y"], pa.large_string()),
+        "pairs": pa.array([[("k", "v")]], pa.map_(pa.string(), pa.string())),
+        "spans": pa.array(
+            [[{"start": 1, "at": 0}]],
+            pa.list_(pa.struct([("start", pa.int8()), ("at", pa.time32("s"))])),
+        ),
+    }
+    [(_, payload)] = parquet_records("in.parquet", pa.table(columns))
+    assert payload.startswith(b'{"request_id": "q1", "bad": "\xffq", ')
+    assert json.loads(payload.replace(b"\xff", b"")) == {
+        "request_id": "q1",
+        "bad": "q",
+        "ns": "2026-07-01 00:00:00.123456789",
+        "far": "10000-01-01 00:00:00",
+        "zoned": "2026-06-30 20:00:00-0400",
+        "day": "2026-07-01",
+        "price": 0.125,
+        "half": 0.5,
+        "word": "x",
+        "long": "y",
+        "pairs": [["k", "v"]],
+        "spans": [{"start": 1, "at": "00:00:00"}],
+    }

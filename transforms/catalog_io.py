@@ -26,7 +26,7 @@ from schemas import CatalogDocument, Request
 from schemas._types import describe_validation_error
 from transforms.names import FileFormat
 from transforms.record_files import ReadRecords, file_records
-from transforms.strict_json import BOM, as_text
+from transforms.strict_json import Refused, Unreadable, decode_text, loads
 
 
 @dataclass(frozen=True)
@@ -48,20 +48,23 @@ class CatalogSnapshot:
         )
 
 
-def parse_catalog_row(source: str, payload: bytes) -> CatalogDocument:
+def parse_catalog_row(source: str, payload: bytes | Unreadable) -> CatalogDocument:
     """One catalog document from a record of `transforms.record_files`.
 
-    Raises ValueError naming the file on a bad row; one leading byte-order
-    mark is dropped, as it is from a request record.
+    Raises ValueError naming the file on a bad row. The row passes the checks
+    of a request record (`transforms.strict_json`: UTF-8, one leading byte-order
+    mark dropped, nesting, number length, no NaN, no key twice) though the
+    catalog is trusted: a second `tenant_id` in one row would otherwise win
+    silently.
     """
-    try:
-        text = payload.removeprefix(BOM).decode("utf-8")
-    except UnicodeDecodeError as err:
+    text = decode_text(payload)
+    record = text if isinstance(text, Refused) else loads(text)
+    if isinstance(record, Refused):
         raise ValueError(
-            f"catalog {source}: row is not UTF-8 ({err}): {as_text(payload[:200])}"
-        ) from err
+            f"catalog {source}: bad document row ({record.reason}): {record.text[:200]}"
+        )
     try:
-        return CatalogDocument.model_validate_json(text)
+        return CatalogDocument.model_validate(record)
     except ValidationError as err:
         raise ValueError(
             f"catalog {source}: bad document row ({describe_validation_error(err)}): {text[:200]}"

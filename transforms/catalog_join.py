@@ -95,7 +95,7 @@ def referenced_rows(
 ) -> Iterator[tuple[CatalogKey, tuple[str, tuple[str, bytes]]]]:
     """(key, (tag, (source, line))) for a catalog line the filter admits; nothing otherwise."""
     source, line = record
-    key = line_key(line)
+    key = line_key(line) if isinstance(line, bytes) else parse_catalog_row(source, line)  # raises
     if key is not None and key in admitted:
         yield key, (_DOC, (source, line))
 

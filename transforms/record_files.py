@@ -8,32 +8,50 @@
   both end a line; blank lines carry nothing and are skipped. A byte-order
   mark is left to the decoder (`transforms.strict_json.decode_text` drops one).
 - Parquet: each row as a JSON object (`row_payload`), strings that are not
-  UTF-8 kept raw (`parquet_records`).
-Compressed files (`.gz`, ...) are read by their extension.
+  UTF-8 kept raw (`parquet_records`), values JSON has no type for written as
+  JSON would (`json_types`). Row groups are read apart, so a large file is
+  still read in parallel.
+Compressed files (`.gz`, `.bz2`, ...) are read by their extension.
+
+No file can fail a run or lose records without a word: a file that cannot be
+read, or stops being readable half way (not Parquet, truncated, a corrupt page,
+a `.gz` that is not gzip or is cut short), gives its records up to there and
+then one `Unreadable` record naming the file and the error, which its decoder
+refuses like any bad record. Beam's readers fail the whole job there instead,
+and its decompressor ends a truncated `.gz` early without an error, so
+compressed JSONL and Parquet are read here; plain JSONL stays with Beam's
+text reader, which splits large files.
 
 Rejected: one reader per kind of file. Requests, catalog side input, joined
 catalog and refreshed catalog each had theirs, and they differed on BOMs,
 invalid UTF-8 and Parquet strings.
 """
 
+import bz2
+import gzip
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import IO, Any
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.coders import BytesCoder
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.parquetio import ReadAllFromParquetBatched
-from apache_beam.io.textio import ReadFromTextWithFilename
+from apache_beam.io.textio import ReadAllFromText
 
 from transforms.names import FileFormat
+from transforms.strict_json import Unreadable
+
+Record = tuple[str, bytes | Unreadable]
+"""One record: its source file and its payload bytes (or why the file reads no further)."""
 
 
-def is_blank(record: tuple[str, bytes]) -> bool:
+def is_blank(record: Record) -> bool:
     """Whether a JSONL line holds nothing but whitespace (skipped by both readers)."""
-    return not record[1].strip()
+    payload = record[1]
+    return isinstance(payload, bytes) and not payload.strip()
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -44,40 +62,69 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
-def row_payload(row: dict[str, Any]) -> str:
-    """A Parquet row as a JSON payload.
+def _json_value(value: Any) -> Any:
+    """A value JSON has no type for: bytes as the text they hold (invalid UTF-8 kept raw)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def row_payload(row: dict[str, Any]) -> bytes:
+    """A Parquet row as JSON bytes.
 
     A null column or struct field is an absent field: Parquet has one schema per
-    file, so a field that only some records carry is null in the others.
+    file, so a field that only some records carry is null in the others. Bytes
+    that are not UTF-8 stay raw in the payload, for its decoder to refuse.
     """
-    return json.dumps(_drop_nulls(row), default=str)
-
-
-def _binary_strings(value_type: pa.DataType) -> pa.DataType:
-    """`value_type` with every string inside it read as binary."""
-    if pa.types.is_string(value_type):
-        return pa.binary()
-    if pa.types.is_large_string(value_type):
-        return pa.large_binary()
-    if pa.types.is_struct(value_type):
-        fields = [value_type.field(i) for i in range(value_type.num_fields)]
-        return pa.struct([f.with_type(_binary_strings(f.type)) for f in fields])
-    if pa.types.is_list(value_type):
-        return pa.list_(value_type.value_field.with_type(_binary_strings(value_type.value_type)))
-    return value_type
-
-
-def _raw_payload(row: dict[str, Any]) -> bytes:
-    """A row whose strings are raw bytes as JSON bytes that keep them raw (invalid UTF-8 too)."""
-    text = json.dumps(
-        _drop_nulls(row),
-        ensure_ascii=False,
-        default=lambda v: v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v),
-    )
+    text = json.dumps(_drop_nulls(row), ensure_ascii=False, default=_json_value)
     return text.encode("utf-8", "surrogateescape")
 
 
-def parquet_records(source: str, table: pa.Table) -> Iterator[tuple[str, bytes]]:
+def json_types(value_type: pa.DataType, strings: pa.DataType | None = None) -> pa.DataType:
+    """The Arrow type `value_type` is read as, so each value comes out as JSON would hold it.
+
+    Timestamps, dates, times and durations as their ISO text (any unit and range:
+    Python's datetime refuses nanoseconds and years past 9999, and would fail
+    the whole batch); decimals and half floats as float64; dictionary-encoded
+    columns as their values; binary as the text it holds. `strings`, when
+    given, is the type string columns are read as (binary, to keep invalid
+    UTF-8 raw).
+    """
+    if pa.types.is_dictionary(value_type):
+        return json_types(value_type.value_type, strings)
+    if pa.types.is_temporal(value_type):
+        return pa.string()
+    if pa.types.is_decimal(value_type) or pa.types.is_float16(value_type):
+        return pa.float64()
+    if strings is not None and (
+        pa.types.is_string(value_type) or pa.types.is_large_string(value_type)
+    ):
+        return strings
+    if pa.types.is_struct(value_type):
+        fields = [value_type.field(i) for i in range(value_type.num_fields)]
+        return pa.struct([f.with_type(json_types(f.type, strings)) for f in fields])
+    if pa.types.is_list(value_type) or pa.types.is_large_list(value_type):
+        return pa.list_(
+            value_type.value_field.with_type(json_types(value_type.value_type, strings))
+        )
+    if pa.types.is_fixed_size_list(value_type):
+        return pa.list_(
+            value_type.value_field.with_type(json_types(value_type.value_type, strings))
+        )
+    if pa.types.is_map(value_type):
+        key, item = value_type.key_field, value_type.item_field
+        return pa.map_(
+            key.with_type(json_types(key.type)), item.with_type(json_types(item.type, strings))
+        )
+    return value_type
+
+
+def _rows(table: pa.Table, strings: pa.DataType | None = None) -> list[dict[str, Any]]:
+    schema = pa.schema([f.with_type(json_types(f.type, strings)) for f in table.schema])
+    return table.cast(schema).to_pylist()
+
+
+def parquet_records(source: str, table: pa.Table) -> Iterator[Record]:
     """The rows of one Parquet batch as JSON payloads, whatever their strings hold.
 
     Parquet does not check that a string column holds UTF-8; a row that does
@@ -86,18 +133,17 @@ def parquet_records(source: str, table: pa.Table) -> Iterator[tuple[str, bytes]]
     fail the whole read there instead.
     """
     try:
-        rows = table.to_pylist()
+        rows = _rows(table)
     except UnicodeDecodeError:
         rows = []
         for i in range(table.num_rows):
             one = table.slice(i, 1)
             try:
-                rows += one.to_pylist()
+                rows += _rows(one)
             except UnicodeDecodeError:
-                binary = pa.schema([f.with_type(_binary_strings(f.type)) for f in one.schema])
-                yield source, _raw_payload(one.cast(binary).to_pylist()[0])
+                rows += _rows(one, pa.binary())
     for row in rows:
-        yield source, row_payload(row).encode("utf-8")
+        yield source, row_payload(row)
 
 
 def matching_files(pattern: str) -> list[str]:
@@ -105,45 +151,138 @@ def matching_files(pattern: str) -> list[str]:
     return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
 
 
-def file_records(pattern: str, file_format: FileFormat) -> Iterator[tuple[str, bytes]]:
-    """The records of the files matching `pattern`, in file order, read as a stream.
-
-    A JSONL file line by line, a Parquet file batch by batch: a worker never
-    holds a whole file. A pattern matching no file raises ValueError.
-    """
+def some_files(pattern: str) -> list[str]:
+    """The files matching `pattern`; raises ValueError when there is none (a wrong path)."""
     paths = matching_files(pattern)
     if not paths:
         raise ValueError(f"{pattern!r} matches no file")
-    for path in paths:
+    return paths
+
+
+_DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".bz2": lambda raw: bz2.BZ2File(raw, mode="rb"),
+}
+"""Python's own decompressors, which raise on a truncated file; other suffixes go to Beam's."""
+
+
+def is_compressed(path: str) -> bool:
+    """Whether Beam reads `path` decompressed (its extension names a compression)."""
+    return CompressionTypes.detect_compression_type(path) != CompressionTypes.UNCOMPRESSED
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    suffix = next((s for s in _DECOMPRESSORS if path.endswith(s)), None)
+    if suffix is None:
         with FileSystems.open(path) as handle:
-            if file_format == "parquet":
-                for batch in pq.ParquetFile(handle).iter_batches():
-                    yield from parquet_records(path, pa.Table.from_batches([batch]))
-                continue
-            for line in iter(handle.readline, b""):
-                record = (path, line.removesuffix(b"\n").removesuffix(b"\r"))
-                if not is_blank(record):
-                    yield record
+            yield from iter(handle.readline, b"")
+        return
+    raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    with raw, _DECOMPRESSORS[suffix](raw) as handle:
+        yield from iter(handle.readline, b"")
 
 
-class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, bytes]]]):
-    """`(source, payload bytes)` for every record of a JSONL or Parquet file or glob."""
+def _unreadable(path: str, read: int, where: str, err: Exception) -> Record:
+    after = f" after {read} records" if read else ""
+    return path, Unreadable(f"{path} cannot be read{where}{after}: {type(err).__name__}: {err}")
+
+
+def jsonl_records(path: str) -> Iterator[Record]:
+    """The lines of one JSONL file, blank ones skipped; an `Unreadable` where reading fails."""
+    read = 0
+    try:
+        for line in _lines(path):
+            record = (path, line.removesuffix(b"\n").removesuffix(b"\r"))
+            if not is_blank(record):
+                read += 1
+                yield record
+    except Exception as err:  # any failure to read is this file's dead letter
+        yield _unreadable(path, read, "", err)
+
+
+def row_groups(path: str) -> Iterator[tuple[str, int] | Record]:
+    """`(path, index)` of each row group of a Parquet file, or an `Unreadable` record."""
+    try:
+        with FileSystems.open(path) as handle:
+            count = pq.ParquetFile(handle).num_row_groups
+    except Exception as err:  # not Parquet, truncated, unreachable: this file's dead letter
+        yield _unreadable(path, 0, " as Parquet", err)
+        return
+    for index in range(count):
+        yield path, index
+
+
+def row_group_records(path: str, index: int) -> Iterator[Record]:
+    """The rows of one row group; an `Unreadable` where reading fails (a corrupt page)."""
+    read = 0
+    try:
+        with FileSystems.open(path) as handle:
+            group = pq.ParquetFile(handle).read_row_group(index)
+        for record in parquet_records(path, group):
+            read += 1
+            yield record
+    except Exception as err:  # any failure to read or convert is this row group's dead letter
+        yield _unreadable(path, read, f" (row group {index})", err)
+
+
+def _path_records(element: tuple[str, int] | Record) -> Iterator[Record]:
+    path, second = element
+    if isinstance(second, int):
+        yield from row_group_records(path, second)
+    else:
+        yield path, second
+
+
+def file_records(pattern: str, file_format: FileFormat) -> Iterator[Record]:
+    """The records of the files matching `pattern`, in file order, read as a stream.
+
+    A JSONL file line by line, a Parquet file row group by row group: a worker
+    never holds a whole file. A pattern matching no file raises ValueError.
+    """
+    for path in some_files(pattern):
+        if file_format == "parquet":
+            for element in row_groups(path):
+                yield from _path_records(element)
+        else:
+            yield from jsonl_records(path)
+
+
+class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, Any]]]):
+    """`(source, payload bytes)` for every record of a JSONL or Parquet file or glob.
+
+    The payload is declared `Any` to Beam, not `bytes | Unreadable`: every consumer
+    takes the payload to a decoder that refuses an `Unreadable`, and those
+    declared on `bytes` still type-check.
+    """
 
     def __init__(self, pattern: str, file_format: FileFormat) -> None:
         super().__init__()
         self._pattern = pattern
         self._format = file_format
 
-    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, bytes]]:
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, Any]]:
+        files = (
+            pbegin | "Pattern" >> beam.Create([self._pattern]) | "Match" >> beam.FlatMap(some_files)
+        )
         if self._format == "parquet":
             return (
-                pbegin
-                | "Pattern" >> beam.Create([self._pattern])
-                | "ReadParquet" >> ReadAllFromParquetBatched(with_filename=True)
-                | "ToJson" >> beam.FlatMapTuple(parquet_records)
+                files
+                | "SpreadFiles" >> beam.Reshuffle()
+                | "RowGroups" >> beam.FlatMap(row_groups).with_output_types(Any)
+                | "SpreadRowGroups" >> beam.Reshuffle()
+                | "ReadRowGroups" >> beam.FlatMap(_path_records).with_output_types(Any)
             )
-        return (
-            pbegin
-            | "ReadJsonl" >> ReadFromTextWithFilename(self._pattern, coder=BytesCoder())
+        plain, compressed = files | "ByCompression" >> beam.Partition(
+            lambda path, _: int(is_compressed(path)), 2
+        )
+        lines = (
+            plain
+            | "ReadPlain" >> ReadAllFromText(with_filename=True, coder=BytesCoder())
             | "SkipBlank" >> beam.Filter(lambda record: not is_blank(record))
         )
+        unpacked = (
+            compressed
+            | "SpreadCompressed" >> beam.Reshuffle()
+            | "ReadCompressed" >> beam.FlatMap(jsonl_records).with_output_types(Any)
+        )
+        return (lines, unpacked) | "AllRecords" >> beam.Flatten()

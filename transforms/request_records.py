@@ -35,7 +35,7 @@ from schemas import Candidate, DeadLetter, Request
 from schemas._types import NOT_UNICODE, describe_validation_error, is_unicode
 from transforms.dead_letters import dead_letter
 from transforms.names import InputShape
-from transforms.strict_json import Refused, decode_text, loads
+from transforms.strict_json import Refused, Unreadable, decode_text, loads
 
 REQUEST_FIELDS = frozenset(Request.model_fields) - {"candidates"}
 CANDIDATE_FIELDS = frozenset(Candidate.model_fields) - {"tenant_id"}
@@ -54,7 +54,7 @@ class Entry:
 
 
 def decode(
-    source: str, payload: bytes | str, shape: InputShape, max_record_bytes: int
+    source: str, payload: bytes | str | Unreadable, shape: InputShape, max_record_bytes: int
 ) -> tuple[str, Entry] | DeadLetter:
     """Check size, encoding, JSON and shape of one record and key it by its request_id.
 

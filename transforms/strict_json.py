@@ -49,9 +49,21 @@ def as_text(payload: bytes | str) -> str:
     return payload.encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
-def decode_text(payload: bytes, max_bytes: int) -> str | Refused:
-    """The record's text: size first, then strict UTF-8 (one leading BOM dropped)."""
-    if len(payload) > max_bytes:
+@dataclass(frozen=True)
+class Unreadable:
+    """What a file reader gives in place of a record's bytes when (the rest of) a file cannot
+    be read: a truncated or corrupt file becomes one refused record that names it, not a
+    failed job nor records missing without a word."""
+
+    reason: str
+
+
+def decode_text(payload: bytes | Unreadable, max_bytes: int | None = None) -> str | Refused:
+    """The record's text: size first (unless `max_bytes` is None), then strict UTF-8 (one
+    leading BOM dropped). Every reader of records decodes them here."""
+    if isinstance(payload, Unreadable):
+        return Refused(payload.reason, "")
+    if max_bytes is not None and len(payload) > max_bytes:
         return Refused(
             f"record of {len(payload)} bytes exceeds --max_record_bytes={max_bytes}",
             as_text(payload),

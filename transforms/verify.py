@@ -26,6 +26,7 @@ from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.verification import VerificationRow
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
+from transforms.strict_json import Refused, Unreadable, decode_text
 
 ROWS = "rows"
 
@@ -120,16 +121,20 @@ class _ParseLines(beam.DoFn):
         self._stage = stage
         self._parse = parse_answer_line if stage == "answer" else parse_prompt_line
 
-    def process(self, record: tuple[str, bytes]) -> Iterator[Any]:
+    def process(self, record: tuple[str, bytes | Unreadable]) -> Iterator[Any]:
         source, line = record
-        try:
-            yield self._parse(line.decode("utf-8"))
-            return
-        except UnicodeDecodeError as err:
-            error = f"invalid UTF-8 at byte {err.start}: {err.reason}"
-        except AnswerError as err:
-            error = str(err)
-        yield pvalue.TaggedOutput(DEAD_LETTERS, dead_letter(self._stage, error, line, source, None))
+        text = decode_text(line)
+        if isinstance(text, Refused):
+            error, shown = text.reason, text.text
+        else:
+            try:
+                yield self._parse(text)
+                return
+            except AnswerError as err:
+                error, shown = str(err), text
+        yield pvalue.TaggedOutput(
+            DEAD_LETTERS, dead_letter(self._stage, error, shown, source, None)
+        )
 
 
 def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
