@@ -132,7 +132,7 @@ def put(record: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None
     for step in path[:-1]:
         if isinstance(step, str) and isinstance(node, dict):
             node = node.setdefault(step, {})
-        elif isinstance(node, list) and step < len(node):  # type: ignore[operator]
+        elif isinstance(step, int) and isinstance(node, list) and step < len(node):
             node = node[step]  # type: ignore[index]
         else:
             return
