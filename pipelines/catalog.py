@@ -16,10 +16,12 @@ load the local emulator.
 
 import argparse
 import sys
+from typing import get_args
 
 from pipelines.options import file_format
 from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
 from transforms.catalog_io import catalog_documents
+from transforms.names import FileFormat
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument(
         "--catalog_format",
         default="auto",
-        choices=["auto", "jsonl", "parquet"],
+        choices=["auto", *get_args(FileFormat)],
         help="Format of --catalog; auto reads it from the file extension.",
     )
     load.add_argument("--bigtable_project", required=True, help="Project of the Bigtable table.")

@@ -84,13 +84,13 @@ class EvpackOptions(PipelineOptions):
         parser.add_argument(
             "--input_format",
             default="auto",
-            choices=["auto", "jsonl", "parquet"],
+            choices=["auto", *get_args(FileFormat)],
             help="Format of --input; auto reads it from the file extension.",
         )
         parser.add_argument(
             "--input_shape",
             default="auto",
-            choices=["auto", "nested", "flat"],
+            choices=get_args(InputShape),
             help=(
                 "nested: one request per record with a candidates list; flat: one "
                 "candidate per record carrying the request fields, grouped by "
@@ -126,7 +126,7 @@ class EvpackOptions(PipelineOptions):
         parser.add_argument(
             "--catalog_format",
             default="auto",
-            choices=["auto", "jsonl", "parquet"],
+            choices=["auto", *get_args(FileFormat)],
             help="Format of --catalog; auto reads it from the file extension.",
         )
         parser.add_argument(
