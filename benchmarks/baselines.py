@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import tiktoken
 
 from benchmarks.adapters import EVAL_TIME
-from packer import Catalog, PackResult, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, PackResult, pack_request
 from packer.layout import PromptLayout, parse_blocks
 from packer.records import Evidence, text_facts
 from schemas import Candidate, PackingConfig, Request
@@ -86,13 +86,13 @@ class OurPacker:
 
     name = "ours"
 
-    def __init__(self, config: PackingConfig, catalog: Catalog, tokens: TokenCounter) -> None:
+    def __init__(self, config: PackingConfig, catalog: Catalog, runtime: PackerRuntime) -> None:
         self.config = config
         self.catalog = catalog
-        self.tokens = tokens
+        self.runtime = runtime
 
     def __call__(self, request: Request) -> Packed:
-        result = pack_request(request, self.catalog, self.config, self.tokens, EVAL_TIME)
+        result = pack_request(request, self.catalog, self.config, self.runtime, EVAL_TIME)
         by_label = {entry.label: entry.evidence_id for entry in result.prompt.label_map}
         copies = {
             folded: e.evidence_id for e in result.manifest.evidence for folded in e.derived_from

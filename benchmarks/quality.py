@@ -83,7 +83,7 @@ from benchmarks.baselines import (
 )
 from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
-from packer import Catalog, TokenCounter
+from packer import Catalog, PackerRuntime
 from packer.pack import layout_of
 from schemas import DedupConfig, PackingConfig, Request, UtilityWeights
 
@@ -311,7 +311,7 @@ class Tools:
     """What packers are built from: the shared catalog and token counters."""
 
     catalog: Catalog
-    tokens: TokenCounter
+    runtime: PackerRuntime
     count: Callable[[str], int]
 
 
@@ -327,7 +327,7 @@ class PackerSpec:
 def _ours(**overrides: Any) -> Callable[[int, Tools], Packer]:
     def build(budget: int, tools: Tools) -> Packer:
         config = PackingConfig(max_evidence_tokens=budget, **overrides)
-        return OurPacker(config, tools.catalog, tools.tokens)
+        return OurPacker(config, tools.catalog, tools.runtime)
 
     return build
 
@@ -338,7 +338,7 @@ def _naive(**options: Any) -> Callable[[int, Tools], Packer]:
 
 def _naive_ours(budget: int, tools: Tools) -> Packer:
     """The naive loop rendering and charging our default block layout."""
-    block = partial(our_format_block, layout_of(PackingConfig(), tools.tokens))
+    block = partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens))
     return NaivePacker(budget, tools.count, count_headers=True, block=block)
 
 
@@ -355,7 +355,7 @@ PACKERS: list[PackerSpec] = [
             budget,
             tools.count,
             True,
-            partial(our_format_block, layout_of(PackingConfig(), tools.tokens)),
+            partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens)),
         ),
     ),
     PackerSpec("llamaindex-truncate", "score", lambda b, _: LlamaIndexTruncate(b)),
@@ -448,8 +448,9 @@ def evaluate(
     """Every chosen packer at every budget on every chosen dataset."""
     cases = {name: DATASETS[name].load(data_dir, limit) for name in datasets}
     catalog = Catalog(catalog_documents([c.request for cs in cases.values() for c in cs]))
-    tokens = TokenCounter.load()
-    tools = Tools(catalog, tokens, tiktoken_counter(tokens.encoding))
+    runtime = PackerRuntime.load()
+    tokens = runtime.tokens
+    tools = Tools(catalog, runtime, tiktoken_counter(tokens.encoding))
     specs = [s for s in PACKERS if s.name in packers]
     rows = []
     with offline_cl100k_cache():

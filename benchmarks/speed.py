@@ -48,7 +48,7 @@ from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.quality import token_stats
 from benchmarks.stamp import machine
 from benchmarks.workload import Pool, candidate_texts, generate
-from packer import Catalog, TokenCounter, clear_memos, pack_request
+from packer import Catalog, PackerRuntime, TokenCounter, pack_request
 from schemas import PackingConfig, Request
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "speed.json"
@@ -99,10 +99,9 @@ def rates(seconds: float, requests: int, candidates: int) -> dict:
     }
 
 
-def _fresh_counter(shared: TokenCounter) -> TokenCounter:
-    """A cold worker: an empty token cache around the loaded encoding, no memos."""
-    clear_memos()
-    return TokenCounter(shared.encoding, shared.name)
+def _fresh_runtime(shared: TokenCounter) -> PackerRuntime:
+    """A cold worker: a new runtime (empty token cache, no memos) around the loaded encoding."""
+    return PackerRuntime(TokenCounter(shared.encoding, shared.name))
 
 
 class _CountingEncoding:
@@ -123,10 +122,8 @@ def tokens_encoded(
 ) -> float:
     """Tokens ours encodes per request, from a cold start or after a first pass."""
     counting = _CountingEncoding(tokens.encoding)
-    clear_memos()
-    packer = _ours(
-        catalog, PackingConfig(max_evidence_tokens=BUDGET), TokenCounter(counting, tokens.name)
-    )  # type: ignore[arg-type]
+    runtime = PackerRuntime(TokenCounter(counting, tokens.name))  # type: ignore[arg-type]
+    packer = _ours(catalog, PackingConfig(max_evidence_tokens=BUDGET), runtime)
     if warm:
         for r in requests:
             packer(r)
@@ -136,8 +133,8 @@ def tokens_encoded(
     return round(counting.tokens / len(requests), 1)
 
 
-def _ours(catalog: Catalog, config: PackingConfig, tokens: TokenCounter) -> OurPacker:
-    return OurPacker(config, catalog, tokens)
+def _ours(catalog: Catalog, config: PackingConfig, runtime: PackerRuntime) -> OurPacker:
+    return OurPacker(config, catalog, runtime)
 
 
 def time_packers(
@@ -157,13 +154,13 @@ def time_packers(
     def run_with(packer: Callable[[Request], Packed]) -> Run:
         return Run(lambda: [packer(r) for r in requests])
 
-    cold = _ours(catalog, config, _fresh_counter(tokens))
-    warm = _ours(catalog, config, _fresh_counter(tokens))
+    cold = _ours(catalog, config, _fresh_runtime(tokens))
+    warm = _ours(catalog, config, _fresh_runtime(tokens))
 
     def cold_start() -> None:
-        cold.tokens = _fresh_counter(tokens)
+        cold.runtime = _fresh_runtime(tokens)
 
-    def warm_up() -> None:  # memos are per process: the cold run emptied them
+    def warm_up() -> None:
         for r in requests:
             warm(r)
 
@@ -213,7 +210,7 @@ def sweep(
 
     def runner(requests: Sequence[Request]) -> Callable[[], None]:
         def run() -> None:
-            packer = _ours(catalog, config, _fresh_counter(tokens))
+            packer = _ours(catalog, config, _fresh_runtime(tokens))
             for r in requests:
                 packer(r)
 
@@ -249,7 +246,7 @@ def beam_section(pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int) -> 
     n_cand = sum(len(r.candidates) for r in requests)
     config = PackingConfig(max_evidence_tokens=BUDGET)
     start = time.perf_counter()
-    packer = _ours(catalog, config, _fresh_counter(tokens))
+    packer = _ours(catalog, config, _fresh_runtime(tokens))
     for r in requests:
         packer(r)
     core_s = time.perf_counter() - start
@@ -277,8 +274,7 @@ def beam_section(pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int) -> 
             ]
 
         run_batch(argv(few, 1, "warm-up"))
-        for workers in (1, 2):
-            clear_memos()
+        for workers in (1, 2):  # each run's pack step builds its own runtime
             start = time.perf_counter()
             run_batch(argv(req_file, workers, f"out{workers}"))
             seconds = time.perf_counter() - start
@@ -298,7 +294,7 @@ def profile_core(
     """cProfile of ours, cold or after a first pass: where the time goes, by own time,
     then by cumulative time (which stage holds it)."""
     config = PackingConfig(max_evidence_tokens=BUDGET)
-    packer = _ours(catalog, config, _fresh_counter(tokens))
+    packer = _ours(catalog, config, _fresh_runtime(tokens))
     if warm:
         for r in requests:
             packer(r)
@@ -352,11 +348,12 @@ def memory_child(data_dir: Path, requests: int) -> dict:
     """Child process: load, then pack a stream of requests; peak RSS before and after."""
     pool = Pool.load(data_dir)
     catalog = Catalog(pool.catalog())
-    tokens = TokenCounter.load()
+    runtime = PackerRuntime.load()
+    tokens = runtime.tokens
     config = PackingConfig(max_evidence_tokens=BUDGET)
     before = peak_rss_mb()
     for request in generate(pool, requests, 10, repeat_fraction=0.5):
-        pack_request(request, catalog, config, tokens, EVAL_TIME)
+        pack_request(request, catalog, config, runtime, EVAL_TIME)
     return {
         "requests": requests,
         "rss_before_mb": before,

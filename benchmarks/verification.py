@@ -46,7 +46,7 @@ from benchmarks.adapters import (
     multihop_cases,
     ramdocs_cases,
 )
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.answers import parse_prompt_line
 from packer.claims import cited_labels, parse_answer, split_sentences
 from packer.formats import format_line
@@ -94,10 +94,10 @@ def packed_cases(data_dir: Path, limit: int | None) -> tuple[list[Case], frozens
     raw = list(_cases(data_dir, limit))
     catalog = Catalog(catalog_documents([r for _, r, _ in raw]))
     config = PackingConfig(max_evidence_tokens=EVIDENCE_BUDGET)
-    tokens = TokenCounter.load()
+    runtime = PackerRuntime.load()
     cases, run_ids = [], set()
     for dataset, request, gold in raw:
-        result = pack_request(request, catalog, config, tokens, EVAL_TIME)
+        result = pack_request(request, catalog, config, runtime, EVAL_TIME)
         manifest = result.manifest
         blocks = parse_prompt_line(format_line(result.prompt, 0, "messages")).blocks
         own = {e.evidence_id for e in manifest.evidence} | {

@@ -4,7 +4,8 @@
 """
 
 from packer.catalog import Catalog
-from packer.pack import PackResult, clear_memos, pack_request
+from packer.pack import PackResult, pack_request
+from packer.runtime import PackerRuntime
 from packer.tokens import TokenCounter, load_encoding
 from packer.version import BUILDER_VERSION
 
@@ -12,8 +13,8 @@ __all__ = [
     "BUILDER_VERSION",
     "Catalog",
     "PackResult",
+    "PackerRuntime",
     "TokenCounter",
-    "clear_memos",
     "load_encoding",
     "pack_request",
 ]

@@ -18,7 +18,6 @@ English prose whatever its locale).
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 
 _MONTHS = {
     name: i + 1
@@ -133,12 +132,8 @@ class TextFacts:
         return fact.key in self.phrase_text
 
 
-@lru_cache(maxsize=65_536)
 def text_facts(text: str) -> TextFacts:
-    """Every figure (also those inside dates, and unscaled too) and date of a text.
-
-    Memoized per distinct text: the same evidence block backs many answers.
-    """
+    """Every figure (also those inside dates, and unscaled too) and date of a text."""
     numbers: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))

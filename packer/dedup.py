@@ -28,7 +28,8 @@ from typing import Literal
 
 from datasketch import MinHash, MinHashLSH
 
-from packer.records import MONTHS, STOPWORDS, Evidence, fact_words, text_facts
+from packer.records import MONTHS, STOPWORDS, Evidence, fact_words
+from packer.runtime import Memos
 from schemas import DedupConfig, ExclusionReason
 
 R = ExclusionReason
@@ -79,7 +80,7 @@ def _mergeable(record: Evidence) -> bool:
     return span is not None and span[1] - span[0] == len(record.text)
 
 
-def _merge_pair(left: Evidence, right: Evidence) -> Evidence | None:
+def _merge_pair(left: Evidence, right: Evidence, memos: Memos) -> Evidence | None:
     """Merge `right` into `left` (left starts first) if their overlap agrees."""
     assert left.span is not None and right.span is not None
     l_start, l_end = left.span
@@ -90,14 +91,14 @@ def _merge_pair(left: Evidence, right: Evidence) -> Evidence | None:
     text = left.text + right.text[len(overlap) :] if r_end > l_end else left.text
     keeper, other = (left, right) if left.rank_key() <= right.rank_key() else (right, left)
     keeper.text = text
-    keeper.facts = text_facts(text)
+    keeper.facts = memos.text_facts(text)
     keeper.span = (l_start, max(l_end, r_end))
     keeper.score = max(left.score, right.score)
     _fold(keeper, other)
     return other
 
 
-def merge_overlaps(records: list[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+def merge_overlaps(records: list[Evidence], memos: Memos) -> tuple[list[Evidence], list[Evidence]]:
     """Merge overlapping spans of one document revision and section.
 
     Spans that only touch or leave a gap stay separate; so do spans whose
@@ -119,7 +120,7 @@ def merge_overlaps(records: list[Evidence]) -> tuple[list[Evidence], list[Eviden
         for record in group[1:]:
             assert current.span is not None and record.span is not None
             if record.span[0] < current.span[1]:
-                loser = _merge_pair(current, record)
+                loser = _merge_pair(current, record, memos)
                 if loser is not None:
                     merged_away.append(loser)
                     current = record if loser is current else current
@@ -332,7 +333,9 @@ def conflict_groups(pairs: list[tuple[str, str]]) -> list[tuple[str, ...]]:
     return sorted(tuple(sorted(g)) for g in members.values() if len(g) > 1)
 
 
-def deduplicate(records: list[Evidence], config: DedupConfig, enabled: bool = True) -> Deduplicated:
+def deduplicate(
+    records: list[Evidence], config: DedupConfig, memos: Memos, enabled: bool = True
+) -> Deduplicated:
     """Every dedup level the config switches on, in order, then conflict detection
     (which runs with dedup switched off too). Records in any order.
 
@@ -350,7 +353,7 @@ def deduplicate(records: list[Evidence], config: DedupConfig, enabled: bool = Tr
         out.folded_reason.update({r.evidence_id: R.DUPLICATE_EXACT for r in folded})
     if len({r.document_id for r in kept}) < len(kept):  # both need two of one document
         if "overlap" in levels:
-            kept, merged = merge_overlaps(kept)
+            kept, merged = merge_overlaps(kept, memos)
             out.folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
         if "near" in levels:
             kept, near = fold_near_duplicates(kept, config)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from packer.catalog import Catalog, RevisionState
-from packer.records import Evidence, TextFacts, score_of, text_facts
+from packer.records import Evidence, TextFacts, score_of
+from packer.runtime import Memos
 from schemas import Candidate, CatalogDocument, ExclusionReason, Request
 from schemas._types import SENSITIVITY_LEVELS
 
@@ -93,7 +94,11 @@ def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion 
 
 
 def apply_gates(
-    request: Request, candidates: Sequence[Candidate], catalog: Catalog, as_of: datetime
+    request: Request,
+    candidates: Sequence[Candidate],
+    catalog: Catalog,
+    as_of: datetime,
+    memos: Memos,
 ) -> tuple[list[Evidence], list[Exclusion]]:
     """Split the request's `candidates` into gated evidence and exclusions, gates in order."""
     passed: list[Evidence] = []
@@ -105,7 +110,7 @@ def apply_gates(
         doc = catalog.get(tenant, cand.document_id) if cand.document_id else None
         verdict = _authorization(request, groups, cand, doc)
         if verdict is None:
-            facts = text_facts(cand.text)
+            facts = memos.text_facts(cand.text)
             verdict = _provenance(cand, facts)
         if verdict is None:
             assert doc is not None

@@ -29,7 +29,6 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from packer.records import Evidence
 from packer.tokens import TokenCounter
@@ -92,9 +91,8 @@ def escape(text: str, *, inline: bool = False, quote: bool = False) -> str:
     return text
 
 
-@lru_cache(maxsize=65_536)
 def header_attributes(pairs: tuple[tuple[str, str], ...]) -> str:
-    """Escaped ` name="value"` attributes; memoized, as documents recur across requests."""
+    """Escaped ` name="value"` attributes (only configs that show attributes pay for them)."""
     return "".join(f' {name}="{escape(value, inline=True, quote=True)}"' for name, value in pairs)
 
 

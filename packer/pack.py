@@ -15,12 +15,13 @@ from packer.catalog import Catalog
 from packer.dedup import deduplicate
 from packer.formats import FRAMING
 from packer.gates import Exclusion, apply_gates
-from packer.layout import BlockCosts, PromptLayout, header_attributes
+from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
-from packer.records import Evidence, canonical_words, question_terms, sha256_hex, text_facts
-from packer.select import SelectionPolicy, select, title_key
+from packer.records import Evidence, canonical_words, question_terms, sha256_hex
+from packer.runtime import Memos, PackerRuntime
+from packer.select import SelectionPolicy, select
 from packer.tokens import TokenCounter
-from packer.units import sentences_of, unit_span
+from packer.units import unit_span
 from packer.version import BUILDER_VERSION
 from schemas import (
     ExclusionReason,
@@ -32,19 +33,6 @@ from schemas import (
 )
 
 R = ExclusionReason
-
-
-def clear_memos() -> None:
-    """Forget what this process memoized per distinct text, question, title and header.
-
-    For a cold start in benchmarks and tests; token counts live in the
-    `TokenCounter`, which a fresh instance empties.
-    """
-    text_facts.cache_clear()
-    question_terms.cache_clear()
-    header_attributes.cache_clear()
-    title_key.cache_clear()
-    sentences_of.cache_clear()
 
 
 class PackError(ValueError):
@@ -208,7 +196,7 @@ def pack_request(
     request: Request,
     catalog: Catalog,
     config: PackingConfig,
-    tokens: TokenCounter,
+    runtime: PackerRuntime,
     event_time: datetime | None = None,
     catalog_version: str = "",
 ) -> PackResult:
@@ -223,13 +211,14 @@ def pack_request(
     if as_of is None:
         raise PackError("request has no as_of or event_time, and none was supplied")
     limits = _limits(request, config)
-    layout = layout_of(config, tokens)
+    layout = layout_of(config, runtime.tokens)
+    memos = runtime.memos
     by_id = {c.evidence_id: c for c in request.candidates}
     in_id_order = [by_id[e] for e in sorted(by_id)]
 
-    gated, exclusions = apply_gates(request, in_id_order, catalog, as_of)
+    gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
     terms = question_terms(request.question)
-    dedup = deduplicate(gated, config.dedup, config.enable_dedup)
+    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup)
     kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
@@ -256,9 +245,10 @@ def pack_request(
             conflict_member=member,
             sentence_units=config.enable_sentence_units,
         ),
+        memos,
     )
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
-    chosen = [_as_packed(kept[i], selection.units.get(i)) for i in selection.chosen]
+    chosen = [_as_packed(kept[i], selection.units.get(i), memos) for i in selection.chosen]
     bodies = {
         r.evidence_id: (
             layout.body(costs.headers[i], r.text),
@@ -289,17 +279,17 @@ def pack_request(
         exclusions,
         base,
         budget,
-        tokens.name,
+        runtime.tokens.name,
         catalog_version,
     )
 
 
-def _as_packed(record: Evidence, unit: tuple[int, int] | None) -> Evidence:
+def _as_packed(record: Evidence, unit: tuple[int, int] | None, memos: Memos) -> Evidence:
     """The record as packed: whole, or cut to a run of whole sentences."""
     if unit is None:
         return record
     text = record.text[unit[0] : unit[1]]
-    return replace(record, text=text, facts=text_facts(text), unit=unit)
+    return replace(record, text=text, facts=memos.text_facts(text), unit=unit)
 
 
 def _result(

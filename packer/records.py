@@ -5,7 +5,6 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 
 from schemas import Candidate
 
@@ -79,13 +78,9 @@ class TextFacts:
     opening: tuple[str, ...]
 
 
-@lru_cache(maxsize=32_768)
 def text_facts(text: str) -> TextFacts:
-    """The facts of `text`, computed once per distinct text per worker.
-
-    Retrieval returns the same passages to many questions, so most texts recur;
-    the memo is bounded (LRU) and holds only facts of the text itself.
-    """
+    """The facts of `text`: a function of the text alone, so a worker's
+    `PackerRuntime` memoizes it per distinct text."""
     try:
         digest: str | None = sha256_hex(text)
     except UnicodeEncodeError:
@@ -214,7 +209,6 @@ def canonical_words_cased(text: str) -> list[str]:
     return canonical_words(text, fold=False)
 
 
-@lru_cache(maxsize=4096)
 def question_terms(question: str) -> frozenset[str]:
     """The question's content words (canonical, three characters or more, no stopwords).
 
@@ -222,3 +216,19 @@ def question_terms(question: str) -> frozenset[str]:
     likely about another part of the question.
     """
     return frozenset(w for w in canonical_words(question) if len(w) >= 3 and w not in STOPWORDS)
+
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_key(title: str) -> str:
+    """The normalized title another text must mention to link to its record.
+
+    A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
+    out: texts name the entity, not its disambiguation. Titles recur across
+    requests: a worker's `PackerRuntime` memoizes the keys.
+    """
+    if title.endswith(")"):
+        title = _QUALIFIER.sub("", title)
+    key = " ".join(canonical_words(title))
+    return key if len(key) >= 4 else ""

@@ -18,15 +18,14 @@ run of complete sentences (`packer.units`), most valuable first.
 """
 
 import heapq
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 
 from packer.layout import BlockCosts
-from packer.records import Evidence, canonical_words
-from packer.units import best_unit, sentences_of
+from packer.records import Evidence
+from packer.runtime import Memos
+from packer.units import best_unit
 from schemas import ExclusionReason, UtilityWeights
 
 R = ExclusionReason
@@ -87,8 +86,10 @@ class _State:
         costs: BlockCosts,
         policy: SelectionPolicy,
         partners: dict[int, list[int]],
+        memos: Memos,
     ) -> None:
         self.records = records
+        self.memos = memos
         self.costs = costs
         self.policy = policy
         self.remaining = policy.budget
@@ -110,7 +111,7 @@ class _State:
         terms = policy.question_terms
         self._terms = [_contained(terms, r.canonical) for r in records]
         self._opening = [r.facts.opening for r in records]
-        titles = [title_key(r.candidate.title or "") for r in records]
+        titles = [memos.title_key(r.candidate.title or "") for r in records]
         self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
         # Titles that packed evidence could still link: neither linked nor taken yet.
         self._unlinked = {i: t for i, t in enumerate(titles) if t and i not in self.linked}
@@ -248,7 +249,7 @@ class _State:
         if index in self.taken or self.capped(index):
             return None
         text = self.records[index].text
-        sentences = sentences_of(text)
+        sentences = self.memos.sentences(text)
         terms = self._terms[index]
         held = [_contained(terms, s.folded) for s in sentences]
         missing = terms - self.covered_terms
@@ -292,9 +293,6 @@ class _State:
         return R.OVER_BUDGET
 
 
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
-
-
 _NONE: frozenset[str] = frozenset()
 
 
@@ -302,20 +300,6 @@ def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
     """The terms that occur in `text`."""
     found = [t for t in terms if t in text]
     return frozenset(found) if found else _NONE
-
-
-@lru_cache(maxsize=65_536)
-def title_key(title: str) -> str:
-    """The normalized title another text must mention to link to its record.
-
-    A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
-    out: texts name the entity, not its disambiguation. Titles recur across
-    requests, so keys are memoized.
-    """
-    if title.endswith(")"):
-        title = _QUALIFIER.sub("", title)
-    key = " ".join(canonical_words(title))
-    return key if len(key) >= 4 else ""
 
 
 def _partners(
@@ -336,9 +320,10 @@ def select(
     required_facets: Sequence[str],
     conflicts: Sequence[Sequence[str]],
     policy: SelectionPolicy,
+    memos: Memos,
 ) -> Selection:
     """Choose which records fill the budget. `records` must be in rank order."""
-    state = _State(records, costs, policy, _partners(records, conflicts))
+    state = _State(records, costs, policy, _partners(records, conflicts), memos)
 
     if policy.facet_coverage:
         for facet in sorted(set(required_facets)):

@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import os
+import threading
 import types
 from collections import OrderedDict
 from collections.abc import Callable
@@ -220,7 +221,9 @@ SHORT_TEXT = 64
 class TokenCounter:
     """Counts tokens exactly, remembering counts of texts it has seen.
 
-    The cache is keyed by a 128-bit BLAKE2 hash of the text (small keys, no
+    Safe to share between threads: the LRU's reordering and eviction hold a
+    lock (the plain dicts of short and rendered texts only get, set and clear,
+    each atomic). The cache is keyed by a 128-bit BLAKE2 hash of the text (small keys, no
     practical collisions), bounded LRU, so a candidate repeated across
     requests is tokenized once per worker. Short texts (labels, notes, roles)
     are keyed by themselves, which is cheaper than hashing them.
@@ -230,6 +233,7 @@ class TokenCounter:
         self.encoding = encoding
         self.name = name
         self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._lock = threading.Lock()  # a worker's DoFn threads share one counter
         self._short: dict[str, int] = {}
         self._rendered: dict[tuple[str, ...], int] = {}
         self._cache_size = cache_size
@@ -264,16 +268,18 @@ class TokenCounter:
             n = self._short[text] = len(self.encoding.encode_ordinary(text))
             return n
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        cached = self._cache.get(key)
-        if cached is not None:
-            self.hits += 1
-            self._cache.move_to_end(key)
-            return cached
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self.hits += 1
+                self._cache.move_to_end(key)
+                return cached
         self.misses += 1
         n = len(self.encoding.encode_ordinary(text))
-        self._cache[key] = n
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = n
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return n
 
     def count_rendered(self, key: tuple[str, ...], render: Callable[[], str]) -> int:

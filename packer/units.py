@@ -13,7 +13,6 @@ sentence whose meaning may be the opposite of the whole.
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from packer.records import fold_case
 
@@ -79,10 +78,9 @@ class Sentence:
     folded: str
 
 
-@lru_cache(maxsize=8192)
 def sentences_of(text: str) -> tuple[Sentence, ...]:
-    """The sentences of `text`, memoized per distinct text: retrieval returns the same
-    passages to many questions, and a unit is sought each time one does not fit."""
+    """The sentences of `text`. A unit is sought each time a passage does not fit, and
+    passages recur across questions: a worker's `PackerRuntime` memoizes this per text."""
     return tuple(
         Sentence(a, b, complete(text[a:b]), fold_case(text[a:b])) for a, b in sentence_spans(text)
     )

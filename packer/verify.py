@@ -32,7 +32,7 @@ dates and phrases, which a deterministic rule can decide.
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
 from schemas.verification import CheckName, CheckResult
@@ -94,10 +94,14 @@ class Packet:
     uncovered: tuple[str, ...] = ()
     own_ids: frozenset[str] = frozenset()
     excluded: dict[str, str] | None = None
+    _facts: dict[str, TextFacts] = field(default_factory=dict, compare=False, repr=False)
 
     def facts(self, label: str) -> TextFacts:
-        """The block's figures and dates (memoized per distinct text)."""
-        return text_facts(self.blocks[label])
+        """The block's figures and dates, computed once per block of this packet."""
+        found = self._facts.get(label)
+        if found is None:
+            found = self._facts[label] = text_facts(self.blocks[label])
+        return found
 
 
 @dataclass(frozen=True)

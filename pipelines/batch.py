@@ -34,11 +34,11 @@ from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS, PACK_OUTPUTS
 from transforms.catalog_io import ReadCatalog
-from transforms.catalog_join import PackJoined
-from transforms.catalog_lookup import PackWithBigtable
+from transforms.catalog_join import JoinedCatalog
+from transforms.catalog_lookup import BigtableCatalog
 from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
-from transforms.pack import PackRequests
+from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
 from transforms.parse import ParseRequests
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
@@ -62,15 +62,19 @@ def output_files(output: str) -> dict[str, str]:
     return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in FILE_TYPES.items()}
 
 
-def pack_transform(p: beam.Pipeline, settings: Settings) -> beam.PTransform:
-    """The pack step of the chosen catalog mode (see `--catalog_mode`)."""
-    source, config, event_time = settings.catalog, settings.config, settings.event_time
+def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
+    """The pack step, the catalog where the chosen mode keeps it (see `--catalog_mode`)."""
+    return PackRequests(settings.config, catalog_provider(p, settings), settings.event_time)
+
+
+def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
+    """How the pack step finds each request's catalog entries in the chosen mode."""
+    source = settings.catalog
     if source.mode == "join":
-        return PackJoined(config, source.pattern, source.file_format, event_time)
+        return JoinedCatalog(source.pattern, source.file_format)
     if source.mode == "bigtable":
-        return PackWithBigtable(config, source.bigtable, event_time)
-    catalog = p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format)
-    return PackRequests(config, catalog, event_time)
+        return BigtableCatalog(source.bigtable)
+    return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
 
 
 def build(p: beam.Pipeline, settings: Settings) -> None:

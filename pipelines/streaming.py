@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
+from apache_beam.transforms import window
 
 from pipelines.options import (
     CatalogSource,
@@ -36,10 +37,11 @@ from pipelines.options import (
 )
 from schemas import PackingConfig
 from transforms.bigquery_io import RecentRequestIds
-from transforms.catalog_lookup import PackWithBigtable
-from transforms.catalog_refresh import PackWithRefreshingCatalog, load_snapshot
+from transforms.catalog_lookup import BigtableCatalog
+from transforms.catalog_refresh import RefreshingCatalogFile, load_snapshot
 from transforms.dead_letters import bounded
 from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
+from transforms.pack import CatalogProvider, PackRequests
 from transforms.pubsub_io import (
     PublishMessages,
     ReadRequestRecords,
@@ -48,6 +50,7 @@ from transforms.pubsub_io import (
     prompt_message,
 )
 from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
+from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 from transforms.stream_parse import ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
@@ -171,17 +174,15 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     )
 
 
-def pack_transform(settings: StreamSettings) -> beam.PTransform:
-    """The pack step of the catalog mode: the re-read file, or Bigtable lookups.
+def catalog_provider(settings: StreamSettings) -> CatalogProvider:
+    """Where the pack step finds the catalog: the re-read file, or Bigtable lookups.
 
     Either way a catalog change applies within `--catalog_refresh_seconds`.
-    Requests are packed at their element timestamp unless they carry a time.
     """
     source = settings.catalog
     if source.bigtable is not None:
-        return PackWithBigtable(settings.config, source.bigtable, None)
-    return PackWithRefreshingCatalog(
-        settings.config,
+        return BigtableCatalog(source.bigtable)
+    return RefreshingCatalogFile(
         source.pattern,  # type: ignore[arg-type]
         source.file_format,  # type: ignore[arg-type]
         source.refresh_seconds,
@@ -203,7 +204,8 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     parsed = read.records | "Parse" >> ParseRequestStream(
         settings.max_record_bytes, settings.dedup_ttl_seconds, remembered
     )
-    packed = parsed.requests | "Pack" >> pack_transform(settings)
+    # Requests are packed at their element timestamp unless they carry a time.
+    packed = parsed.requests | "Pack" >> PackRequests(settings.config, catalog_provider(settings))
     packed.lines | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     rejected_manifests = packed.manifests | "WriteManifests" >> WriteAuditRows(
         "manifests", sinks, row_id=manifest_row_id
@@ -227,7 +229,13 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
             rejected_counts,
         )
         | "AllDeadLetters" >> beam.Flatten()
+        | "CountDeadLetters" >> CountDeadLetters()
         | "Bound" >> beam.Map(bounded)
+    )
+    _ = (
+        packed.prompts
+        | "TokenWindows" >> beam.WindowInto(window.FixedWindows(settings.window_seconds))
+        | "TokenPercentiles" >> PromptTokenPercentiles()
     )
     rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows(
         "dead_letters", sinks

@@ -9,7 +9,7 @@ import pytest
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from pipelines.batch import RunFailed, run
 from schemas import ManifestRow, PackingConfig
 from tests.batch_run import SAMPLES, flags, read_outputs
@@ -45,7 +45,7 @@ def _manifest(request_id: str) -> ManifestRow:
         request(candidate("e1"), request_id=request_id),
         Catalog([document("d1")]),
         PackingConfig(),
-        TokenCounter.load(),
+        PackerRuntime.load(),
     )
     return result.manifest
 

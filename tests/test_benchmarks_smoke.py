@@ -25,7 +25,7 @@ from benchmarks.adapters import (
 )
 from benchmarks.baselines import NaivePacker, OurPacker, Packed, our_format_block, tiktoken_counter
 from benchmarks.offline_tiktoken import CL100K_URL, offline_cl100k_cache
-from packer import Catalog, TokenCounter
+from packer import Catalog, PackerRuntime
 from packer.pack import layout_of
 from schemas import PackingConfig
 
@@ -237,7 +237,7 @@ def test_targets_judge_only_what_was_measured() -> None:
 
 
 def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
-    tokens = TokenCounter.load()
+    tokens = PackerRuntime.load().tokens
     count = tiktoken_counter(tokens.encoding)
     block = partial(our_format_block, layout_of(PackingConfig(), tokens))
     packer = NaivePacker(200, count, count_headers=True, block=block)
@@ -258,7 +258,7 @@ def test_our_packer_keeps_every_candidate_accounted(data_dir: Path) -> None:
     packer = OurPacker(
         PackingConfig(max_evidence_tokens=256),
         Catalog(catalog_documents(requests)),
-        TokenCounter.load(),
+        PackerRuntime.load(),
     )
     for request in requests:
         packed = packer(request)

@@ -23,7 +23,7 @@ from packer.formats import (
 from schemas import PackingConfig, PromptMessage
 from tests.factories import encoded_prompt_tokens
 from tests.strategies import catalog_documents, requests
-from tests.test_packer_properties import TOKENS, configs
+from tests.test_packer_properties import RUNTIME, configs
 from transforms.prompt_files import WritePromptLines
 
 PROMPT = PromptMessage.model_validate(
@@ -163,15 +163,15 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
 
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
     config = PackingConfig(prompt_format="openai_batch")
-    fn = pack.PackDoFn(config, None)
+    fn = pack.PackDoFn(config, pack.SnapshotReader, None)
     fn.setup()
     req = request(candidate("e1", text="A passage. " * 60), request_id="q1")
-    result = pack_request(req, Catalog([document()]), config, fn._tokens)
+    result = pack_request(req, Catalog([document()]), config, fn._runtime)
     letter = fn._line(result)
     assert isinstance(letter, DeadLetter)
     assert letter.stage == "format" and letter.request_id == "q1"
     assert "exceeds the 500-byte line headroom" in letter.error
-    short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._tokens)
+    short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._runtime)
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 1_000_000, 100_000))
     assert isinstance(fn._line(short), PromptLine)
 
@@ -186,15 +186,24 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
 def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> None:
     """OpenAI: 3 per message with its role, 3 priming; Anthropic, Vertex: the texts alone."""
     config = PackingConfig.model_validate({**config.model_dump(), "prompt_format": fmt})
-    result = pack_request(req, Catalog(docs), config, TOKENS)
-    exact = encoded_prompt_tokens(TOKENS.encoding, result.prompt.messages, FRAMING[fmt])
+    result = pack_request(req, Catalog(docs), config, RUNTIME)
+    exact = encoded_prompt_tokens(RUNTIME.tokens.encoding, result.prompt.messages, FRAMING[fmt])
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
 
 
 def test_the_framing_of_each_provider() -> None:
-    texts = TOKENS.count(PROMPT.messages[0].content) + TOKENS.count(PROMPT.messages[1].content)
-    openai = encoded_prompt_tokens(TOKENS.encoding, PROMPT.messages, FRAMING["openai_batch"])
-    assert openai == texts + 3 + 2 * 3 + TOKENS.count("system") + TOKENS.count("user")
-    assert encoded_prompt_tokens(TOKENS.encoding, PROMPT.messages, FRAMING["vertex_batch"]) == texts
+    texts = RUNTIME.tokens.count(PROMPT.messages[0].content) + RUNTIME.tokens.count(
+        PROMPT.messages[1].content
+    )
+    openai = encoded_prompt_tokens(
+        RUNTIME.tokens.encoding, PROMPT.messages, FRAMING["openai_batch"]
+    )
+    assert openai == texts + 3 + 2 * 3 + RUNTIME.tokens.count("system") + RUNTIME.tokens.count(
+        "user"
+    )
+    assert (
+        encoded_prompt_tokens(RUNTIME.tokens.encoding, PROMPT.messages, FRAMING["vertex_batch"])
+        == texts
+    )

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
@@ -33,7 +33,7 @@ from transforms.request_records import Entry, assemble, decode, parse_record
 
 MAX_BYTES = 64 * 1024
 STAGES = {"parse", "validate", "dedupe", "group"}
-TOKENS = TokenCounter.load()
+RUNTIME = PackerRuntime.load()
 CATALOG = Catalog([document("d1"), document("d2", allowed_groups=("other",))])
 
 # Text that reaches every corner: markup, controls, NUL, BOMs, lone surrogates.
@@ -307,7 +307,7 @@ def assert_packs_and_encodes(request: Request) -> None:
     """A parsed request packs (or is refused by the packer) and every output encodes."""
     config = PackingConfig(input_limit=2048, reserved_answer=256)
     try:
-        result = pack_request(request, CATALOG, config, TOKENS)
+        result = pack_request(request, CATALOG, config, RUNTIME)
     except PackError:
         return
     result.prompt.model_dump_json().encode("utf-8")

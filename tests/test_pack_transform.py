@@ -1,6 +1,6 @@
 """`PackRequests` as a composite, tested the way Beam's examples test theirs.
 
-Requests go in through `beam.Create`, the catalog as the transform takes it (a
+Requests go in through `beam.Create`, the catalog as a side-input provider (a
 `PCollection` of one `CatalogSnapshot`, used as a singleton side input), and
 `assert_that` checks each output: prompts, formatted lines, manifests,
 exclusions and dead letters. The prompt and manifest must be exactly what
@@ -15,11 +15,11 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from packer import TokenCounter, pack_request
+from packer import PackerRuntime, pack_request
 from schemas import BudgetOverride, PackingConfig, Request
 from tests.factories import candidate, document, request
 from transforms.catalog_io import CatalogCache, snapshot
-from transforms.pack import PackRequests
+from transforms.pack import PackRequests, SideInputCatalog
 
 CONFIG = PackingConfig()
 CATALOG = snapshot(
@@ -42,7 +42,9 @@ def expected(req: Request) -> Any:
     """What the pure packer gives for `req` against the same catalog, as the DoFn calls it."""
     cache = CatalogCache()
     table = cache.get(CATALOG)
-    return pack_request(req, table, CONFIG, TokenCounter.load(), catalog_version=cache.version(req))
+    return pack_request(
+        req, table, CONFIG, PackerRuntime.load(), catalog_version=cache.version(req)
+    )
 
 
 def test_outputs_are_the_packers_routed_to_their_collections() -> None:
@@ -50,7 +52,9 @@ def test_outputs_are_the_packers_routed_to_their_collections() -> None:
     p = test_pipeline.TestPipeline(runner="FnApiRunner")
     catalog = p | "Catalog" >> beam.Create([CATALOG])
     packed = (
-        p | "Requests" >> beam.Create([ANSWERED, REFUSED]) | "Pack" >> PackRequests(CONFIG, catalog)
+        p
+        | "Requests" >> beam.Create([ANSWERED, REFUSED])
+        | "Pack" >> PackRequests(CONFIG, SideInputCatalog(catalog))
     )
     assert_that(packed.prompts, equal_to([answer.prompt]), label="prompts")
     assert_that(packed.manifests, equal_to([answer.manifest]), label="manifests")
@@ -105,7 +109,7 @@ def test_requests_without_a_time_are_packed_at_the_given_event_time() -> None:
         packed = (
             p
             | "Requests" >> beam.Create([timeless])
-            | "Pack" >> PackRequests(CONFIG, catalog, event_time=at)
+            | "Pack" >> PackRequests(CONFIG, SideInputCatalog(catalog), event_time=at)
         )
         assert_that(
             packed.manifests | beam.Map(lambda m: (m.request_id, m.event_time, m.as_of)),

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.dedup import compare_copies
 from packer.records import Evidence, canonical_words, text_facts
 from schemas import DedupConfig, PackingConfig, Revision
@@ -12,47 +12,47 @@ from tests.factories import candidate, document, request
 
 
 @pytest.fixture(scope="module")
-def tokens() -> TokenCounter:
-    return TokenCounter.load()
+def runtime() -> PackerRuntime:
+    return PackerRuntime.load()
 
 
-def run(tokens, docs, *cands, config=None, **req):
-    return pack_request(request(*cands, **req), Catalog(docs), config or PackingConfig(), tokens)
+def run(runtime, docs, *cands, config=None, **req):
+    return pack_request(request(*cands, **req), Catalog(docs), config or PackingConfig(), runtime)
 
 
 def reasons(result):
     return {x.evidence_id: x.reason.value for x in result.exclusions}
 
 
-def test_exact_duplicates_fold_into_best_ranked_across_documents(tokens):
+def test_exact_duplicates_fold_into_best_ranked_across_documents(runtime):
     docs = [document("d1"), document("d2"), document("d3")]
     cands = [
         candidate("e1", "d1", text="Refunds take  5 days.", retrieval_score=0.2),
         candidate("e2", "d2", text="REFUNDS take 5 days.", retrieval_score=0.9),
         candidate("e3", "d3", text="Refunds\ttake 5 days.", retrieval_score=0.5),
     ]
-    result = run(tokens, docs, *cands)
+    result = run(runtime, docs, *cands)
     [block] = result.manifest.evidence
     assert block.evidence_id == "e2"
     assert block.derived_from == ["e1", "e3"]
     assert result.exclusions == []
 
 
-def test_nfkc_normalization_makes_compatibility_forms_equal(tokens):
+def test_nfkc_normalization_makes_compatibility_forms_equal(runtime):
     docs = [document("d1"), document("d2")]
     cands = [
         candidate("e1", "d1", text="Ｒｅｆｕｎｄｓ ﬁve days"),
         candidate("e2", "d2", text="refunds five days"),
     ]
-    result = run(tokens, docs, *cands)
+    result = run(runtime, docs, *cands)
     assert len(result.manifest.evidence) == 1
 
 
-def test_folded_duplicates_are_excluded_when_their_keeper_is_not_packed(tokens):
+def test_folded_duplicates_are_excluded_when_their_keeper_is_not_packed(runtime):
     long_text = "word " * 400
     docs = [document("d1"), document("d2")]
     cands = [candidate("e1", "d1", text=long_text), candidate("e2", "d2", text=long_text.upper())]
-    result = run(tokens, docs, *cands, config=PackingConfig(max_evidence_tokens=100))
+    result = run(runtime, docs, *cands, config=PackingConfig(max_evidence_tokens=100))
     assert reasons(result) == {"e1": "oversized", "e2": "duplicate_exact"}
 
 
@@ -65,10 +65,10 @@ REVISION_TEXT = (
 )
 
 
-def test_overlapping_spans_merge_over_the_union(tokens):
+def test_overlapping_spans_merge_over_the_union(runtime):
     a = _spanned("e1", REVISION_TEXT[0:50], 0, retrieval_score=0.4)
     b = _spanned("e2", REVISION_TEXT[30:89], 30, retrieval_score=0.9)
-    result = run(tokens, [document("d1")], a, b)
+    result = run(runtime, [document("d1")], a, b)
     [block] = result.manifest.evidence
     assert block.evidence_id == "e2"
     assert block.derived_from == ["e1"]
@@ -77,25 +77,25 @@ def test_overlapping_spans_merge_over_the_union(tokens):
     assert content.count("Damaged items") == 1
 
 
-def test_chain_of_three_overlaps_merges_into_one(tokens):
+def test_chain_of_three_overlaps_merges_into_one(runtime):
     a = _spanned("e1", REVISION_TEXT[0:40], 0)
     b = _spanned("e2", REVISION_TEXT[30:70], 30)
     c = _spanned("e3", REVISION_TEXT[60:89], 60)
-    result = run(tokens, [document("d1")], a, b, c)
+    result = run(runtime, [document("d1")], a, b, c)
     [block] = result.manifest.evidence
     assert sorted([block.evidence_id, *block.derived_from]) == ["e1", "e2", "e3"]
     assert REVISION_TEXT[0:89] in result.prompt.messages[1].content
 
 
-def test_touching_or_gapped_spans_do_not_merge(tokens):
+def test_touching_or_gapped_spans_do_not_merge(runtime):
     a = _spanned("e1", REVISION_TEXT[0:30], 0)
     b = _spanned("e2", REVISION_TEXT[30:60], 30)  # touches a
     c = _spanned("e3", REVISION_TEXT[70:89], 70)  # gap after b
-    result = run(tokens, [document("d1")], a, b, c)
+    result = run(runtime, [document("d1")], a, b, c)
     assert sorted(e.evidence_id for e in result.manifest.evidence) == ["e1", "e2", "e3"]
 
 
-def test_overlaps_in_different_revisions_do_not_merge(tokens):
+def test_overlaps_in_different_revisions_do_not_merge(runtime):
     docs = [
         document(
             "d1",
@@ -107,14 +107,14 @@ def test_overlaps_in_different_revisions_do_not_merge(tokens):
     ]
     a = _spanned("e1", REVISION_TEXT[0:50], 0, revision_id="r1")
     b = _spanned("e2", REVISION_TEXT[30:89], 30, revision_id="r2")
-    result = run(tokens, docs, a, b, history=True)
+    result = run(runtime, docs, a, b, history=True)
     assert len(result.manifest.evidence) == 2
 
 
-def test_overlap_whose_texts_disagree_is_not_merged(tokens):
+def test_overlap_whose_texts_disagree_is_not_merged(runtime):
     a = _spanned("e1", REVISION_TEXT[0:50], 0)
     b = _spanned("e2", "X" * 20 + REVISION_TEXT[50:89], 30)
-    result = run(tokens, [document("d1")], a, b)
+    result = run(runtime, [document("d1")], a, b)
     assert len(result.manifest.evidence) == 2
 
 
@@ -124,31 +124,31 @@ BASE = (
 )
 
 
-def test_near_duplicates_fold_within_one_revision_only(tokens):
+def test_near_duplicates_fold_within_one_revision_only(runtime):
     near = BASE.replace("nearby", "close by")
     docs = [document("d1"), document("d2")]
     same_doc = [
         candidate("e1", "d1", text=BASE, retrieval_score=0.9),
         candidate("e2", "d1", text=near),
     ]
-    result = run(tokens, docs, *same_doc)
+    result = run(runtime, docs, *same_doc)
     [block] = result.manifest.evidence
     assert (block.evidence_id, block.derived_from) == ("e1", ["e2"])
-    unpacked = run(tokens, docs, *same_doc, config=PackingConfig(max_evidence_tokens=20))
+    unpacked = run(runtime, docs, *same_doc, config=PackingConfig(max_evidence_tokens=20))
     assert reasons(unpacked) == {"e1": "oversized", "e2": "duplicate_near"}
     other_doc = [candidate("e1", "d1", text=BASE), candidate("e2", "d2", text=near)]
-    result = run(tokens, docs, *other_doc)  # "nearby" and "close by": another wording
+    result = run(runtime, docs, *other_doc)  # "nearby" and "close by": another wording
     assert len(result.manifest.evidence) == 2
 
 
-def test_dedup_switched_off_keeps_every_copy(tokens):
+def test_dedup_switched_off_keeps_every_copy(runtime):
     docs = [document("d1"), document("d2")]
     cands = [candidate("e1", "d1", text="Same text."), candidate("e2", "d2", text="Same text.")]
-    result = run(tokens, docs, *cands, config=PackingConfig(enable_dedup=False))
+    result = run(runtime, docs, *cands, config=PackingConfig(enable_dedup=False))
     assert len(result.manifest.evidence) == 2
 
 
-def test_conflict_pair_is_kept_and_flagged(tokens):
+def test_conflict_pair_is_kept_and_flagged(runtime):
     docs = [document("d1"), document("d2")]
     cands = [
         candidate(
@@ -166,7 +166,7 @@ def test_conflict_pair_is_kept_and_flagged(tokens):
         candidate("e3", "d2", text="Unrelated passage about shipping.", retrieval_score=0.5),
     ]
     config = PackingConfig(per_document_cap=1, max_evidence_tokens=70)  # room for two
-    result = run(tokens, docs, *cands, config=config)
+    result = run(runtime, docs, *cands, config=config)
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"]
     assert sorted(conflict.labels) == ["E1", "E2"]
@@ -190,14 +190,14 @@ REPORT = (
 )
 
 
-def _report_and(tokens, other: str):
+def _report_and(runtime, other: str):
     """The report in d1 (ranked first) and `other` in d2, packed."""
     docs = [document("d1"), document("d2")]
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.9),
         candidate("e2", "d2", text=other, retrieval_score=0.1),
     ]
-    return run(tokens, docs, *cands)
+    return run(runtime, docs, *cands)
 
 
 @pytest.mark.parametrize(
@@ -209,14 +209,14 @@ def _report_and(tokens, other: str):
         REPORT.replace("Monday,", "Monday ;"),
     ],
 )
-def test_formatting_variants_of_one_report_fold_as_duplicates(tokens, variant):
-    result = _report_and(tokens, variant)
+def test_formatting_variants_of_one_report_fold_as_duplicates(runtime, variant):
+    result = _report_and(runtime, variant)
     [block] = result.manifest.evidence
     assert (block.evidence_id, block.derived_from) == ("e1", ["e2"])
     assert result.manifest.conflicts == []
 
 
-def test_reprints_differing_in_wording_only_fold_keeping_every_source(tokens):
+def test_reprints_differing_in_wording_only_fold_keeping_every_source(runtime):
     docs = [document(f"d{i}") for i in range(1, 5)]
     reprint = REPORT.replace("approved", "has approved").replace("would", "will")
     cands = [
@@ -226,10 +226,10 @@ def test_reprints_differing_in_wording_only_fold_keeping_every_source(tokens):
         # a changed content word, or a sentence more, is not the same report
         candidate("e4", "d4", text=REPORT.replace("approved", "rejected"), retrieval_score=0.2),
     ]
-    result = run(tokens, docs, *cands)
+    result = run(runtime, docs, *cands)
     blocks = {e.evidence_id: sorted(e.derived_from) for e in result.manifest.evidence}
     assert blocks == {"e2": ["e1", "e3"], "e4": []}
-    longer = _report_and(tokens, REPORT + " The vote was close.")
+    longer = _report_and(runtime, REPORT + " The vote was close.")
     assert len(longer.manifest.evidence) == 2
 
 
@@ -241,8 +241,8 @@ def test_reprints_differing_in_wording_only_fold_keeping_every_source(tokens):
         REPORT.replace("March", "October"),
     ],
 )
-def test_a_changed_figure_date_or_name_is_a_conflict_both_kept_and_flagged(tokens, changed):
-    result = _report_and(tokens, changed)
+def test_a_changed_figure_date_or_name_is_a_conflict_both_kept_and_flagged(runtime, changed):
+    result = _report_and(runtime, changed)
     assert [e.evidence_id for e in result.manifest.evidence] == ["e1", "e2"]
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"] and conflict.labels == ["E1", "E2"]

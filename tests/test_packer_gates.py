@@ -2,14 +2,14 @@
 
 import pytest
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from schemas import PackingConfig, Principal, Revision
 from tests.factories import candidate, document, request, sha
 
 
 @pytest.fixture(scope="module")
-def tokens() -> TokenCounter:
-    return TokenCounter.load()
+def runtime() -> PackerRuntime:
+    return PackerRuntime.load()
 
 
 def reasons(result) -> dict[str, str]:
@@ -20,76 +20,76 @@ def packed(result) -> set[str]:
     return {e.evidence_id for e in result.manifest.evidence}
 
 
-def run(tokens, catalog_docs, *cands, **req):
-    return pack_request(request(*cands, **req), Catalog(catalog_docs), PackingConfig(), tokens)
+def run(runtime, catalog_docs, *cands, **req):
+    return pack_request(request(*cands, **req), Catalog(catalog_docs), PackingConfig(), runtime)
 
 
-def test_same_document_id_in_another_tenant_is_not_authorization(tokens):
+def test_same_document_id_in_another_tenant_is_not_authorization(runtime):
     docs = [document("d1", tenant_id="t2", allowed_users=("u1",))]
-    result = run(tokens, docs, candidate("e1", "d1"))
+    result = run(runtime, docs, candidate("e1", "d1"))
     assert reasons(result) == {"e1": "unknown_document"}
 
 
-def test_candidate_claiming_another_tenant_is_unauthorized(tokens):
+def test_candidate_claiming_another_tenant_is_unauthorized(runtime):
     docs = [document("d1"), document("d1", tenant_id="t2")]
-    result = run(tokens, docs, candidate("e1", "d1", tenant_id="t2"))
+    result = run(runtime, docs, candidate("e1", "d1", tenant_id="t2"))
     assert reasons(result) == {"e1": "unauthorized"}
 
 
-def test_group_only_access_admits_and_missing_group_refuses(tokens):
+def test_group_only_access_admits_and_missing_group_refuses(runtime):
     docs = [document("d1", allowed_groups=("support",)), document("d2", allowed_groups=("legal",))]
-    result = run(tokens, docs, candidate("e1", "d1"), candidate("e2", "d2"))
+    result = run(runtime, docs, candidate("e1", "d1"), candidate("e2", "d2"))
     assert packed(result) == {"e1"}
     assert reasons(result) == {"e2": "unauthorized"}
 
 
-def test_user_grant_admits_without_group(tokens):
+def test_user_grant_admits_without_group(runtime):
     docs = [document("d1", allowed_groups=(), allowed_users=("u1",))]
     principal = Principal(user_id="u1", groups=())
-    result = run(tokens, docs, candidate("e1", "d1"), principal=principal)
+    result = run(runtime, docs, candidate("e1", "d1"), principal=principal)
     assert packed(result) == {"e1"}
 
 
-def test_candidate_acl_snapshot_is_not_trusted(tokens):
+def test_candidate_acl_snapshot_is_not_trusted(runtime):
     docs = [document("d1", allowed_groups=("legal",))]
-    result = run(tokens, docs, candidate("e1", "d1", acl_snapshot=("support",)))
+    result = run(runtime, docs, candidate("e1", "d1", acl_snapshot=("support",)))
     assert reasons(result) == {"e1": "unauthorized"}
 
 
-def test_unknown_document_fails_closed(tokens):
-    result = run(tokens, [document("d1")], candidate("e1", "nope"))
+def test_unknown_document_fails_closed(runtime):
+    result = run(runtime, [document("d1")], candidate("e1", "nope"))
     assert reasons(result) == {"e1": "unknown_document"}
 
 
-def test_deleted_document(tokens):
-    result = run(tokens, [document("d1", deleted=True)], candidate("e1", "d1"))
+def test_deleted_document(runtime):
+    result = run(runtime, [document("d1", deleted=True)], candidate("e1", "d1"))
     assert reasons(result) == {"e1": "deleted"}
 
 
 @pytest.mark.parametrize("field", ["revision_id", "source_url", "text_sha256", "tenant_id"])
-def test_missing_provenance(tokens, field):
-    result = run(tokens, [document("d1")], candidate("e1", "d1", **{field: None}))
+def test_missing_provenance(runtime, field):
+    result = run(runtime, [document("d1")], candidate("e1", "d1", **{field: None}))
     assert reasons(result) == {"e1": "missing_provenance"}
 
 
-def test_span_can_stand_in_for_chunk_id(tokens):
+def test_span_can_stand_in_for_chunk_id(runtime):
     text = "Returns within 30 days."
     cand = candidate("e1", "d1", text=text, chunk_id=None, span={"start": 0, "end": len(text)})
-    result = run(tokens, [document("d1")], cand)
+    result = run(runtime, [document("d1")], cand)
     assert packed(result) == {"e1"}
     assert result.manifest.evidence[0].chunk_id == f"span:0-{len(text)}"
 
 
-def test_hash_mismatch(tokens):
-    result = run(tokens, [document("d1")], candidate("e1", "d1", text_sha256=sha("other text")))
+def test_hash_mismatch(runtime):
+    result = run(runtime, [document("d1")], candidate("e1", "d1", text_sha256=sha("other text")))
     assert reasons(result) == {"e1": "hash_mismatch"}
 
 
-def test_text_that_is_not_valid_unicode_cannot_match_its_hash(tokens):
+def test_text_that_is_not_valid_unicode_cannot_match_its_hash(runtime):
     # Validation refuses such text; a candidate built around it must still fail closed.
     broken = {"text": "broken \ud800 text", "text_sha256": "0" * 64}
     cand = candidate("e1", "d1").model_copy(update=broken)
-    result = run(tokens, [document("d1")], cand)
+    result = run(runtime, [document("d1")], cand)
     assert reasons(result) == {"e1": "hash_mismatch"}
     assert result.exclusions[0].detail == "text is not valid Unicode (lone surrogate)"
 
@@ -114,62 +114,62 @@ def _four_revisions():
     ]
 
 
-def test_supersedes_chain_and_revision_effective_exactly_at_as_of(tokens):
-    result = run(tokens, [_versioned()], *_four_revisions())
+def test_supersedes_chain_and_revision_effective_exactly_at_as_of(runtime):
+    result = run(runtime, [_versioned()], *_four_revisions())
     assert packed(result) == {"e3"}  # r3 takes effect exactly at as_of
     assert reasons(result) == {"e1": "superseded", "e2": "superseded", "e4": "not_yet_effective"}
 
 
-def test_history_keeps_earlier_revisions_but_not_future_ones(tokens):
-    result = run(tokens, [_versioned()], *_four_revisions(), history=True)
+def test_history_keeps_earlier_revisions_but_not_future_ones(runtime):
+    result = run(runtime, [_versioned()], *_four_revisions(), history=True)
     assert packed(result) == {"e1", "e2", "e3"}
     assert reasons(result) == {"e4": "not_yet_effective"}
     revisions = {e.revision_id for e in result.manifest.evidence}
     assert revisions == {"r1", "r2", "r3"}
     # the revisions' dates tell the model which version says what
     assert 'effective="2026-01-01"' in result.prompt.messages[1].content
-    plain = run(tokens, [_versioned()], *_four_revisions())
+    plain = run(runtime, [_versioned()], *_four_revisions())
     assert "effective=" not in plain.prompt.messages[1].content
 
 
-def test_revision_unknown_to_catalog(tokens):
-    result = run(tokens, [document("d1")], candidate("e1", "d1", revision_id="r9"))
+def test_revision_unknown_to_catalog(runtime):
+    result = run(runtime, [document("d1")], candidate("e1", "d1", revision_id="r9"))
     assert reasons(result) == {"e1": "unknown_document"}
 
 
-def test_candidate_effective_at_is_not_trusted(tokens):
+def test_candidate_effective_at_is_not_trusted(runtime):
     cand = candidate("e1", "d1", revision_id="r2", effective_at="2020-01-01T00:00:00Z")
     docs = [
         document("d1", revisions=(Revision(revision_id="r2", effective_at="2027-01-01T00:00:00Z"),))
     ]
-    assert reasons(run(tokens, docs, cand)) == {"e1": "not_yet_effective"}
+    assert reasons(run(runtime, docs, cand)) == {"e1": "not_yet_effective"}
 
 
-def test_as_of_defaults_to_event_time(tokens):
+def test_as_of_defaults_to_event_time(runtime):
     docs = [_versioned()]
-    result = run(tokens, docs, *_four_revisions(), as_of=None, event_time="2026-04-01T00:00:00Z")
+    result = run(runtime, docs, *_four_revisions(), as_of=None, event_time="2026-04-01T00:00:00Z")
     assert packed(result) == {"e2"}
 
 
-def test_policy_gate_sensitivity_against_clearance(tokens):
+def test_policy_gate_sensitivity_against_clearance(runtime):
     docs = [document("d1", sensitivity="confidential"), document("d2"), document("d3")]
     cands = [
         candidate("e1", "d1"),
         candidate("e2", "d2", sensitivity="restricted"),
         candidate("e3", "d3", sensitivity="made-up"),
     ]
-    result = run(tokens, docs, *cands)
+    result = run(runtime, docs, *cands)
     assert reasons(result) == {
         "e1": "policy_blocked",
         "e2": "policy_blocked",
         "e3": "policy_blocked",
     }
     cleared = Principal(user_id="u1", groups=("support",), clearance="restricted")
-    result = run(tokens, docs, *cands[:2], principal=cleared)
+    result = run(runtime, docs, *cands[:2], principal=cleared)
     assert packed(result) == {"e1", "e2"}
 
 
-def test_gates_run_in_order_unauthorized_before_provenance(tokens):
+def test_gates_run_in_order_unauthorized_before_provenance(runtime):
     docs = [document("d1", allowed_groups=("legal",))]
-    result = run(tokens, docs, candidate("e1", "d1", source_url=None))
+    result = run(runtime, docs, candidate("e1", "d1", source_url=None))
     assert reasons(result) == {"e1": "unauthorized"}

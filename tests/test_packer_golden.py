@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.catalog_slice import canonical_line, request_keys, slice_version
 from schemas import CatalogDocument, PackingConfig, Request
 
@@ -28,7 +28,7 @@ def _pack():
         request,
         Catalog(docs),
         PackingConfig(per_document_cap=2),
-        TokenCounter.load(),
+        PackerRuntime.load(),
         catalog_version=version,
     )
 

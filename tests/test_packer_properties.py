@@ -10,7 +10,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.units import complete, sentence_spans
 from schemas import PackingConfig
 from schemas._types import SENSITIVITY_LEVELS
@@ -19,8 +19,8 @@ from tests.strategies import catalog_documents, requests
 
 _COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
 
-TOKENS = TokenCounter.load()
-OTHER_WORKER_TOKENS = TokenCounter.load()  # a second worker: its own, differently warm cache
+RUNTIME = PackerRuntime.load()
+OTHER_WORKER = PackerRuntime.load()  # a second worker: its own tokenizer, cold memos
 
 configs = st.builds(
     PackingConfig,
@@ -43,7 +43,7 @@ def _ids(result) -> list[str]:
 
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_conservation(docs, request, config):
-    result = pack_request(request, Catalog(docs), config, TOKENS)
+    result = pack_request(request, Catalog(docs), config, RUNTIME)
     ids = _ids(result)
     assert sorted(ids) == sorted(c.evidence_id for c in request.candidates)
     assert result.manifest.candidates_in == len(request.candidates)
@@ -69,7 +69,7 @@ def _authorized(request, catalog, candidate) -> bool:
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_isolation(docs, request, config):
     catalog = Catalog(docs)
-    result = pack_request(request, catalog, config, TOKENS)
+    result = pack_request(request, catalog, config, RUNTIME)
     by_id = {c.evidence_id: c for c in request.candidates}
     reached = {e.evidence_id for e in result.manifest.evidence}
     reached |= {f for e in result.manifest.evidence for f in e.derived_from}
@@ -87,8 +87,8 @@ def test_isolation(docs, request, config):
 
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_budget(docs, request, config):
-    result = pack_request(request, Catalog(docs), config, TOKENS)
-    exact = encoded_prompt_tokens(TOKENS.encoding, result.prompt.messages)
+    result = pack_request(request, Catalog(docs), config, RUNTIME)
+    exact = encoded_prompt_tokens(RUNTIME.tokens.encoding, result.prompt.messages)
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
@@ -99,8 +99,8 @@ def test_budget(docs, request, config):
 def test_determinism_under_shuffled_candidates(docs, request, config, data):
     shuffled = data.draw(st.permutations(request.candidates))
     other = request.model_copy(update={"candidates": tuple(shuffled)})
-    first = pack_request(request, Catalog(docs), config, TOKENS)
-    second = pack_request(other, Catalog(list(reversed(docs))), config, OTHER_WORKER_TOKENS)
+    first = pack_request(request, Catalog(docs), config, RUNTIME)
+    second = pack_request(other, Catalog(list(reversed(docs))), config, OTHER_WORKER)
     assert first.prompt.model_dump_json() == second.prompt.model_dump_json()
     assert first.manifest.model_dump_json() == second.manifest.model_dump_json()
     assert [x.model_dump_json() for x in first.exclusions] == [
@@ -114,7 +114,7 @@ LINE_STARTS = ("<E", "</E", "Conflicting evidence: ", "Required facets ")
 
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_evidence_is_data(docs, request, config):
-    result = pack_request(request, Catalog(docs), config, TOKENS)
+    result = pack_request(request, Catalog(docs), config, RUNTIME)
     content = result.prompt.messages[1].content
     blocks = BLOCK.findall(content)
     assert [b[0] for b in blocks] == [e.label for e in result.manifest.evidence]
@@ -154,7 +154,7 @@ def test_strategies_reach_every_rule():
     @settings(max_examples=1000, **_COMMON)
     @given(docs=catalog_documents(), request=requests(), config=configs)
     def collect(docs, request, config):
-        result = pack_request(request, Catalog(docs), config, TOKENS)
+        result = pack_request(request, Catalog(docs), config, RUNTIME)
         seen.update(x.reason.value for x in result.exclusions)
         if any(e.derived_from for e in result.manifest.evidence):
             seen.add("folded")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer.records import canonical_words, fold_case, word_count
-from tests.test_packer_properties import TOKENS
+from tests.test_packer_properties import RUNTIME
 
 # Whitespace of every kind, case pairs, compatibility forms and plain text.
 tricky = st.text(
@@ -29,4 +29,4 @@ def test_canonical_words_are_case_and_whitespace_blind(text):
 def test_word_count_never_exceeds_the_tokens(text):
     n = word_count(text)
     assert n == len(text.split())
-    assert n <= len(TOKENS.encoding.encode_ordinary(text))
+    assert n <= len(RUNTIME.tokens.encoding.encode_ordinary(text))

@@ -21,7 +21,7 @@ from packer.records import Evidence, text_facts
 from packer.tokens import ENCODING_FILES
 from tests.factories import candidate
 from tests.strategies import catalog_documents, requests
-from tests.test_packer_properties import TOKENS, configs
+from tests.test_packer_properties import RUNTIME, configs
 
 
 def _pattern(name: str) -> regex.Pattern:
@@ -60,12 +60,12 @@ def _parts(user: str) -> list[str]:
 
 def test_every_supported_encoding_has_a_pattern():
     assert set(PATTERNS) == set(ENCODING_FILES)
-    assert PATTERNS["cl100k_base"].pattern == TOKENS.encoding._pat_str
+    assert PATTERNS["cl100k_base"].pattern == RUNTIME.tokens.encoding._pat_str
 
 
 @given(docs=catalog_documents(), request=requests(), config=configs)
 def test_packed_prompts_split_at_pre_token_boundaries(docs, request, config):
-    result = pack_request(request, Catalog(docs), config, TOKENS)
+    result = pack_request(request, Catalog(docs), config, RUNTIME)
     _assert_parts_add_up(_parts(result.prompt.messages[1].content))
 
 
@@ -86,7 +86,7 @@ def test_arbitrary_text_in_every_field_splits_at_part_boundaries(
 ):
     cand = candidate("e1", text=text, title=title, section=section)
     record = Evidence(cand, "d1", "r1", None, text, text_facts(text), 1.0, (), None)
-    layout = PromptLayout(TOKENS, ("title", "document", "revision", "section", "source"))
+    layout = PromptLayout(RUNTIME.tokens, ("title", "document", "revision", "section", "source"))
     body = layout.body(layout.header(record, dated), text)
     opening, closing = layout.opening(f"E{label}"), layout.closing(f"E{label}")
     for has_evidence in (True, False):

@@ -32,20 +32,17 @@ key would shuffle the whole catalog).
 import json
 import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.typehints.decorators import no_annotations
-from apache_beam.utils.timestamp import Timestamp
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
-from schemas import CatalogDocument, PackingConfig, Request
+from schemas import CatalogDocument, Request
 from transforms.catalog_io import parse_catalog_row
 from transforms.key_filter import BuildKeyFilter, KeyFilter
 from transforms.names import FileFormat
-from transforms.pack import PackDoFn, PackOutputs, pack_with
+from transforms.pack import Attached, CatalogView
 from transforms.record_files import ReadRecords
 from transforms.strict_json import as_text
 
@@ -169,35 +166,20 @@ class JoinCatalog(beam.PTransform):
         )
 
 
-class _PackJoinedFn(PackDoFn):
-    """The shared pack step, with the request's own catalog entries from the join."""
+class JoinedReader:
+    """Reads each request's catalog from the lines the join brought it."""
 
-    def process(  # type: ignore[override]
-        self,
-        joined: tuple[Request, tuple[bytes, ...]],
-        timestamp: Timestamp = beam.DoFn.TimestampParam,
-    ) -> Iterator[Any]:
+    def view(self, joined: tuple[Request, tuple[bytes, ...]]) -> CatalogView:
         request, lines = joined
         catalog = Catalog(CatalogDocument.model_validate_json(line) for line in lines)
-        yield from self.pack(request, catalog, slice_version(lines), timestamp)
+        return CatalogView(request, catalog, slice_version(lines))
 
 
-class PackJoined(beam.PTransform):
-    """Requests -> prompts, manifests, exclusions, dead letters; the catalog joined by key."""
+class JoinedCatalog:
+    """The catalog file(s) joined to the requests by key (`--catalog_mode=join`)."""
 
-    def __init__(
-        self,
-        config: PackingConfig,
-        pattern: str,
-        file_format: FileFormat,
-        event_time: datetime | None,
-    ) -> None:
-        super().__init__()
-        self._config = config
+    def __init__(self, pattern: str, file_format: FileFormat) -> None:
         self._join = JoinCatalog(pattern, file_format)
-        self._event_time = event_time
 
-    @no_annotations  # the result is a PackOutputs, not a PCollection
-    def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        joined = requests | "JoinCatalog" >> self._join
-        return pack_with(joined, _PackJoinedFn(self._config, self._event_time))
+    def attach(self, requests: beam.PCollection[Request]) -> Attached:
+        return Attached(requests | "JoinCatalog" >> self._join, (), JoinedReader)

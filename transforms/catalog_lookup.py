@@ -28,25 +28,21 @@ read per request in the pack step is simpler and closes those gaps.
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from functools import partial
 
 import apache_beam as beam
-from apache_beam import pvalue
 from apache_beam.metrics import Metrics
-from apache_beam.typehints.decorators import no_annotations
-from apache_beam.utils.timestamp import Timestamp
 from pydantic import ValidationError
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, request_keys, slice_version
-from schemas import CatalogDocument, PackingConfig, Request
+from schemas import CatalogDocument, DeadLetter, Request
 from transforms.bigtable_catalog import TableAddress, open_table, read_entries
 from transforms.dead_letters import dead_letter
-from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
-from transforms.pack import PackDoFn, PackOutputs, pack_with
+from transforms.names import METRICS_NAMESPACE
+from transforms.pack import Attached, CatalogView
 
 Entry = bytes | None
 """A stored catalog line, or None for a document the table does not hold."""
@@ -122,49 +118,33 @@ def documents_of(entries: dict[CatalogKey, Entry]) -> tuple[list[CatalogDocument
     return docs, lines
 
 
-class _PackWithBigtableFn(PackDoFn):
-    """The shared pack step, with each request's entries looked up in Bigtable."""
+class BigtableReader:
+    """Looks up each request's entries in Bigtable, through this worker's TTL cache."""
 
-    def __init__(
-        self, config: PackingConfig, lookup: CachedLookup, event_time: datetime | None
-    ) -> None:
-        super().__init__(config, event_time)
-        self._lookup = lookup
+    def __init__(self, lookup: CachedLookup) -> None:
+        self._table = open_table(lookup.address)
+        self._cache = TtlCache(lookup.max_entries, lookup.ttl_seconds)
         self._lookups = Metrics.counter(METRICS_NAMESPACE, "catalog_lookups")
-
-    def setup(self) -> None:
-        super().setup()
-        self._table = open_table(self._lookup.address)
-        self._cache = TtlCache(self._lookup.max_entries, self._lookup.ttl_seconds)
 
     def _fetch(self, keys: Sequence[CatalogKey]) -> dict[CatalogKey, Entry]:
         self._lookups.inc()
         return read_entries(self._table, keys)
 
-    def process(  # type: ignore[override]
-        self, request: Request, timestamp: Timestamp = beam.DoFn.TimestampParam
-    ) -> Iterator[Any]:
+    def view(self, request: Request) -> CatalogView | DeadLetter:
         entries = self._cache.get_many(request_keys(request), self._fetch)
         try:
             docs, lines = documents_of(entries)
         except UnreadableEntry as err:
-            yield pvalue.TaggedOutput(
-                DEAD_LETTERS,
-                dead_letter("catalog", str(err), request.model_dump_json(), "", request.request_id),
-            )
-            return
-        yield from self.pack(request, Catalog(docs), slice_version(lines), timestamp)
+            payload = request.model_dump_json()
+            return dead_letter("catalog", str(err), payload, "", request.request_id)
+        return CatalogView(request, Catalog(docs), slice_version(lines))
 
 
-class PackWithBigtable(beam.PTransform):
-    """Requests -> prompts, manifests, exclusions, dead letters; the catalog in Bigtable."""
+class BigtableCatalog:
+    """The catalog in a Bigtable table, looked up per request (`--catalog_mode=bigtable`)."""
 
-    def __init__(
-        self, config: PackingConfig, lookup: CachedLookup, event_time: datetime | None
-    ) -> None:
-        super().__init__()
-        self._fn = _PackWithBigtableFn(config, lookup, event_time)
+    def __init__(self, lookup: CachedLookup) -> None:
+        self._open = partial(BigtableReader, lookup)
 
-    @no_annotations  # the result is a PackOutputs, not a PCollection
-    def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        return pack_with(requests, self._fn)
+    def attach(self, requests: beam.PCollection[Request]) -> Attached:
+        return Attached(requests, (), self._open)

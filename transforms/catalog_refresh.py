@@ -21,18 +21,16 @@ load has no fallback and fails loudly, and the job checks it before starting.
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
+from functools import partial
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-from apache_beam.typehints.decorators import no_annotations
-from apache_beam.utils.timestamp import Timestamp
 
-from schemas import PackingConfig, Request
+from schemas import Request
 from transforms.catalog_io import CatalogSnapshot, catalog_documents, snapshot
 from transforms.names import METRICS_NAMESPACE, FileFormat
-from transforms.pack import PackDoFn, PackOutputs, pack_with
+from transforms.pack import Attached, CatalogView, SnapshotReader
 
 _LOG = logging.getLogger(__name__)
 
@@ -76,46 +74,30 @@ class RefreshingCatalog:
         return self._snapshot
 
 
-class _PackWithRefreshingCatalog(PackDoFn):
-    """The shared pack step, with the catalog from a per-worker refreshing snapshot."""
+class RefreshingReader:
+    """Reads the catalog from this worker's re-read snapshot; counts failed refreshes."""
 
-    def __init__(
-        self, config: PackingConfig, pattern: str, file_format: FileFormat, interval: float
-    ) -> None:
-        super().__init__(config, event_time=None)
-        self._pattern = pattern
-        self._format = file_format
-        self._interval = interval
-        self._refresh_failures = Metrics.counter(METRICS_NAMESPACE, "catalog_refresh_failures")
+    def __init__(self, pattern: str, file_format: FileFormat, interval: float) -> None:
+        self._source = RefreshingCatalog(pattern, file_format, interval)
+        self._snapshots = SnapshotReader()
+        self._failures = Metrics.counter(METRICS_NAMESPACE, "catalog_refresh_failures")
 
-    def setup(self) -> None:
-        super().setup()
-        self._catalog_source = RefreshingCatalog(self._pattern, self._format, self._interval)
-
-    def process(  # type: ignore[override]
-        self, request: Request, timestamp: Timestamp = beam.DoFn.TimestampParam
-    ) -> Iterator[Any]:
-        failures = self._catalog_source.failures
-        catalog = self._catalog_source.current()
-        self._refresh_failures.inc(self._catalog_source.failures - failures)
-        yield from super().process(request, catalog, timestamp)
+    def view(self, request: Request) -> CatalogView:
+        failures = self._source.failures
+        snapshot = self._source.current()
+        self._failures.inc(self._source.failures - failures)
+        return self._snapshots.view(request, snapshot)
 
 
-class PackWithRefreshingCatalog(beam.PTransform):
-    """Requests -> prompts, manifests, exclusions, dead letters; catalog re-read every interval.
+class RefreshingCatalogFile:
+    """The catalog file(s), re-read by each worker every `interval` seconds (streaming).
 
     Requests without their own event_time/as_of are packed at their element
     timestamp (the Pub/Sub event-time attribute or publish time).
     """
 
-    def __init__(
-        self, config: PackingConfig, pattern: str, file_format: FileFormat, interval: float
-    ) -> None:
-        super().__init__()
-        if interval <= 0:
-            raise ValueError(f"catalog refresh interval must be positive, got {interval}")
-        self._fn = _PackWithRefreshingCatalog(config, pattern, file_format, interval)
+    def __init__(self, pattern: str, file_format: FileFormat, interval: float) -> None:
+        self._open = partial(RefreshingReader, pattern, file_format, interval)
 
-    @no_annotations  # the result is a PackOutputs, not a PCollection
-    def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        return pack_with(requests, self._fn)
+    def attach(self, requests: beam.PCollection[Request]) -> Attached:
+        return Attached(requests, (), self._open)

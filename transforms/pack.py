@@ -1,12 +1,25 @@
-"""Pack requests with the core packer, one DoFn per worker thread.
+"""Pack requests with the core packer: one pack step for every catalog source.
 
-The tokenizer is loaded once in `setup()`; the catalog comes from the side
-input and is rebuilt only when it changes. A request the packer refuses
-(`PackError`, e.g. a question too long for the model) is a permanent error:
-it becomes a dead letter, never a retried bundle.
+`PackRequests(config, source, event_time)` is the pack step of batch and
+streaming alike; only the `CatalogProvider` differs: a side-input snapshot, the
+file re-read while a stream runs, Bigtable lookups, or the catalog joined to
+the requests by key (`--catalog_mode`). A source attaches what it needs to
+the requests (a side input, a join) and opens a `CatalogReader` per DoFn
+instance, which gives each element's request with the catalog entries it may
+see. Metrics, dead letters, progress logging and the prompt line are the
+same whatever the source. Rejected: a DoFn subclass per source overriding
+`process` with its own signature (four copies of the same outputs, and
+streaming lost the batch counters on the way).
 
-Each prompt is also written as one line of the configured prompt format
-(`packer.formats`), with the reserved answer from its manifest as the
+Each worker packs with one `PackerRuntime` (the tokenizer and every memo),
+acquired through Beam's `Shared`, as `RunInference` shares its model: the
+DoFn threads of a worker load the tokenizer once and count a recurring
+passage once.
+
+A request the packer refuses (`PackError`, e.g. a question too long for the
+model) is a permanent error: it becomes a dead letter, never a retried
+bundle. Each prompt is also written as one line of the configured prompt
+format (`packer.formats`), with the reserved answer from its manifest as the
 provider's `max_tokens`. A line longer than its format's per-line headroom
 could push a sharded file past the provider's limit: that request is
 dead-lettered at stage `format` and writes nothing else.
@@ -14,18 +27,19 @@ dead-lettered at stage `format` and writes nothing else.
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
+from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
-from packer import Catalog, TokenCounter, pack_request
+from packer import Catalog, PackerRuntime, pack_request
 from packer.formats import FILE_LIMITS, PromptLine, format_line
 from packer.pack import PackError, PackResult
 from schemas import (
@@ -50,12 +64,87 @@ PROGRESS_SECONDS = 30.0
 _LOG = logging.getLogger(__name__)
 
 
-class PackDoFn(beam.DoFn):
-    """Request -> prompt (main output), manifest, exclusion rows; dead letter on PackError."""
+@dataclass(frozen=True)
+class CatalogView:
+    """A request with the catalog entries it may see, and the version of those entries."""
 
-    def __init__(self, config: PackingConfig, event_time: datetime | None) -> None:
+    request: Request
+    catalog: Catalog
+    version: str
+
+
+class CatalogReader(Protocol):
+    """One DoFn instance's access to the catalog, opened in `setup()`."""
+
+    def view(self, element: Any, *side_inputs: Any) -> CatalogView | DeadLetter:
+        """The element's request and its catalog, or a dead letter (e.g. an unreadable entry)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Attached:
+    """What a catalog source adds to the requests for the pack step.
+
+    `elements` are what the pack DoFn reads (the requests, or the requests
+    with their joined catalog rows), `side_inputs` its side inputs, and
+    `open_reader` (pickled with the DoFn) opens its `CatalogReader` on a worker.
+    """
+
+    elements: beam.PCollection
+    side_inputs: tuple[Any, ...]
+    open_reader: Callable[[], CatalogReader]
+
+
+class CatalogProvider(Protocol):
+    """Where the pack step finds each request's catalog entries (one per `--catalog_mode`)."""
+
+    def attach(self, requests: beam.PCollection[Request]) -> Attached: ...
+
+
+class SnapshotReader:
+    """Reads the catalog from the snapshot side input, rebuilt only when it changes."""
+
+    def __init__(self) -> None:
+        self._catalogs = CatalogCache()
+
+    def view(self, request: Request, snapshot: CatalogSnapshot) -> CatalogView:
+        catalog = self._catalogs.get(snapshot)
+        return CatalogView(request, catalog, self._catalogs.version(request))
+
+
+class SideInputCatalog:
+    """The catalog as one snapshot side input (small catalogs; `--catalog_mode=side_input`)."""
+
+    def __init__(self, snapshot: beam.PCollection[CatalogSnapshot]) -> None:
+        self._snapshot = snapshot
+
+    def attach(self, requests: beam.PCollection[Request]) -> Attached:
+        return Attached(requests, (beam.pvalue.AsSingleton(self._snapshot),), SnapshotReader)
+
+
+def load_runtime(config: PackingConfig) -> PackerRuntime:
+    """A worker's packer runtime, its tokenizer load time recorded."""
+    started = time.monotonic()
+    runtime = PackerRuntime.load(config.tokenizer, config.tokenizer_file)
+    Metrics.distribution(METRICS_NAMESPACE, "tokenizer_load_ms").update(
+        int((time.monotonic() - started) * 1000)
+    )
+    return runtime
+
+
+class PackDoFn(beam.DoFn):
+    """Element -> prompt (main output), its line, manifest, exclusion rows; or a dead letter."""
+
+    def __init__(
+        self,
+        config: PackingConfig,
+        open_reader: Callable[[], CatalogReader],
+        event_time: datetime | None,
+    ) -> None:
         self._config = config
+        self._open_reader = open_reader
         self._event_time = event_time
+        self._runtimes = Shared()
         self._requests = Metrics.counter(METRICS_NAMESPACE, "requests_packed")
         self._candidates = Metrics.counter(METRICS_NAMESPACE, "candidates_in")
         self._evidence = Metrics.counter(METRICS_NAMESPACE, "evidence_packed")
@@ -64,38 +153,44 @@ class PackDoFn(beam.DoFn):
             for reason in ExclusionReason
         }
         self._prompt_tokens = Metrics.distribution(METRICS_NAMESPACE, "prompt_tokens")
-        self._load_ms = Metrics.distribution(METRICS_NAMESPACE, "tokenizer_load_ms")
 
     def setup(self) -> None:
-        started = time.monotonic()
-        self._tokens = TokenCounter.load(self._config.tokenizer, self._config.tokenizer_file)
-        self._load_ms.update(int((time.monotonic() - started) * 1000))
-        self._catalogs = CatalogCache()
+        config = self._config
+        self._runtime: PackerRuntime = self._runtimes.acquire(
+            lambda: load_runtime(config), tag=f"{config.tokenizer}:{config.tokenizer_file}"
+        )
+        self._reader = self._open_reader()
         self._done = 0
         self._since = time.monotonic()
         self._last_log = self._since
 
+    # The timestamp comes before the side inputs: Beam fills a defaulted
+    # parameter with its DoFn param and passes side inputs positionally after it.
+    # Its type checker would take that parameter for the first side input, so
+    # it reads no hints from this signature.
+    @no_annotations
     def process(
         self,
-        request: Request,
-        catalog: CatalogSnapshot,
+        element: Any,
         timestamp: Timestamp = beam.DoFn.TimestampParam,
+        *side_inputs: Any,
     ) -> Iterator[Any]:
-        table = self._catalogs.get(catalog)
-        yield from self.pack(request, table, self._catalogs.version(request), timestamp)
+        view = self._reader.view(element, *side_inputs)
+        if isinstance(view, DeadLetter):
+            yield pvalue.TaggedOutput(DEAD_LETTERS, view)
+            return
+        yield from self._pack(view, timestamp)
 
-    def pack(
-        self, request: Request, catalog: Catalog, catalog_version: str, timestamp: Timestamp
-    ) -> Iterator[Any]:
-        """Pack one request against `catalog`; the outputs every catalog mode shares."""
+    def _pack(self, view: CatalogView, timestamp: Timestamp) -> Iterator[Any]:
+        request = view.request
         try:
             result = pack_request(
                 request,
-                catalog,
+                view.catalog,
                 self._config,
-                self._tokens,
+                self._runtime,
                 event_time=self._event_time or _element_time(timestamp),
-                catalog_version=catalog_version,
+                catalog_version=view.version,
             )
         except PackError as err:
             error = f"packer refused the request: {err}"
@@ -182,7 +277,7 @@ class PackOutputs:
 
 
 class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
-    """Requests + catalog snapshot side input -> prompts, manifests, exclusions, dead letters.
+    """Requests -> prompts, manifests, exclusions, dead letters, the catalog from `source`.
 
     `event_time` stands in for requests without their own event_time/as_of: the
     batch run's start. When it is None (streaming), the element's timestamp
@@ -192,29 +287,25 @@ class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
     def __init__(
         self,
         config: PackingConfig,
-        catalog: beam.PCollection[CatalogSnapshot],
+        source: CatalogProvider,
         event_time: datetime | None = None,
     ) -> None:
         super().__init__()
         self._config = config
-        self._catalog = catalog
+        self._source = source
         self._event_time = event_time
 
     @no_annotations  # the result is a PackOutputs, not a PCollection
     def expand(self, requests: beam.PCollection[Request]) -> PackOutputs:
-        fn = PackDoFn(self._config, self._event_time)
-        return pack_with(requests, fn, beam.pvalue.AsSingleton(self._catalog))
-
-
-def pack_with(requests: beam.PCollection[Request], fn: PackDoFn, *side_inputs: Any) -> PackOutputs:
-    """Apply a pack DoFn and name its outputs (shared by batch and streaming)."""
-    outputs = requests | "Pack" >> beam.ParDo(fn, *side_inputs).with_outputs(
-        LINES, MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
-    )
-    return PackOutputs(
-        prompts=outputs[PROMPTS],
-        lines=outputs[LINES],
-        manifests=outputs[MANIFESTS],
-        exclusions=outputs[EXCLUSIONS],
-        dead_letters=outputs[DEAD_LETTERS],
-    )
+        attached = self._source.attach(requests)
+        fn = PackDoFn(self._config, attached.open_reader, self._event_time)
+        outputs = attached.elements | "Pack" >> beam.ParDo(fn, *attached.side_inputs).with_outputs(
+            LINES, MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
+        )
+        return PackOutputs(
+            prompts=outputs[PROMPTS],
+            lines=outputs[LINES],
+            manifests=outputs[MANIFESTS],
+            exclusions=outputs[EXCLUSIONS],
+            dead_letters=outputs[DEAD_LETTERS],
+        )

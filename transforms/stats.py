@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.stats import ApproximateQuantilesCombineFn
 
 from schemas import DeadLetter, PromptMessage
 from transforms.names import METRICS_NAMESPACE
@@ -37,12 +38,18 @@ def publish_percentiles(quantiles: Sequence[int]) -> None:
 class PromptTokenPercentiles(
     beam.PTransform[beam.PCollection[PromptMessage], beam.PCollection[None]]
 ):
-    """Publishes p50/p95 of prompt tokens over the run as gauges (global window)."""
+    """Publishes p50/p95 of prompt tokens as gauges, per window of the input.
+
+    Batch: one global window, the whole run. Streaming windows the prompts
+    first: the gauges then hold the last closed window's percentiles. No
+    default for an empty window (a global combine over windows needs none).
+    """
 
     def expand(self, prompts: beam.PCollection[PromptMessage]) -> beam.PCollection[None]:
+        quantiles = ApproximateQuantilesCombineFn.create(num_quantiles=_QUANTILES)
         return (
             prompts
             | "Tokens" >> beam.Map(lambda prompt: prompt.prompt_tokens)
-            | "Quantiles" >> beam.ApproximateQuantiles.Globally(_QUANTILES)
+            | "Quantiles" >> beam.CombineGlobally(quantiles).without_defaults()
             | "Publish" >> beam.Map(publish_percentiles)
         )

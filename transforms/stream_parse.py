@@ -72,6 +72,7 @@ class _FirstPerRequestId(beam.DoFn):
         self._ttl = Duration(seconds=ttl_seconds)
         self._remembered = remembered
         self._duplicates = Metrics.counter(METRICS_NAMESPACE, "duplicate_requests")
+        self._requests = Metrics.counter(METRICS_NAMESPACE, "requests_in")
 
     def setup(self) -> None:
         self._before = self._remembered() if self._remembered else frozenset()
@@ -91,6 +92,7 @@ class _FirstPerRequestId(beam.DoFn):
         if kept is None:
             kept_state.write(f"{entry.sha256[:16]} from {entry.source}")
             expiry.set(Timestamp.now() + self._ttl)
+            self._requests.inc()
             yield request
             return
         self._duplicates.inc()

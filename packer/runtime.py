@@ -1,0 +1,57 @@
+"""`PackerRuntime`: one worker's tokenizer and memos, held in one explicit object.
+
+Retrieval returns the same passages to many questions, so packing remembers
+what it computed per distinct text: token counts (in the `TokenCounter`),
+the facts of a text, its sentences, the link key of a title. Those memos
+live here, as instance caches, and nowhere else in `packer/`:
+
+- a cold start is a new runtime, and a second worker (a test's, a
+  benchmark's) really shares nothing with the first;
+- the caller decides how threads share one: the pack transform acquires a
+  worker's runtime through Beam's `Shared`, as `RunInference` shares its
+  model, so a worker's DoFn threads count a recurring passage once.
+
+Every memo is a bounded `functools.lru_cache` built per instance, which is
+safe across threads and costs no lock in Python code. Rejected: module-level
+`lru_cache`s cleared by a hand-kept list (process state that a maintainer has
+to know about, and that silently outlived the "fresh" worker of a test), and
+passing plain dicts down the call chain (unbounded, and not thread-safe
+under eviction).
+"""
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from packer.records import TextFacts, text_facts, title_key
+from packer.tokens import TokenCounter
+from packer.units import Sentence, sentences_of
+
+TEXT_FACTS_ENTRIES = 32_768
+SENTENCES_ENTRIES = 8_192
+TITLE_ENTRIES = 65_536
+
+
+class Memos:
+    """What packing computes once per distinct text, bounded (LRU) and thread-safe."""
+
+    def __init__(self) -> None:
+        self.text_facts: Callable[[str], TextFacts] = lru_cache(TEXT_FACTS_ENTRIES)(text_facts)
+        self.sentences: Callable[[str], tuple[Sentence, ...]] = lru_cache(SENTENCES_ENTRIES)(
+            sentences_of
+        )
+        self.title_key: Callable[[str], str] = lru_cache(TITLE_ENTRIES)(title_key)
+
+
+class PackerRuntime:
+    """The tokenizer and memos one worker packs with; construct one per worker (or per test)."""
+
+    def __init__(self, tokens: TokenCounter) -> None:
+        self.tokens = tokens
+        self.memos = Memos()
+
+    @classmethod
+    def load(
+        cls, tokenizer: str = "cl100k_base", tokenizer_file: str | None = None
+    ) -> "PackerRuntime":
+        """A runtime over a freshly loaded tokenizer (see `TokenCounter.load`)."""
+        return cls(TokenCounter.load(tokenizer, tokenizer_file))
