@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
-from apache_beam.transforms import window
 
 from pipelines.options import (
     CatalogSource,
@@ -50,7 +49,7 @@ from transforms.pubsub_io import (
     prompt_message,
 )
 from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.stats import CountDeadLetters, PromptTokenPercentiles
+from transforms.stats import CountDeadLetters, SummarizeWindows
 from transforms.stream_parse import ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
@@ -233,9 +232,10 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         | "Bound" >> beam.Map(bounded)
     )
     _ = (
-        packed.prompts
-        | "TokenWindows" >> beam.WindowInto(window.FixedWindows(settings.window_seconds))
-        | "TokenPercentiles" >> PromptTokenPercentiles()
+        (packed.prompts, dead_letters)
+        | "Summarized" >> beam.Flatten()
+        | "SummarizeWindows"
+        >> SummarizeWindows(settings.window_seconds, settings.allowed_lateness_seconds)
     )
     rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows(
         "dead_letters", sinks
