@@ -15,6 +15,8 @@ path, so the test venv's own editable-install hook does not run and `pipelines`
 imports from the wheel.
 """
 
+import ast
+import importlib.metadata
 import os
 import re
 import shutil
@@ -121,3 +123,73 @@ def test_batch_then_report_run_outside_the_checkout(installed: Path, tmp_path: P
         assert f'<section id="{view}">' in page, view
     assert (tmp_path / "report" / "budget_utilization_daily.png").is_file()
     run([installed / "evpack", "schema", "--check"], cwd=tmp_path)
+
+
+def _third_party_imports() -> dict[str, str]:
+    """Top-level modules the packaged code imports (lazily too), mapped to a file using each."""
+    own = {"schemas", "packer", "transforms", "pipelines"}
+    found: dict[str, str] = {}
+    for package in sorted(own):
+        for path in sorted((ROOT / package).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in own and top not in sys.stdlib_module_names:
+                        found.setdefault(name if top == "google" else top, str(path))
+    return found
+
+
+def test_every_imported_distribution_is_a_declared_dependency(wheel: Path) -> None:
+    """The wheel's venv borrows the test venv's packages: this catches what that would hide."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(metadata).decode("utf-8").splitlines()
+    requires = {
+        re.split(r"[\s\[<>=!;~(]", line.removeprefix("Requires-Dist: "), maxsplit=1)[0]
+        for line in lines
+        if line.startswith("Requires-Dist: ") and "extra ==" not in line
+    }
+    declared = {name.lower().replace("_", "-") for name in requires}
+    # What the declared distributions bring along (apache-beam[gcp] brings the GCP clients).
+    provided = {name.lower().replace("_", "-") for name in _requirements_closure(declared)}
+    by_module = importlib.metadata.packages_distributions()
+    missing = {}
+    for module, where in _third_party_imports().items():
+        top = module.split(".")[0]
+        dists = by_module.get(top, [])
+        if top == "google":  # a namespace: find the distribution of the subpackage
+            dists = [d for d in dists if _provides(d, module)]
+        if not {d.lower().replace("_", "-") for d in dists} & provided:
+            missing[module] = (where, dists)
+    assert missing == {}
+
+
+def _provides(distribution: str, module: str) -> bool:
+    files = importlib.metadata.distribution(distribution).files or []
+    prefix = module.replace(".", "/") + "/"
+    return any(str(f).startswith(prefix) for f in files)
+
+
+def _requirements_closure(names: set[str]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for req in requires:
+            if "extra ==" in req and not any(f'extra == "{x}"' in req for x in ("gcp",)):
+                continue
+            todo.append(re.split(r"[\s\[<>=!;~(]", req, maxsplit=1)[0].lower().replace("_", "-"))
+    return seen

@@ -8,7 +8,7 @@ from apache_beam.transforms.window import TimestampedValue
 from packer import Catalog, PackerRuntime, pack_request
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
-from transforms.parse import dead_letter
+from transforms.dead_letters import dead_letter
 from transforms.stats import SummarizeWindows, WindowTally
 
 RUNTIME = PackerRuntime.load()
