@@ -171,9 +171,11 @@ def test_every_imported_distribution_is_a_declared_dependency(wheel: Path) -> No
 
 
 def _provides(distribution: str, module: str) -> bool:
+    """Whether the distribution holds the package of `module` (`google.<x>`, `google.cloud.<x>`)."""
+    parts = module.split(".")
+    package = "/".join(parts[:3] if parts[1:2] == ["cloud"] else parts[:2])
     files = importlib.metadata.distribution(distribution).files or []
-    prefix = module.replace(".", "/") + "/"
-    return any(str(f).startswith(prefix) for f in files)
+    return any(str(f).startswith((package + "/", package + ".py")) for f in files)
 
 
 def _requirements_closure(names: set[str]) -> set[str]:
