@@ -20,10 +20,11 @@ from apache_beam.options.pipeline_options import (
     PipelineOptions,
     StandardOptions,
 )
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
+from packer.tokens import TokenCounter, TokenizerError
 from schemas import PackingConfig
-from schemas._types import describe_validation_error
+from schemas._types import UtcDatetime, describe_validation_error
 from schemas.config import PromptFormat
 from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import bigquery_client, create_tables
@@ -387,14 +388,36 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that names a key twice.
+
+    PyYAML keeps the last copy without a word, so `input_limit` given twice
+    would mean whichever came last; request records refuse the same
+    (`transforms.strict_json`).
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+        if twice is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {twice!r} appears twice in one mapping", node.start_mark
+            )
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_config(path: str | None) -> PackingConfig:
     if path is None:
         return PackingConfig()
     try:
         with FileSystems.open(path) as handle:
-            data = yaml.safe_load(handle.read().decode("utf-8"))
+            data = yaml.load(handle.read().decode("utf-8"), Loader=_UniqueKeyLoader)
     except OSError as err:
         raise ValueError(f"--config {path!r} cannot be read: {err}") from err
+    except UnicodeDecodeError as err:
+        raise ValueError(f"--config {path!r} is not UTF-8 text: {err}") from err
+    except RecursionError as err:
+        raise ValueError(f"--config {path!r} nests too deep to be a config") from err
     except yaml.YAMLError as err:
         raise ValueError(f"--config {path!r} is not valid YAML or JSON: {err}") from err
     if data is None:
@@ -402,22 +425,31 @@ def _read_config(path: str | None) -> PackingConfig:
     if not isinstance(data, dict):
         raise ValueError(f"--config {path!r} must hold a mapping of settings, not {data!r}")
     try:
-        return PackingConfig.model_validate(data)
+        config = PackingConfig.model_validate(data)
     except ValidationError as err:
         raise ValueError(f"--config {path!r}: {describe_validation_error(err)}") from err
+    try:  # the workers load it too; a tokenizer that cannot load is a config error
+        TokenCounter.load(config.tokenizer, config.tokenizer_file)
+    except TokenizerError as err:
+        raise ValueError(f"--config {path!r}: {err}") from err
+    return config
+
+
+_TIMESTAMP = TypeAdapter(UtcDatetime)
 
 
 def parse_event_time(value: str | None) -> datetime:
-    """The given ISO-8601 time in UTC, or now."""
+    """The given ISO-8601 time in UTC, or now; read as a request's timestamps are."""
     if value is None:
         return datetime.now(UTC)
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as err:
+        return _TIMESTAMP.validate_python(value)
+    except ValidationError as err:
+        reason = err.errors(include_url=False)[0]["msg"]
         raise ValueError(
-            f"--event_time {value!r} is not ISO-8601; write e.g. 2026-01-31T12:00:00Z"
+            f"--event_time {value!r} is not ISO-8601 in years 1..9999 ({reason}); "
+            "write e.g. 2026-01-31T12:00:00Z"
         ) from err
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def _require(value: str | None, flag: str, example: str) -> str:

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas._types import INT64_MAX, Items
+
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
 PromptFormat = Literal["messages", "openai_batch", "anthropic_batch", "vertex_batch"]
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
@@ -15,7 +17,12 @@ DedupLevel = Literal["exact", "overlap", "near", "reprint"]
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Settings are taken only as their type, as request fields are (`schemas.request`):
+    YAML's `yes` is not the input limit 1, `"1000"` not a number; floats are finite
+    (a NaN weight would order candidates at random) and integers fit int64 (the
+    manifest columns they are written to)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class UtilityWeights(_Config):
@@ -50,7 +57,7 @@ class DedupConfig(_Config):
     share, in order, to be a reprint or, when a fact differs, a conflict.
     """
 
-    levels: tuple[DedupLevel, ...] = ("exact", "overlap", "near", "reprint")
+    levels: Items[DedupLevel] = ("exact", "overlap", "near", "reprint")
     near_duplicate_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     minhash_permutations: int = Field(default=64, ge=16, le=512)
     shingle_words: int = Field(default=3, ge=1, le=10)
@@ -64,14 +71,14 @@ class PackingConfig(_Config):
     model: str = "gpt-4-turbo"
     tokenizer: str = "cl100k_base"
     tokenizer_file: str | None = None
-    input_limit: int = Field(default=8192, gt=0)
-    reserved_answer: int = Field(default=1024, ge=0)
-    safety_margin: int = Field(default=32, ge=0)
-    max_evidence_tokens: int | None = Field(default=None, gt=0)
+    input_limit: int = Field(default=8192, gt=0, le=INT64_MAX)
+    reserved_answer: int = Field(default=1024, ge=0, le=INT64_MAX)
+    safety_margin: int = Field(default=32, ge=0, le=INT64_MAX)
+    max_evidence_tokens: int | None = Field(default=None, gt=0, le=INT64_MAX)
     order_policy: OrderPolicy = "relevance"
     prompt_format: PromptFormat = "messages"
-    per_document_cap: int = Field(default=3, ge=1)
-    block_attributes: tuple[BlockAttribute, ...] = ()
+    per_document_cap: int = Field(default=3, ge=1, le=INT64_MAX)
+    block_attributes: Items[BlockAttribute] = ()
     title_words: int = Field(default=6, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()

@@ -38,7 +38,7 @@ def _resolve(*argv: str) -> Settings:
             "--catalog_refresh_seconds must be positive, got -1.0; "
             "pass e.g. --catalog_refresh_seconds=60",
         ),
-        ([*GOOD, "--event_time=yesterday"], "is not ISO-8601; write e.g. 2026-01-31T12:00:00Z"),
+        ([*GOOD, "--event_time=yesterday"], "write e.g. 2026-01-31T12:00:00Z"),
         ([*GOOD, "--config=/nonexistent.yaml"], "cannot be read"),
     ],
 )
@@ -78,6 +78,31 @@ def test_config_errors_name_the_file_and_the_setting(tmp_path: Path) -> None:
         _resolve(*GOOD, f"--config={bad}")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"input_limit: yes\n", "input_limit: Input should be a valid integer"),
+        (b"input_limit: '1000'\n", "input_limit: Input should be a valid integer"),
+        (b"input_limit: 99999999999999999999\n", "input_limit: Input should be less than or"),
+        (b"weights:\n  relevance: .nan\n", "weights.relevance: Input should be a finite number"),
+        (b"enable_dedup: 1\n", "enable_dedup: Input should be a valid boolean"),
+        (b"input_limit: 100\ninput_limit: 5000\n", "key 'input_limit' appears twice"),
+        (b"model: \xff\n", "is not UTF-8 text"),
+        (b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n", "nests too deep to be a config"),
+        (b"tokenizer: o200k_base\n", "tokenizer 'o200k_base' is not bundled"),
+        (b"tokenizer_file: /nonexistent.tiktoken\n", "'/nonexistent.tiktoken' does not exist"),
+    ],
+)
+def test_a_hostile_config_is_refused_before_the_run(
+    tmp_path: Path, text: bytes, message: str
+) -> None:
+    """Each a config error naming the file and what to fix, not a traceback from a worker."""
+    bad = tmp_path / "config.yaml"
+    bad.write_bytes(text)
+    with pytest.raises(ValueError, match=f"--config '{re.escape(str(bad))}'.*{re.escape(message)}"):
+        _resolve(*GOOD, f"--config={bad}")
+
+
 def test_config_json_and_defaults(tmp_path: Path) -> None:
     as_json = tmp_path / "config.json"
     as_json.write_text(json.dumps({"input_limit": 4096, "order_policy": "best_last"}))
@@ -91,6 +116,19 @@ def test_config_json_and_defaults(tmp_path: Path) -> None:
 def test_event_time_is_utc() -> None:
     assert parse_event_time("2026-01-31T13:00:00+01:00").isoformat() == "2026-01-31T12:00:00+00:00"
     assert parse_event_time("2026-01-31T12:00:00").isoformat() == "2026-01-31T12:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("0001-01-01T00:00:00+05:00", "is outside years 1..9999 in UTC"),
+        ("9999-12-31T23:00:00-05:00", "is outside years 1..9999 in UTC"),
+        ("1700000000", "a timestamp is ISO 8601 text"),
+    ],
+)
+def test_an_event_time_is_read_as_a_request_timestamp_is(value: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        parse_event_time(value)
 
 
 @pytest.mark.parametrize("runner", [None, "DirectRunner", "SwitchingDirectRunner"])

@@ -10,6 +10,7 @@ Examples per target follow the hypothesis profile (`tests/conftest.py`).
 
 import io
 import json
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -22,8 +23,10 @@ from pydantic import BaseModel
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
+from pipelines.options import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
+from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
@@ -430,3 +433,28 @@ def test_any_parquet_file_is_parsed_or_dead_lettered(data: st.DataObject) -> Non
     records = [payload for _, payload in parquet_records("fuzz.parquet", table)]
     assert len(records) == rows  # one payload per row: nothing lost, nothing crashed
     assert_total(records)
+
+
+CONFIG_LEAVES = [
+    *((name,) for name in PackingConfig.model_fields if name not in {"weights", "dedup"}),
+    *(("weights", name) for name in UtilityWeights.model_fields),
+    *(("dedup", name) for name in DedupConfig.model_fields),
+]
+
+
+@given(st.data())
+def test_any_config_is_loaded_or_refused_naming_the_file(data: st.DataObject) -> None:
+    """A config file of loose values: a config that kept every value's type, or a ValueError."""
+    settings: dict[str, Any] = {}
+    for _ in range(data.draw(st.integers(1, 4))):
+        value = data.draw(st.one_of(loose_scalars, json_values))
+        put(settings, data.draw(st.sampled_from(CONFIG_LEAVES)), value)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as handle:
+        handle.write(json.dumps(settings))  # JSON is YAML
+        handle.flush()
+        try:
+            config = load_config(handle.name)
+        except ValueError as err:
+            assert f"--config {handle.name!r}" in str(err)
+            return
+    assert_kinds_kept(settings, config.model_dump(mode="json"))
