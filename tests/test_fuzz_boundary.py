@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.gcp.pubsub import PubsubMessage
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -30,7 +31,7 @@ from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
-from transforms.pubsub_io import split_payload
+from transforms.pubsub_io import event_timestamp, split_payload
 from transforms.record_files import parquet_records
 from transforms.request_records import Entry, assemble, decode, parse_record
 
@@ -458,3 +459,13 @@ def test_any_config_is_loaded_or_refused_naming_the_file(data: st.DataObject) ->
             assert f"--config {handle.name!r}" in str(err)
             return
     assert_kinds_kept(settings, config.model_dump(mode="json"))
+
+
+@given(st.one_of(st.text(max_size=40), st.integers().map(str), dates, loose_scalars.map(str)))
+def test_any_event_time_attribute_is_a_usable_time_or_a_reason(value: str) -> None:
+    """A time is one every later step can hold as a datetime; anything else says why not."""
+    stamp = event_timestamp(PubsubMessage(b"{}", {"event_time": value}), "event_time")
+    if isinstance(stamp, str):
+        assert stamp.startswith("attribute event_time=")
+    else:
+        assert stamp is not None and stamp.to_utc_datetime(has_tz=True).year >= 1

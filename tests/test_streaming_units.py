@@ -165,8 +165,14 @@ def _message(attributes: dict[str, str]) -> PubsubMessage:
         ("2026-11-15T12:00:00Z", Timestamp.from_rfc3339("2026-11-15T12:00:00Z")),
         ("1763208000000", Timestamp(seconds=1763208000)),
         ("yesterday", "attribute event_time='yesterday' is not RFC 3339 or epoch milliseconds"),
-        ("-99999999999999999", "attribute event_time='-99999999999999999' is out of range"),
-        ("9" * 40, "is out of range"),
+        ("-99999999999999999", "event_time='-99999999999999999' is outside years 1..9999"),
+        ("9" * 40, "is outside years 1..9999"),
+        ("-62135596800001", "is outside years 1..9999"),  # Beam holds it, datetime does not
+        ("253402300800000", "is outside years 1..9999"),
+        ("10000-01-01T00:00:00Z", "is not RFC 3339 or epoch milliseconds"),
+        (" 5", "is not RFC 3339 or epoch milliseconds"),  # int() would read these
+        ("1_000", "is not RFC 3339 or epoch milliseconds"),
+        ("\u0661\u0662", "is not RFC 3339 or epoch milliseconds"),
     ],
 )
 def test_event_time_attribute(value: str, expected: object) -> None:

@@ -13,8 +13,10 @@ prompts (with `conflicts` and `uncovered_facets` for verification); `stage`,
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
@@ -23,7 +25,7 @@ from apache_beam import pvalue
 from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
 from apache_beam.transforms.window import TimestampedValue
 from apache_beam.typehints.decorators import no_annotations
-from apache_beam.utils.timestamp import MAX_TIMESTAMP, MIN_TIMESTAMP, Timestamp
+from apache_beam.utils.timestamp import Timestamp
 from google.cloud import pubsub, pubsub_v1
 from google.pubsub_v1.services.subscriber.transports.grpc import SubscriberGrpcTransport
 
@@ -117,12 +119,21 @@ def dead_letter_message(letter: DeadLetter) -> PubsubMessage:
     return PubsubMessage(data=letter.model_dump_json().encode("utf-8"), attributes=attributes)
 
 
+_FIRST = Timestamp.from_utc_datetime(datetime(1, 1, 1, tzinfo=UTC))
+_LAST = Timestamp.from_utc_datetime(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC))
+_EPOCH_MILLIS = re.compile(r"-?[0-9]+")
+
+
 def event_timestamp(message: PubsubMessage, attribute: str | None) -> Timestamp | str | None:
     """The message's event time from its attribute (RFC 3339 or epoch ms); None without one.
 
-    Returns the reason instead when the attribute holds neither, or a time Beam
-    cannot hold: Beam's own reader would raise there and crash-loop the job on
-    one message. Without the attribute the element keeps its publish time.
+    Returns the reason instead when the attribute holds neither, or a time
+    outside years 1..9999, the range of a request's timestamps: Beam's own
+    reader would raise there and crash-loop the job on one message, and a time
+    Beam holds but Python's datetime does not would fail the request at
+    packing. Epoch milliseconds are ASCII digits only (Python's `int` also
+    reads `" 5"`, `"1_000"` and other scripts' digits). Without the attribute
+    the element keeps its publish time.
     """
     value = (message.attributes or {}).get(attribute) if attribute else None
     if value is None:
@@ -131,17 +142,15 @@ def event_timestamp(message: PubsubMessage, attribute: str | None) -> Timestamp 
         stamp = _stamp(value)
     except (ValueError, OverflowError, TypeError) as err:
         return f"attribute {attribute}={shown(value)} is not RFC 3339 or epoch milliseconds: {err}"
-    if not MIN_TIMESTAMP < stamp < MAX_TIMESTAMP:
-        return f"attribute {attribute}={shown(value)} is out of range"
+    if not _FIRST <= stamp <= _LAST:
+        return f"attribute {attribute}={shown(value)} is outside years 1..9999"
     return stamp
 
 
 def _stamp(value: str) -> Timestamp:
-    try:
-        millis = int(value)
-    except ValueError:
-        return Timestamp.from_rfc3339(value)
-    return Timestamp(micros=millis * 1000)
+    if _EPOCH_MILLIS.fullmatch(value):
+        return Timestamp(micros=int(value) * 1000)
+    return Timestamp.from_rfc3339(value)
 
 
 @dataclass(frozen=True)
