@@ -29,6 +29,7 @@ from schemas.config import PromptFormat
 from schemas.tables import AUDIT_TABLES
 from transforms.bigquery_io import bigquery_client, create_tables
 from transforms.bigtable_catalog import TableAddress
+from transforms.catalog_io import catalog_documents, snapshot
 from transforms.catalog_lookup import CachedLookup
 from transforms.names import (
     DEFAULT_CATALOG_CACHE_ENTRIES,
@@ -523,7 +524,17 @@ def resolve_catalog(options: PipelineOptions, *, streaming: bool) -> CatalogSour
     pattern = _require(opts.catalog, "catalog", "samples/catalog.jsonl")
     _matches(pattern, "catalog")
     fmt = file_format(pattern, opts.catalog_format, "catalog")
+    if mode == "side_input" and local:
+        _check_catalog(pattern, fmt)
     return CatalogSource(mode, pattern, fmt, None, opts.catalog_refresh_seconds)
+
+
+def _check_catalog(pattern: str, fmt: FileFormat) -> None:
+    """Read a local side-input catalog once before the run: a bad row, or a document listed
+    twice, is then a flag error naming the file rather than a failed run with a worker's
+    traceback. It is small by definition (`SIDE_INPUT_MAX_BYTES`); a joined catalog is
+    too large to read twice and is checked by the run."""
+    snapshot(catalog_documents(pattern, fmt))  # its errors name the file (or the document)
 
 
 def resolve(options: PipelineOptions, *, needs_input: bool = True) -> Settings:

@@ -4,6 +4,7 @@ Also how a failed check reads (`describe_validation_error`), in dead letters and
 """
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar
 
@@ -46,6 +47,16 @@ def describe_validation_error(err: ValidationError) -> str:
         where = ".".join(str(p) for p in item["loc"]) or "record"
         parts.append(f"{where}: {item['msg']}")
     return "; ".join(parts)
+
+
+def first_repeat(ids: Iterable[str]) -> str | None:
+    """The first id that appears a second time, or None when all are distinct."""
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
 
 
 def encodable(value: Any) -> Any:

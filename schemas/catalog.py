@@ -1,8 +1,8 @@
 """The canonical document catalog: the only source of truth for access and revisions."""
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from schemas._types import NonEmptyStr, UtcDatetime
+from schemas._types import NonEmptyStr, UtcDatetime, first_repeat
 
 
 class Revision(BaseModel):
@@ -27,3 +27,11 @@ class CatalogDocument(BaseModel):
     deleted: bool = False
     sensitivity: str | None = None
     revisions: tuple[Revision, ...] = ()
+
+    @model_validator(mode="after")
+    def _distinct_revisions(self) -> "CatalogDocument":
+        """A revision listed twice would be looked up as one of its copies, without a word."""
+        twice = first_repeat(r.revision_id for r in self.revisions)
+        if twice is not None:
+            raise ValueError(f"revision {twice!r} is listed twice")
+        return self

@@ -12,6 +12,7 @@ from schemas._types import (
     NonEmptyStr,
     UtcDatetime,
     encodable,
+    first_repeat,
 )
 
 Clearance = Literal["public", "internal", "confidential", "restricted"]
@@ -119,9 +120,7 @@ class Request(_Input):
 
     @model_validator(mode="after")
     def _unique_evidence(self) -> "Request":
-        seen: set[str] = set()
-        for cand in self.candidates:
-            if cand.evidence_id in seen:
-                raise ValueError(f"evidence_id {cand.evidence_id!r} appears twice in the request")
-            seen.add(cand.evidence_id)
+        twice = first_repeat(c.evidence_id for c in self.candidates)
+        if twice is not None:
+            raise ValueError(f"evidence_id {twice!r} appears twice in the request")
         return self

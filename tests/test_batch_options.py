@@ -103,6 +103,34 @@ def test_a_hostile_config_is_refused_before_the_run(
         _resolve(*GOOD, f"--config={bad}")
 
 
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (b'{"tenant_id": "t1", "tenant_id": "t2", "document_id": "d"}', "appears twice"),
+        (b'{"tenant_id": "t1", "document_id": "d", "x": NaN}', "NaN is not a JSON number"),
+        (b'{"tenant_id": "t1", "document_id": "\xff"}', "invalid UTF-8 at byte 36"),
+        (
+            b'{"tenant_id": "t1", "document_id": "d", "revisions": ['
+            b'{"revision_id": "r1", "effective_at": "2026-01-01T00:00:00Z"},'
+            b'{"revision_id": "r1", "effective_at": "2027-01-01T00:00:00Z"}]}',
+            "revision 'r1' is listed twice",
+        ),
+        (
+            b'{"tenant_id": "t1", "document_id": "d", "revisions": ['
+            b'{"revision_id": "r1", "effective_at": 1767225600}]}',
+            "a timestamp is ISO 8601 text",
+        ),
+    ],
+)
+def test_a_bad_side_input_catalog_is_refused_before_the_run(
+    tmp_path: Path, row: bytes, message: str
+) -> None:
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_bytes((SAMPLES / "catalog.jsonl").read_bytes() + row + b"\n")
+    with pytest.raises(ValueError, match=f"catalog {re.escape(str(catalog))}: .*{message}"):
+        _resolve(GOOD[0], f"--catalog={catalog}", GOOD[2])
+
+
 def test_config_json_and_defaults(tmp_path: Path) -> None:
     as_json = tmp_path / "config.json"
     as_json.write_text(json.dumps({"input_limit": 4096, "order_policy": "best_last"}))
