@@ -49,14 +49,13 @@ def describe_validation_error(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def first_repeat(ids: Iterable[str]) -> str | None:
-    """The first id that appears a second time, or None when all are distinct."""
+def refuse_repeats(name: str, ids: Iterable[str]) -> None:
+    """Raise ValueError naming the first id that appears a second time (evidence, revisions)."""
     seen: set[str] = set()
     for item in ids:
         if item in seen:
-            return item
+            raise ValueError(f"{name} {item!r} appears twice")
         seen.add(item)
-    return None
 
 
 def encodable(value: Any) -> Any:

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from schemas._types import NonEmptyStr, UtcDatetime, first_repeat
+from schemas._types import NonEmptyStr, UtcDatetime, refuse_repeats
 
 
 class Revision(BaseModel):
@@ -31,7 +31,5 @@ class CatalogDocument(BaseModel):
     @model_validator(mode="after")
     def _distinct_revisions(self) -> "CatalogDocument":
         """A revision listed twice would be looked up as one of its copies, without a word."""
-        twice = first_repeat(r.revision_id for r in self.revisions)
-        if twice is not None:
-            raise ValueError(f"revision {twice!r} is listed twice")
+        refuse_repeats("revision", (r.revision_id for r in self.revisions))
         return self

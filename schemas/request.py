@@ -12,7 +12,7 @@ from schemas._types import (
     NonEmptyStr,
     UtcDatetime,
     encodable,
-    first_repeat,
+    refuse_repeats,
 )
 
 Clearance = Literal["public", "internal", "confidential", "restricted"]
@@ -120,7 +120,5 @@ class Request(_Input):
 
     @model_validator(mode="after")
     def _unique_evidence(self) -> "Request":
-        twice = first_repeat(c.evidence_id for c in self.candidates)
-        if twice is not None:
-            raise ValueError(f"evidence_id {twice!r} appears twice in the request")
+        refuse_repeats("evidence_id", (c.evidence_id for c in self.candidates))
         return self

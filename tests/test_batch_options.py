@@ -113,7 +113,7 @@ def test_a_hostile_config_is_refused_before_the_run(
             b'{"tenant_id": "t1", "document_id": "d", "revisions": ['
             b'{"revision_id": "r1", "effective_at": "2026-01-01T00:00:00Z"},'
             b'{"revision_id": "r1", "effective_at": "2027-01-01T00:00:00Z"}]}',
-            "revision 'r1' is listed twice",
+            "revision 'r1' appears twice",
         ),
         (
             b'{"tenant_id": "t1", "document_id": "d", "revisions": ['
