@@ -1,6 +1,7 @@
 """Output records: the prompt message and the audit rows (ids only, never evidence text)."""
 
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -140,6 +141,23 @@ class ExclusionCount(_Output):
     window_end: UtcDatetime | None
 
 
+DeadLetterStage = Literal[
+    "parse",
+    "validate",
+    "dedupe",
+    "group",
+    "pack",
+    "catalog",
+    "format",
+    "write",
+    "bigquery_insert",
+    "answer",
+    "prompt",
+]
+"""Where a record was set aside: the closed set of stages, each a row of the README's
+dead-letter table (a test holds the two together)."""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -152,7 +170,7 @@ class DeadLetter(_Output):
     """
 
     received_at: UtcDatetime = Field(default_factory=_now)
-    stage: str
+    stage: DeadLetterStage
     error: str
     payload: str
     source: str

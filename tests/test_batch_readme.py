@@ -1,13 +1,15 @@
-"""The README is kept honest: its quick start, its output columns and its DuckDB queries."""
+"""The README is kept honest: its quick start, output columns, DuckDB queries, dead letters."""
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import duckdb
 import pytest
 
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow, PromptMessage
 from schemas.derive import model_fields
+from schemas.outputs import DeadLetterStage
 from tests.batch_run import ROOT, SAMPLES, flags, run_test_pipeline
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -62,3 +64,22 @@ def test_duckdb_queries_run_on_a_real_output(tmp_path: Path) -> None:
 
 def test_packing_rules_heading_is_there() -> None:
     assert "\n## Packing rules\n" in README
+
+
+def _dead_letter_table_stages() -> set[str]:
+    start = README.index("| stage | reason | why it is refused |")
+    rows = README[start:].split("\n\n", 1)[0].splitlines()[2:]
+    return {name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+
+
+def test_the_dead_letter_table_lists_every_stage_and_only_those() -> None:
+    """The table, the closed set of stages, and the stages the code names are one set."""
+    stages = set(get_args(DeadLetterStage))
+    assert _dead_letter_table_stages() == stages
+    named = set()
+    for path in [*(ROOT / "transforms").glob("*.py"), *(ROOT / "pipelines").glob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        named |= set(re.findall(r'_letter\(\s*(?:[\w.]+, )?"([a-z_]+)"', text))
+        named |= set(re.findall(r'^[A-Z_]*STAGE = "([a-z_]+)"', text, re.M))
+        named |= set(re.findall(r'_ParseLines\("([a-z_]+)"\)', text))
+    assert named and named <= stages, named - stages
