@@ -31,10 +31,13 @@ def test_a_failed_run_commits_nothing_and_names_what_it_left(tmp_path: Path) -> 
     out = tmp_path / "out"
     run(flags(SAMPLES / "requests.jsonl", out))
     before = read_outputs(out)
-    broken = tmp_path / "broken.parquet"
-    broken.write_bytes(b"PAR1 this is not a Parquet file PAR1")
+    # The catalog is trusted: a bad row a request cites fails the run where the join reads it.
+    broken = tmp_path / "catalog.jsonl"
+    rows = (SAMPLES / "catalog.jsonl").read_text().splitlines()
+    broken.write_text("\n".join([rows[0].replace('"deleted": false', '"deleted": 7'), *rows[1:]]))
+    argv = [f"--catalog={broken}", "--catalog_mode=join", "--overwrite"]
     with pytest.raises(RunFailed, match=r"nothing was committed under .*\.tmp-") as failed:
-        run([*flags(broken, out), "--overwrite"])
+        run(flags(SAMPLES / "requests.jsonl", out, *argv))
     staging = next(out.glob(".tmp-*"))
     assert str(staging) in str(failed.value)
     assert read_outputs(out) == before  # the earlier run is untouched
