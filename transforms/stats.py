@@ -17,11 +17,11 @@ from typing import Any
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-from apache_beam.transforms import trigger, window
 from apache_beam.utils.windowed_value import PaneInfoTiming
 
 from schemas import DeadLetter, PromptMessage
 from transforms.names import METRICS_NAMESPACE
+from transforms.windowed_counts import event_time_windows
 
 PERCENTILES = (50, 95)
 _QUANTILES = 101  # min, 1%, ..., max: index i is the i-th percentile
@@ -149,13 +149,7 @@ class SummarizeWindows(
     def expand(self, items: beam.PCollection[PromptMessage | DeadLetter]) -> beam.PCollection[str]:
         return (
             items
-            | "Windows"
-            >> beam.WindowInto(
-                window.FixedWindows(self._window),
-                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
-                allowed_lateness=self._lateness,
-                accumulation_mode=trigger.AccumulationMode.DISCARDING,
-            )
+            | "Windows" >> event_time_windows(self._window, self._lateness)
             | "Tally" >> beam.CombineGlobally(_Tally()).without_defaults()
             | "Log" >> beam.ParDo(_LogWindow())
         )

@@ -16,6 +16,20 @@ from transforms.counts import CountExclusions
 from transforms.names import DEFAULT_WINDOW_SECONDS
 
 
+def event_time_windows(window_seconds: int, allowed_lateness_seconds: int) -> beam.WindowInto:
+    """Fixed event-time windows firing at the watermark and once per late element, discarding.
+
+    The windowing of every streaming aggregate (counts, the window summaries),
+    so their rows and lines cover the same windows.
+    """
+    return beam.WindowInto(
+        window.FixedWindows(window_seconds),
+        trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+        allowed_lateness=allowed_lateness_seconds,
+        accumulation_mode=trigger.AccumulationMode.DISCARDING,
+    )
+
+
 class WindowedExclusionCounts(beam.PTransform):
     """ExclusionRecord -> ExclusionCount per (tenant, reason, fixed window)."""
 
@@ -31,12 +45,6 @@ class WindowedExclusionCounts(beam.PTransform):
     ) -> beam.PCollection[ExclusionCount]:
         return (
             exclusions
-            | "FixedWindows"
-            >> beam.WindowInto(
-                window.FixedWindows(self._window),
-                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
-                allowed_lateness=self._lateness,
-                accumulation_mode=trigger.AccumulationMode.DISCARDING,
-            )
+            | "FixedWindows" >> event_time_windows(self._window, self._lateness)
             | "Count" >> CountExclusions()
         )
