@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,12 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schemas import DeadLetter
 from tests.factories import document
 from transforms.catalog_io import ReadCatalogDocuments, catalog_documents
 from transforms.names import FileFormat
-from transforms.record_files import ReadRecords, file_records, parquet_records
+from transforms.record_files import ReadRecords, file_records, jsonl_records, parquet_records
 from transforms.request_records import decode
 from transforms.strict_json import Unreadable
 
@@ -171,3 +174,36 @@ def test_parquet_values_come_out_as_json_would_hold_them() -> None:
         "pairs": [["k", "v"]],
         "spans": [{"start": 1, "at": "00:00:00"}],
     }
+
+
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=20),
+    st.sampled_from([b"\n", b"\r\n"]),
+    st.booleans(),
+    st.integers(1, 64),
+)
+def test_byte_ranges_read_each_line_once(
+    lines: list[bytes], end: bytes, last_newline: bool, split: int
+) -> None:
+    """However a file is cut into ranges, each line is read once, by the range it begins in."""
+    data = end.join(lines) + (end if last_newline and lines else b"")
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
+        handle.write(data)
+        handle.flush()
+        whole = list(jsonl_records(handle.name))
+        ranges = [
+            record
+            for start in range(0, len(data), split)
+            for record in jsonl_records(handle.name, start, start + split)
+        ]
+    assert ranges == whole
+    assert [p for _, p in whole] == [line.removesuffix(b"\r") for line in lines if line.strip()]
+
+
+def test_a_line_of_64_mb_is_read_whole(tmp_path: Path) -> None:
+    """Whole, for its decoder to refuse for its size (Beam's text reader took minutes on
+    such a line: its time grows with the square of the line's length)."""
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"q": "' + b"q" * (64 << 20) + b'"}\n{"n": 1}\n')
+    records = list(file_records(str(path), "jsonl"))
+    assert [len(p) for _, p in records] == [(64 << 20) + 9, 8]
