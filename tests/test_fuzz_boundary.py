@@ -31,7 +31,7 @@ from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
-from transforms.pubsub_io import event_timestamp, split_payload
+from transforms.pubsub_io import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
 from transforms.record_files import parquet_records
 from transforms.request_records import Entry, assemble, decode, parse_record
 
@@ -285,11 +285,19 @@ def test_any_flat_json_is_parsed_or_dead_lettered(data: st.DataObject) -> None:
 def test_any_message_is_parsed_or_dead_lettered(data: st.DataObject) -> None:
     """A Pub/Sub message: one request, an array of them, or anything at all."""
     value = data.draw(
-        st.one_of(mutated_requests(), st.lists(mutated_requests(), max_size=3), json_values)
+        st.one_of(
+            mutated_requests(),
+            st.lists(mutated_requests(), max_size=3),
+            json_values,
+            st.integers(990, 1010).map(lambda n: [0] * n),  # around the records-per-message cap
+        )
     )
     message = data.draw(st.one_of(encodings(value), st.binary(max_size=200)))
     records = split_payload(message, MAX_BYTES)
-    assert records
+    if isinstance(records, str):  # an array of too many records, refused whole
+        assert records.startswith("message holds")
+        return
+    assert 0 < len(records) <= MAX_MESSAGE_RECORDS  # one message, a bounded number of letters
     for record in records:
         parsed = parse_record("sub#1", record, MAX_BYTES)
         if isinstance(parsed, list):

@@ -72,17 +72,25 @@ def message_source(subscription: str, message: PubsubMessage) -> str:
     return f"{subscription}#{message.message_id or 'unknown'}"
 
 
-def split_payload(data: bytes, max_record_bytes: int) -> list[bytes]:
+MAX_MESSAGE_RECORDS = 1000
+"""Requests one message may carry as a JSON array."""
+
+
+def split_payload(data: bytes, max_record_bytes: int) -> list[bytes] | str:
     """The request payloads of one message: each item of a JSON array, else the whole message.
 
     A message that is too large, not UTF-8 or not JSON is passed on unchanged,
     so parsing dead-letters it with the reason; an empty array yields nothing
     to pack and is passed on too, so it is dead-lettered rather than silently
     dropped. Items are re-encoded as ASCII JSON, so each is parsed (and
-    refused) on its own.
+    refused) on its own. An array of more than `MAX_MESSAGE_RECORDS` items is
+    refused whole (the reason is returned): `[0,0,...]` in 10 MB would be five
+    million dead letters from one message.
     """
     text = decode_text(data, max_record_bytes)
     decoded = text if isinstance(text, Refused) else loads(text)
+    if isinstance(decoded, list) and len(decoded) > MAX_MESSAGE_RECORDS:
+        return f"message holds {len(decoded)} records, more than {MAX_MESSAGE_RECORDS}"
     if isinstance(decoded, list) and decoded:
         return [json.dumps(item).encode("ascii") for item in decoded]
     return [data]
@@ -170,12 +178,13 @@ class _SplitMessages(beam.DoFn):
     def process(self, message: PubsubMessage) -> Iterator[Any]:
         source = message_source(self._subscription, message)
         stamp = event_timestamp(message, self._attribute)
-        if isinstance(stamp, str):
+        payloads = split_payload(message.data, self._max) if not isinstance(stamp, str) else stamp
+        if isinstance(payloads, str):
             yield pvalue.TaggedOutput(
-                DEAD_LETTERS, dead_letter("parse", stamp, message.data, source, None)
+                DEAD_LETTERS, dead_letter("parse", payloads, message.data, source, None)
             )
             return
-        for payload in split_payload(message.data, self._max):
+        for payload in payloads:
             yield (source, payload) if stamp is None else TimestampedValue((source, payload), stamp)
 
 
