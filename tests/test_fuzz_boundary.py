@@ -233,9 +233,38 @@ def assert_total(records: list[bytes], shape: InputShape = "auto") -> list[Reque
     return requests
 
 
-@given(st.lists(st.binary(max_size=200), min_size=1, max_size=4))
+# Runs that stress the checks made before parsing: brackets left open, escapes, digits.
+runs = st.builds(
+    lambda piece, n, tail: piece * n + tail,
+    st.sampled_from([b"[", b"{", b'{"a":', b'[{"a":[', b'"\\', b'\\"', b'"', b"1", b"-1e"]),
+    st.integers(0, 3000),
+    st.binary(max_size=20),
+)
+
+
+@given(st.lists(st.one_of(st.binary(max_size=200), runs), min_size=1, max_size=4))
 def test_any_bytes_are_parsed_or_dead_lettered(records: list[bytes]) -> None:
     assert_total(records)
+
+
+PATHOLOGICAL = {
+    "brackets left open": b"[" * (4 << 20),
+    "objects left open": b'{"a":' * (800 << 10),
+    "escaped quotes, unterminated": b'"' + b'\\"' * (2 << 20),
+    "quotes": b'"' * (4 << 20),
+    "digits": b"1" * (4 << 20),
+    "closed pairs": b"[]" * (2 << 20),
+}
+
+
+def test_a_record_of_4_mib_of_any_shape_is_refused_in_one_pass() -> None:
+    """Each of these took hours, or escaped as a RecursionError, before the checks were
+    linear: a string pattern that required its closing quote was tried again from every
+    later quote, and brackets left open were not counted."""
+    for name, record in PATHOLOGICAL.items():
+        letter = decode("big.jsonl", record, "nested", 8 << 20)
+        assert isinstance(letter, DeadLetter) and letter.stage == "parse", name
+        assert letter.error.startswith("invalid JSON"), (name, letter.error)
 
 
 def json_kind(value: Any) -> str:
