@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo demo-stream test lint samples schema bench bench-scale eval
+.PHONY: demo demo-stream test lint samples schema bench bench-scale eval fuzz
 
 # The console script is the marker of an install; reinstall when pyproject changes.
 $(BIN)/evpack: pyproject.toml
@@ -72,3 +72,15 @@ eval: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.quality --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.verification --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.report
+
+# Coverage-guided fuzzing of the parse boundary with atheris (tests/fuzz_atheris.py):
+# optional and not part of `make test`; it stops on the first finding (crash-* file).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS ?=
+
+$(VENV)/.fuzz-installed: $(BIN)/evpack
+	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	touch $@
+
+fuzz: $(VENV)/.fuzz-installed
+	$(BIN)/python -m tests.fuzz_atheris -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS)
