@@ -8,10 +8,11 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.utils.shared import Shared
 
 from schemas import CatalogDocument
 from tests.batch_run import SAMPLES, input_lines
-from transforms.catalog_io import CatalogCache, ReadCatalog, parse_catalog_row, snapshot
+from transforms.catalog_io import ReadCatalog, SharedCatalogs, parse_catalog_row, snapshot
 
 ROWS = [json.loads(line) for line in input_lines(SAMPLES / "catalog.jsonl")]
 EXPECTED = snapshot(CatalogDocument.model_validate(r) for r in ROWS)
@@ -35,12 +36,16 @@ def test_snapshot_is_order_independent_and_fingerprinted() -> None:
     assert snapshot(changed).fingerprint != EXPECTED.fingerprint
 
 
-def test_cache_rebuilds_only_for_a_new_fingerprint() -> None:
-    cache = CatalogCache()
-    first = cache.get(EXPECTED)
-    assert cache.get(EXPECTED) is first
+def test_a_worker_loads_a_snapshot_once_for_all_its_readers() -> None:
+    handle = Shared()
+    reader, other_thread = SharedCatalogs(handle), SharedCatalogs(handle)
+    first = reader.get(EXPECTED)
+    assert reader.get(EXPECTED) is first and other_thread.get(EXPECTED) is first
     smaller = snapshot(EXPECTED.documents[1:])
-    assert cache.get(smaller) is not first and len(cache.get(smaller)) == len(ROWS) - 1
+    loaded = reader.get(smaller)
+    assert loaded is not first and len(loaded.catalog) == len(ROWS) - 1
+    assert other_thread.get(smaller) is loaded
+    assert SharedCatalogs(Shared()).get(smaller) is not loaded  # another pipeline step
 
 
 def test_bad_catalog_rows_and_duplicates_fail_with_the_file_name() -> None:

@@ -2,9 +2,11 @@
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import apache_beam as beam
+from apache_beam.utils.shared import Shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -163,7 +165,7 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
 
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
     config = PackingConfig(prompt_format="openai_batch")
-    fn = pack.PackDoFn(config, pack.SnapshotReader, None)
+    fn = pack.PackDoFn(config, partial(pack.SnapshotReader, Shared()), None)
     fn.setup()
     req = request(candidate("e1", text="A passage. " * 60), request_id="q1")
     result = pack_request(req, Catalog([document()]), config, fn._runtime)

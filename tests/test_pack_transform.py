@@ -18,7 +18,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from packer import PackerRuntime, pack_request
 from schemas import BudgetOverride, PackingConfig, Request
 from tests.factories import candidate, document, request
-from transforms.catalog_io import CatalogCache, snapshot
+from transforms.catalog_io import LoadedCatalog, snapshot
 from transforms.pack import PackRequests, SideInputCatalog
 
 CONFIG = PackingConfig()
@@ -40,10 +40,9 @@ REFUSED = request(
 
 def expected(req: Request) -> Any:
     """What the pure packer gives for `req` against the same catalog, as the DoFn calls it."""
-    cache = CatalogCache()
-    table = cache.get(CATALOG)
+    loaded = LoadedCatalog.of(CATALOG)
     return pack_request(
-        req, table, CONFIG, PackerRuntime.load(), catalog_version=cache.version(req)
+        req, loaded.catalog, CONFIG, PackerRuntime.load(), catalog_version=loaded.version(req)
     )
 
 

@@ -4,6 +4,9 @@ import importlib
 import pickle
 import pkgutil
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+from apache_beam.utils.shared import Shared
 
 import packer
 from packer import Catalog, PackerRuntime, TokenCounter, pack_request
@@ -72,11 +75,11 @@ def test_a_token_counter_shared_by_threads_stays_exact() -> None:
 
 def test_a_workers_dofn_threads_share_one_runtime() -> None:
     """Copies of one DoFn (a worker's threads) acquire one runtime; another step its own."""
-    fn = PackDoFn(CONFIG, SnapshotReader, None)
+    fn = PackDoFn(CONFIG, partial(SnapshotReader, Shared()), None)
     thread_copy = pickle.loads(pickle.dumps(fn))
     fn.setup()
     thread_copy.setup()
     assert fn._runtime is thread_copy._runtime
-    other_step = PackDoFn(CONFIG, SnapshotReader, None)
+    other_step = PackDoFn(CONFIG, partial(SnapshotReader, Shared()), None)
     other_step.setup()
     assert other_step._runtime is not fn._runtime

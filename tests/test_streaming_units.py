@@ -258,16 +258,19 @@ def test_catalog_is_reread_after_the_interval_and_kept_on_a_bad_read(tmp_path: P
     _write(path, "support")
     clock = _Clock()
     catalog = RefreshingCatalog(str(path), "jsonl", interval_seconds=10, clock=clock)
-    first = catalog.current()
+    first, failed = catalog.current()
+    assert not failed
     _write(path, "finance")
     clock.now = 9.0
-    assert catalog.current() == first  # not yet due
+    assert catalog.current() == (first, False)  # not yet due
     clock.now = 10.0
-    assert catalog.current().documents[0].allowed_groups == ("finance",)
+    snap, failed = catalog.current()
+    assert snap.documents[0].allowed_groups == ("finance",) and not failed
     path.write_text("{broken\n")
     clock.now = 20.0
-    assert catalog.current().documents[0].allowed_groups == ("finance",)
-    assert catalog.failures == 1
+    kept, failed = catalog.current()
+    assert kept == snap and failed
+    assert catalog.current() == (snap, False)  # the next attempt waits for the interval
 
 
 def test_catalog_first_load_failure_is_raised(tmp_path: Path) -> None:

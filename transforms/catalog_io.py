@@ -8,7 +8,7 @@ The side input is one `CatalogSnapshot`: the documents as canonical JSON lines
 in one bytes payload, and a fingerprint of it. A side input is size-measured
 and copied per bundle; one bytes object costs nothing to measure or copy,
 where thousands of document objects cost a traversal and an unpickling each
-time. `CatalogCache` turns a snapshot into a `packer.Catalog` once per worker
+time. `SharedCatalogs` turns a snapshot into a `packer.Catalog` once per worker
 and rebuilds it only when the fingerprint changes (a refreshed catalog).
 """
 
@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import apache_beam as beam
+from apache_beam.utils.shared import Shared
 from pydantic import ValidationError
 
 from packer import Catalog
@@ -101,29 +102,51 @@ def snapshot(documents: Iterable[CatalogDocument]) -> CatalogSnapshot:
     return snapshot_of_rows(canonical_row(doc) for doc in documents)
 
 
-class CatalogCache:
-    """Keeps the `Catalog` of the last snapshot seen, and its lines, for one DoFn instance."""
+@dataclass(frozen=True)
+class LoadedCatalog:
+    """One snapshot as a `packer.Catalog`, with each entry's line (for catalog versions).
 
-    def __init__(self) -> None:
-        self._fingerprint: str | None = None
-        self._catalog: Catalog | None = None
-        self._lines: dict[CatalogKey, bytes] = {}
+    Immutable, so a worker's DoFn threads can share one (`SharedCatalogs`).
+    """
 
-    def get(self, snap: CatalogSnapshot) -> Catalog:
-        if self._catalog is None or snap.fingerprint != self._fingerprint:
-            lines = [line + b"\n" for line in snap.payload.splitlines()]
-            docs = [CatalogDocument.model_validate_json(line) for line in lines]
-            self._catalog = Catalog(docs)
-            self._lines = {
-                (d.tenant_id, d.document_id): line for d, line in zip(docs, lines, strict=True)
-            }
-            self._fingerprint = snap.fingerprint
-        return self._catalog
+    fingerprint: str
+    catalog: Catalog
+    lines: dict[CatalogKey, bytes]
+
+    @classmethod
+    def of(cls, snap: CatalogSnapshot) -> "LoadedCatalog":
+        lines = [line + b"\n" for line in snap.payload.splitlines()]
+        docs = [CatalogDocument.model_validate_json(line) for line in lines]
+        keyed = {(d.tenant_id, d.document_id): line for d, line in zip(docs, lines, strict=True)}
+        return cls(snap.fingerprint, Catalog(docs), keyed)
 
     def version(self, request: Request) -> str:
-        """The version of the last snapshot's entries that `request` touches."""
-        lines = self._lines
+        """The version of the entries that `request` touches."""
+        lines = self.lines
         return slice_version(lines[k] for k in request_keys(request) if k in lines)
+
+
+class SharedCatalogs:
+    """The loaded catalog of the latest snapshot, one per worker process.
+
+    Built through Beam's `Shared` (the handle is made with the pipeline and
+    pickled with the DoFn, so a worker's threads share one), and rebuilt only
+    when a snapshot with another fingerprint arrives: a worker holds one
+    parsed catalog, not one per thread. Each reader keeps the one it last
+    used, so the shared map is consulted only on a change.
+    """
+
+    def __init__(self, handle: Shared) -> None:
+        self._handle = handle
+        self._last: LoadedCatalog | None = None
+
+    def get(self, snap: CatalogSnapshot) -> LoadedCatalog:
+        last = self._last
+        if last is None or last.fingerprint != snap.fingerprint:
+            last = self._last = self._handle.acquire(
+                lambda: LoadedCatalog.of(snap), tag=snap.fingerprint
+            )
+        return last
 
 
 class ReadCatalogDocuments(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogDocument]]):

@@ -3,7 +3,7 @@
 A revoked grant, a deletion or a new revision must take effect without a
 restart. Each packing worker keeps the last snapshot of the catalog file(s)
 and re-reads them when it is older than the refresh interval (checked as
-requests arrive); `CatalogCache` rebuilds the lookup only when the content
+requests arrive); `SharedCatalogs` rebuilds the lookup only when the content
 fingerprint changes. So a change applies to every request packed more than
 one interval after it lands, on any runner.
 
@@ -20,12 +20,14 @@ load has no fallback and fails loudly, and the job checks it before starting.
 """
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.utils.shared import Shared
 
 from schemas import Request
 from transforms.catalog_io import CatalogSnapshot, catalog_documents, snapshot
@@ -56,36 +58,56 @@ class RefreshingCatalog:
         self._clock = clock
         self._snapshot: CatalogSnapshot | None = None
         self._loaded_at = 0.0
-        self.failures = 0
+        self._lock = threading.Lock()
 
-    def current(self) -> CatalogSnapshot:
-        """The snapshot, re-read first when older than the interval."""
-        now = self._clock()
-        if self._snapshot is not None and now - self._loaded_at < self._interval:
-            return self._snapshot
-        try:
-            self._snapshot = load_snapshot(self._pattern, self._format)
-        except (OSError, ValueError) as err:
-            if self._snapshot is None:
-                raise
-            self.failures += 1
-            _LOG.error("catalog refresh failed, keeping the last snapshot: %s", err)
-        self._loaded_at = now
-        return self._snapshot
+    def current(self) -> tuple[CatalogSnapshot, bool]:
+        """The snapshot, re-read first when older than the interval; and whether a
+        re-read failed on this call (the last good snapshot is kept).
+
+        Safe to share between threads: one re-reads while the others wait for it.
+        """
+        with self._lock:
+            now = self._clock()
+            if self._snapshot is not None and now - self._loaded_at < self._interval:
+                return self._snapshot, False
+            failed = False
+            try:
+                self._snapshot = load_snapshot(self._pattern, self._format)
+            except (OSError, ValueError) as err:
+                if self._snapshot is None:
+                    raise
+                failed = True
+                _LOG.error("catalog refresh failed, keeping the last snapshot: %s", err)
+            self._loaded_at = now
+            return self._snapshot, failed
 
 
 class RefreshingReader:
-    """Reads the catalog from this worker's re-read snapshot; counts failed refreshes."""
+    """Reads the catalog from the worker's re-read snapshot; counts failed refreshes.
 
-    def __init__(self, pattern: str, file_format: FileFormat, interval: float) -> None:
-        self._source = RefreshingCatalog(pattern, file_format, interval)
-        self._snapshots = SnapshotReader()
+    The refreshing source and the loaded catalog are both per worker process
+    (Beam's `Shared`): a worker re-reads the file once per interval and holds
+    one parsed catalog, whatever its number of DoFn threads.
+    """
+
+    def __init__(
+        self,
+        pattern: str,
+        file_format: FileFormat,
+        interval: float,
+        sources: Shared,
+        catalogs: Shared,
+    ) -> None:
+        self._source: RefreshingCatalog = sources.acquire(
+            lambda: RefreshingCatalog(pattern, file_format, interval)
+        )
+        self._snapshots = SnapshotReader(catalogs)
         self._failures = Metrics.counter(METRICS_NAMESPACE, "catalog_refresh_failures")
 
     def view(self, request: Request) -> CatalogView:
-        failures = self._source.failures
-        snapshot = self._source.current()
-        self._failures.inc(self._source.failures - failures)
+        snapshot, failed = self._source.current()
+        if failed:
+            self._failures.inc()
         return self._snapshots.view(request, snapshot)
 
 
@@ -97,7 +119,7 @@ class RefreshingCatalogFile:
     """
 
     def __init__(self, pattern: str, file_format: FileFormat, interval: float) -> None:
-        self._open = partial(RefreshingReader, pattern, file_format, interval)
+        self._open = partial(RefreshingReader, pattern, file_format, interval, Shared(), Shared())
 
     def attach(self, requests: beam.PCollection[Request]) -> Attached:
         return Attached(requests, (), self._open)

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol
 
 import apache_beam as beam
@@ -51,7 +52,7 @@ from schemas import (
     PromptMessage,
     Request,
 )
-from transforms.catalog_io import CatalogCache, CatalogSnapshot
+from transforms.catalog_io import CatalogSnapshot, SharedCatalogs
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
@@ -102,14 +103,14 @@ class CatalogProvider(Protocol):
 
 
 class SnapshotReader:
-    """Reads the catalog from the snapshot side input, rebuilt only when it changes."""
+    """Reads the catalog from a snapshot (the side input), loaded once per worker."""
 
-    def __init__(self) -> None:
-        self._catalogs = CatalogCache()
+    def __init__(self, catalogs: Shared) -> None:
+        self._catalogs = SharedCatalogs(catalogs)
 
     def view(self, request: Request, snapshot: CatalogSnapshot) -> CatalogView:
-        catalog = self._catalogs.get(snapshot)
-        return CatalogView(request, catalog, self._catalogs.version(request))
+        loaded = self._catalogs.get(snapshot)
+        return CatalogView(request, loaded.catalog, loaded.version(request))
 
 
 class SideInputCatalog:
@@ -119,7 +120,8 @@ class SideInputCatalog:
         self._snapshot = snapshot
 
     def attach(self, requests: beam.PCollection[Request]) -> Attached:
-        return Attached(requests, (beam.pvalue.AsSingleton(self._snapshot),), SnapshotReader)
+        side_input = beam.pvalue.AsSingleton(self._snapshot)
+        return Attached(requests, (side_input,), partial(SnapshotReader, Shared()))
 
 
 def load_runtime(config: PackingConfig) -> PackerRuntime:
