@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import struct
 import tempfile
 from decimal import Decimal
 from pathlib import Path
@@ -207,3 +208,17 @@ def test_a_line_of_64_mb_is_read_whole(tmp_path: Path) -> None:
     path.write_bytes(b'{"q": "' + b"q" * (64 << 20) + b'"}\n{"n": 1}\n')
     records = list(file_records(str(path), "jsonl"))
     assert [len(p) for _, p in records] == [(64 << 20) + 9, 8]
+
+
+def test_a_map_key_that_is_not_utf8_refuses_its_row_only() -> None:
+    offsets = pa.py_buffer(struct.pack("<2i", 0, 2))
+    keys = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(b"\xff\xfe")])
+    pairs = pa.MapArray.from_arrays(pa.array([0, 1, 1], pa.int32()), keys, pa.array(["v"]))
+    records = list(
+        parquet_records("in.parquet", pa.table({"request_id": ["q1", "q2"], "m": pairs}))
+    )
+    letters = [decode(s, p, "auto", 1 << 20) for s, p in records]
+    assert [d.error for d in letters if isinstance(d, DeadLetter)] == [
+        "invalid UTF-8 at byte 29: invalid start byte",
+        "record has neither candidates (nested shape) nor evidence_id (flat shape)",
+    ]

@@ -80,6 +80,9 @@ def row_payload(row: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+_LISTS = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+
+
 def json_types(value_type: pa.DataType, strings: pa.DataType | None = None) -> pa.DataType:
     """The Arrow type `value_type` is read as, so each value comes out as JSON would hold it.
 
@@ -103,18 +106,15 @@ def json_types(value_type: pa.DataType, strings: pa.DataType | None = None) -> p
     if pa.types.is_struct(value_type):
         fields = [value_type.field(i) for i in range(value_type.num_fields)]
         return pa.struct([f.with_type(json_types(f.type, strings)) for f in fields])
-    if pa.types.is_list(value_type) or pa.types.is_large_list(value_type):
-        return pa.list_(
-            value_type.value_field.with_type(json_types(value_type.value_type, strings))
-        )
-    if pa.types.is_fixed_size_list(value_type):
-        return pa.list_(
-            value_type.value_field.with_type(json_types(value_type.value_type, strings))
-        )
     if pa.types.is_map(value_type):
         key, item = value_type.key_field, value_type.item_field
         return pa.map_(
-            key.with_type(json_types(key.type)), item.with_type(json_types(item.type, strings))
+            key.with_type(json_types(key.type, strings)),
+            item.with_type(json_types(item.type, strings)),
+        )
+    if any(is_list(value_type) for is_list in _LISTS):
+        return pa.list_(
+            value_type.value_field.with_type(json_types(value_type.value_type, strings))
         )
     return value_type
 
