@@ -64,6 +64,12 @@ def _poison() -> list[tuple[bytes, dict[str, str], str]]:
         (request(request_id="p-long", question="why? " * 4000), {}, "pack"),
         (request(request_id="p-attr"), {"event_time": "yesterday"}, "parse"),
         (b'{"request_id": "p-huge", "pad": "' + b"x" * (9 * 1024 * 1024) + b'"}', {}, "parse"),
+        (b"[" * 2000, {}, "parse"),
+        (b'"' + b'\\"' * (1 << 20), {}, "parse"),
+        (json.dumps([0] * 1001).encode(), {}, "parse"),
+        (request(request_id="p-far"), {"event_time": "253402300800000"}, "parse"),
+        (request(request_id="p-bool", budget={"input_limit": True}), {}, "validate"),
+        (request(request_id="p-epoch", as_of=1782864000), {}, "validate"),
     ]  # fmt: skip
 
 
