@@ -3,9 +3,24 @@
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from schemas import Candidate, CatalogDocument, Principal, Request, Revision
+
+CI_EXAMPLES = 1000
+"""Examples per target of the `ci` profile (`tests/conftest.py`)."""
+
+
+def examples(ci: int) -> int:
+    """Examples for a costly property that runs `ci` of them in CI: as many as the
+    profile gives every target when it gives more (`thorough`: 10,000), and
+    proportionally fewer when it gives fewer (`dev`)."""
+    chosen = settings.default.max_examples
+    if chosen > CI_EXAMPLES:
+        return chosen
+    return max(1, ci * chosen // CI_EXAMPLES)
+
 
 TENANTS = ("t1", "t2")
 DOCS = ("d0", "d1", "d2", "d3", "d4")

@@ -24,7 +24,7 @@ from packer.formats import (
 )
 from schemas import PackingConfig, PromptMessage
 from tests.factories import encoded_prompt_tokens
-from tests.strategies import catalog_documents, requests
+from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
 from transforms.prompt_files import WritePromptLines
 
@@ -147,7 +147,7 @@ def test_shards_roll_by_line_count(tmp_path: Path) -> None:
     assert sorted(x for f in files for x in f.read_text().splitlines()) == sorted(lines)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=30))
 def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) -> None:
     tmp_path = tmp_path_factory.mktemp("shards")
@@ -178,7 +178,7 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     assert isinstance(fn._line(short), PromptLine)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     docs=catalog_documents(),
     req=requests(),

@@ -17,7 +17,7 @@ from packer import Catalog, PackerRuntime, TokenCounter, pack_request
 from packer.pack import PackError
 from packer.tokens import TokenizerError
 from tests.factories import encoded_prompt_tokens
-from tests.strategies import catalog_documents, requests
+from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import configs
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -98,7 +98,7 @@ def _assert_exact(counter: TokenCounter, docs, request, config) -> None:
 def test_the_ledger_is_exact_with_an_additive_tokenizer(fixture: str, request) -> None:
     counter = TokenCounter.load("hf", request.getfixturevalue(fixture))
 
-    @settings(max_examples=150)
+    @settings(max_examples=examples(150))
     @given(docs=catalog_documents(), req=requests(), config=configs)
     def exact(docs, req, config) -> None:
         _assert_exact(counter, docs, req, config)
