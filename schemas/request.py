@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from schemas._types import (
     INT64_MAX,
+    MAX_ITEMS,
     Count,
     Identifier,
     Items,
@@ -18,7 +19,6 @@ from schemas._types import (
 Clearance = Literal["public", "internal", "confidential", "restricted"]
 
 
-MAX_CANDIDATES = 10_000
 MAX_FACETS = 1_000
 
 
@@ -116,7 +116,7 @@ class Request(_Input):
     event_time: UtcDatetime | None = None
     history: bool = False
     budget: BudgetOverride | None = None
-    candidates: Items[Candidate] = Field(min_length=1, max_length=MAX_CANDIDATES)
+    candidates: Items[Candidate] = Field(min_length=1, max_length=MAX_ITEMS)  # for the schema
 
     @model_validator(mode="after")
     def _unique_evidence(self) -> "Request":

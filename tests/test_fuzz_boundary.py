@@ -506,3 +506,12 @@ def test_any_event_time_attribute_is_a_usable_time_or_a_reason(value: str) -> No
         assert stamp.startswith("attribute event_time=")
     else:
         assert stamp is not None and stamp.to_utc_datetime(has_tz=True).year >= 1
+
+
+def test_a_long_array_is_refused_before_its_items_are_validated() -> None:
+    """Two million wrong items gave two million errors: 8 s and a 90 MB dead letter."""
+    record = json.dumps(base_request() | {"facets": [1] * (2 << 20)}).encode()
+    letter = decode("big.jsonl", record, "nested", 8 << 20)
+    assert not isinstance(letter, DeadLetter)
+    _, [refused] = assemble(*letter[:1], [letter[1]])
+    assert refused.error == "facets: Value error, array of 2097152 items, more than 10000"
