@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from google.cloud import pubsub_v1
 
+from pipelines.streaming import LOCAL_PULL_MESSAGES
 from tests.stream_harness import Received, Routes, publish, query_until
 from transforms.bigquery_io import bigquery_client
 from transforms.request_records import parse_record
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.emulators
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 BACKLOG = 120
-LOSS_LIMIT = 10
+LOSS_LIMIT = LOCAL_PULL_MESSAGES
 """Beam's local Pub/Sub reader acknowledges each pull (10 messages) before the
 pipeline has written anything; a kill loses at most what it had pulled."""
 
