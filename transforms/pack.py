@@ -1,4 +1,4 @@
-"""Pack requests with the core packer: one pack step for every catalog source.
+"""Pack requests with the core packer: one pack step for every catalog provider.
 
 `PackRequests(config, source, event_time)` is the pack step of batch and
 streaming alike; only the `CatalogProvider` differs: a side-input snapshot, the
@@ -84,7 +84,7 @@ class CatalogReader(Protocol):
 
 @dataclass(frozen=True)
 class Attached:
-    """What a catalog source adds to the requests for the pack step.
+    """What a catalog provider adds to the requests for the pack step.
 
     `elements` are what the pack DoFn reads (the requests, or the requests
     with their joined catalog rows), `side_inputs` its side inputs, and
