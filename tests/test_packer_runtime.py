@@ -54,8 +54,8 @@ def test_runtimes_share_nothing_and_give_the_same_packets() -> None:
 
 def test_a_token_counter_shared_by_threads_stays_exact() -> None:
     """Eviction under contention: a tiny LRU hammered by four threads."""
-    counter = TokenCounter.load()
-    counter._cache_size = 8
+    loaded = TokenCounter.load()
+    counter = TokenCounter(loaded.encoding, loaded.name, cache_size=8)
     texts = [
         f"Passage number {i} says the refund window is {i % 97} days long, not more."
         for i in range(400)
