@@ -244,6 +244,7 @@ def pack_request(
             conflict_note=layout.count(layout.conflict_note([widest, widest])),
             conflict_member=member,
             sentence_units=config.enable_sentence_units,
+            subject_links=config.enable_subject_links,
         ),
         memos,
     )

@@ -252,3 +252,48 @@ def test_a_title_named_by_packed_evidence_is_the_next_hop(runtime):
         "e1",
         "e3",
     ]
+
+
+def test_untitled_passages_link_by_the_name_they_open_with(runtime):
+    """Without titles, the name an entry opens with is the next hop; off, it is not."""
+    texts = {
+        "e1": "Kiss and Tell is a 1945 film that starred Shirley Temple as Corliss Archer.",
+        "e2": "Shirley Temple (born 1928) was a United States ambassador to Ghana.",
+        "e3": "When the radio sitcom Meet Corliss Archer ended, the 1940s era closed.",
+    }
+    scores = {"e1": 0.9, "e2": 0.2, "e3": 0.5}
+    cands = [
+        candidate(e, f"d{e[1]}", text=t, title=None, retrieval_score=scores[e])
+        for e, t in texts.items()
+    ]
+    docs = [document(f"d{i}") for i in range(1, 4)]
+    question = "What post did the star of Kiss and Tell hold?"
+    block = run(runtime, docs, cands[0], question=question).manifest.budget.used
+    config = PackingConfig(
+        max_evidence_tokens=2 * block + 8, weights=UtilityWeights(new_question_terms=0)
+    )
+    linked = run(runtime, docs, *cands, question=question, config=config)
+    assert sorted(labels_in_order(linked)) == ["e1", "e2"]
+    off = config.model_copy(update={"enable_subject_links": False})
+    assert sorted(labels_in_order(run(runtime, docs, *cands, question=question, config=off))) == [
+        "e1",
+        "e3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Shirley Temple Black (April 23, 1928) was an actress.", "Shirley Temple Black"),
+        ("The Andre Norton Award for Young Adult Science Fiction and Fantasy is an award.", ""),
+        ("Meet Corliss Archer is an American radio sitcom.", "Meet Corliss Archer"),
+        ("The Beatles were a rock band.", "The Beatles"),
+        ("In 1845 Poe published The Raven.", ""),
+        ("When the war ended, the troops left.", ""),
+        ("the lower-case opening is no name, is it", ""),
+    ],
+)
+def test_subject_of_takes_only_an_entry_opening(text, subject):
+    from packer.select import subject_of
+
+    assert subject_of(text) == subject
