@@ -26,7 +26,11 @@ weighted by IDF over the request's own candidates (hotpotqa-notitle -1.0 at
 +1.6 at most anywhere); question terms sought in the title as well as the
 text (MultiHop-RAG -1.2 at 256); subject links only from packed evidence, not
 from the question (hotpotqa-notitle 6 points below links from both); a
-subject shared by other candidates left unlinked (no better on any set).
+subject shared by other candidates left unlinked (within 1 point either way
+on every set; simpler without); a sentence unit valued at its share of the
+passage's static, source and facet utility, so that it displaces fewer whole
+passages (hotpotqa-notitle +1.8 at 256, but ConflictNQ -6.8 at 256, where the
+long real passage reaches the packet only as a unit).
 """
 
 import heapq
