@@ -297,3 +297,20 @@ def test_subject_of_takes_only_an_entry_opening(text, subject):
     from packer.select import subject_of
 
     assert subject_of(text) == subject
+
+
+def test_a_block_filling_the_budget_leaves_room_for_the_facet_note(runtime):
+    """One block takes the whole budget, a carried facet stays uncovered: selection runs
+    again with the note's room set aside instead of the packet going empty."""
+    cands = [
+        candidate("e1", "d1", text="Refunds take ten days. " * 8, query_facets=("refunds",)),
+        candidate("e2", "d2", text="Warranty lasts a year. " * 40, query_facets=("warranty",)),
+        candidate("e3", "d3", text="Returns are free.", retrieval_score=0.1),
+    ]
+    docs = [document(f"d{i}") for i in range(1, 4)]
+    alone = run(runtime, docs[:1], cands[0], facets=("refunds",)).manifest.budget.used
+    config = PackingConfig(max_evidence_tokens=alone, enable_sentence_units=False)
+    result = run(runtime, docs, *cands, facets=("refunds", "warranty"), config=config)
+    assert labels_in_order(result) == ["e3"]
+    assert result.manifest.budget.used <= alone
+    assert "Required facets without evidence" in result.prompt.messages[1].content
