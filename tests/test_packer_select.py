@@ -4,6 +4,8 @@ import hashlib
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.layout import parse_blocks
@@ -314,3 +316,12 @@ def test_a_block_filling_the_budget_leaves_room_for_the_facet_note(runtime):
     assert labels_in_order(result) == ["e3"]
     assert result.manifest.budget.used <= alone
     assert "Required facets without evidence" in result.prompt.messages[1].content
+
+
+@given(st.text(alphabet=st.sampled_from('AbZ 19"(,.&-\u2013isawthe'), max_size=60))
+def test_subject_of_is_a_prefix_name_or_nothing(text):
+    from packer.select import subject_of
+
+    subject = subject_of(text)
+    assert subject == "" or text.lstrip().lstrip('"').startswith(subject)
+    assert not subject or subject[0].isupper() or subject[0].isdigit() or text.lstrip()[0] == '"'
