@@ -5,15 +5,27 @@ default), a folder as input, an output that cannot be written, an unsupported
 runner and missing Google Cloud credentials.
 """
 
+import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines import cli
-from pipelines.command import closest, unknown_flag_message
+from pipelines.command import (
+    UsageError,
+    _beam_option_classes,
+    add_section,
+    check_flags,
+    closest,
+    unknown_flag_message,
+)
+from pipelines.options import EvpackOptions
+from tests.strategies import examples
 
 SAMPLES = Path(__file__).parent.parent / "samples"
 BATCH = [
@@ -141,3 +153,31 @@ def test_closest_reads_dashes_as_underscores_and_declines_far_guesses() -> None:
     assert closest("--zzzzzz", known) is None
     assert "see --help" in unknown_flag_message(["--zzzzzz"], known)
     assert "unexpected argument" in unknown_flag_message(["stray"], known)
+
+
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30
+    )
+)
+@settings(max_examples=examples(200), deadline=None)
+def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
+    """Whatever follows `--`: a flag batch or Beam declares passes, anything else is refused."""
+    flag = f"--{name}"
+    known = batch_flags()
+    try:
+        check_flags([flag, "1"], ((EvpackOptions, None),))
+    except UsageError as err:
+        assert flag.split("=", 1)[0] not in known or "argument" in str(err)
+    else:
+        assert flag.split("=", 1)[0] in known
+
+
+def batch_flags() -> set[str]:
+    """Every flag `evpack batch` accepts: its own and Beam's standard options."""
+    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    parser.add_value_provider_argument = parser.add_argument  # type: ignore[attr-defined]
+    for cls in _beam_option_classes():
+        cls._add_argparse_args(parser)
+    add_section(parser, (EvpackOptions, None))
+    return {f for action in parser._actions for f in action.option_strings}
