@@ -19,7 +19,7 @@ run of complete sentences (`packer.units`), most valuable first.
 A passage without a title links by the name it opens with, the way an
 encyclopedia entry names its subject (`subject_of`): on HotpotQA without titles
 this recovers most of what titles give (both supporting paragraphs at 256
-tokens: 34.0% -> 48.6%, the oracle 76.6%). Measured and rejected (full sets,
+tokens: 34.0% -> 48.8%, the oracle 76.6%). Measured and rejected (full sets,
 points against the defaults at 150/256/512/1024): question-term coverage
 weighted by IDF over the request's own candidates (hotpotqa-notitle -1.0 at
 150, MultiHop-RAG -0.5 at 256; at three times the weight HotpotQA -0.6 at 256,
