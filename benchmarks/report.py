@@ -414,7 +414,9 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   to 0.44; 0.5 needs about 3 points more. Sentence units cost that much here
   (without them, 0.50), but they hold ConflictNQ and RAMDocs at low budgets
   (see the `no-units` ablation); valuing a unit at its share of the passage
-  gave +1.8 here and -6.8 on ConflictNQ at 256, so it was not kept.
+  gave +1.8 here and -6.8 on ConflictNQ at 256, and seeking units only
+  once no passage fits whole reached 0.50 here but cost ConflictNQ 13.8
+  points at 256: neither was kept.
 - *RAMDocs at 512 and 1024*, 0.2 points (one question) below the figures
   before the subject links: at 512, 15 questions change in each direction,
   net one; its documents open with the same entity name, so the links
