@@ -45,7 +45,7 @@ from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
 from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.staging import commit, files_under, staging_name
+from transforms.staging import acquire, commit, files_under, release, staging_name
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -186,18 +186,41 @@ def start(
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
-    """Run the batch job to completion, commit its outputs and summarize it.
+    """Run the batch job to completion under the output's lock, commit its outputs, summarize.
 
-    Raises `RunFailed` when the pipeline fails once it has written files.
+    Raises `OutputBusy` (a ValueError) when another run holds the output, and
+    `RunFailed` when the pipeline or the commit fails once files were written.
     """
     started = time.monotonic()
+    options = PipelineOptions(argv)
+    settings = resolve(options)
     staging = staging_name()
+    output = settings.output
+    lock = acquire(output, staging)
     try:
-        result, settings = start(argv, staging=staging)
+        replaced = earlier_run(output, options.view_as(EvpackOptions).overwrite)
+        result = _finished(argv, output, staging)
+        try:
+            commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
+        except Exception as err:
+            raise RunFailed(
+                f"the commit failed ({type(err).__name__}: {err}); {output} holds what it held "
+                f"before the run; this run's files are under {output}/{staging}/"
+            ) from err
+    finally:
+        release(lock)
+    elapsed = time.monotonic() - started
+    summary = summarize(result.metrics(), elapsed, output_files(output))
+    return BatchRun(settings=settings, summary=summary)
+
+
+def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResult:
+    """Start the job into `staging` and wait for it; a failure names what it left."""
+    try:
+        result, _ = start(argv, staging=staging)
         result.wait_until_finish()
     except Exception as err:
-        output = PipelineOptions(argv).view_as(EvpackOptions).output
-        if not output or not FileSystems.exists(f"{output}/{staging}"):
+        if not FileSystems.exists(f"{output}/{staging}"):
             raise  # it failed before writing anything: bad flags, an unreadable catalog
         left = files_under(f"{output}/{staging}")
         raise RunFailed(
@@ -205,11 +228,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "
             f"files are under {output}/{staging}/, safe to delete"
         ) from err
-    stale = earlier_run(settings.output, overwrite=True)
-    commit(f"{settings.output}/{staging}", settings.output, FILE_TYPES, stale)
-    elapsed = time.monotonic() - started
-    summary = summarize(result.metrics(), elapsed, output_files(settings.output))
-    return BatchRun(settings=settings, summary=summary)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:

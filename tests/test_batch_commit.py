@@ -1,7 +1,14 @@
 """Batch outputs are committed whole: a failed run leaves the earlier run as it was and says
-where its partial files are; a row no sink can encode is one dead letter, not a failed run."""
+where its partial files are; one run at a time per output; a row no sink can encode is one
+dead letter, not a failed run."""
 
 import json
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import apache_beam as beam
@@ -10,11 +17,12 @@ from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from packer import Catalog, PackerRuntime, pack_request
-from pipelines.batch import RunFailed, run
+from pipelines.batch import FILE_TYPES, RunFailed, run
 from schemas import ManifestRow, PackingConfig
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.factories import candidate, document, request
 from transforms.sink_rows import EncodableRows, arrow_encoder, json_encoder
+from transforms.staging import CommitRefused, OutputBusy, acquire, commit, committed, release
 
 
 def test_a_finished_run_leaves_no_staging_behind(tmp_path: Path) -> None:
@@ -70,3 +78,96 @@ def test_a_row_no_sink_can_encode_is_a_write_dead_letter() -> None:
             assert_that(ids, equal_to(["good"]), label="rows")
             expected = [("write", b.request_id, sink, b.request_id) for b in bad]
             assert_that(letters, equal_to(expected), label="letters")
+
+
+def _files(out: Path) -> list[str]:
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+
+
+def test_a_second_run_is_refused_while_one_holds_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    lock = acquire(str(out), "long-run")  # a live run of this process holds it
+    with pytest.raises(OutputBusy, match="another run is writing to --output"):
+        run(flags(SAMPLES / "requests.jsonl", out))
+    assert _files(out) == [Path(lock).name]  # refused before writing anything
+    release(lock)
+    finished = run(flags(SAMPLES / "requests.jsonl", out))
+    assert finished.summary.prompts_out > 0
+    assert not list(out.glob(".lock-*"))  # the finished run gave its lock back
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    out.mkdir()
+    holder = {"run": "killed", "host": socket.gethostname(), "pid": int(gone.stdout)}
+    (out / ".lock-killed").write_text(json.dumps(holder))
+    assert run(flags(SAMPLES / "requests.jsonl", out)).summary.prompts_out > 0
+    assert not list(out.glob(".lock-*"))
+
+
+def test_a_commit_finding_another_runs_outputs_is_refused(tmp_path: Path) -> None:
+    """A run that found `out` empty must not replace outputs another run committed meanwhile."""
+    out, other = tmp_path / "out", tmp_path / "other"
+    run(flags(SAMPLES / "requests.jsonl", out))
+    run(flags(SAMPLES / "requests_flat.jsonl", other))
+    before = read_outputs(out)
+    staging = out / ".tmp-late"
+    shutil.copytree(other, staging)
+    with pytest.raises(CommitRefused, match="not told to replace"):
+        commit(str(staging), str(out), FILE_TYPES, replaced=[])
+    assert read_outputs(out) == before
+    assert read_outputs(staging) == read_outputs(other)  # nothing was moved
+
+
+def test_a_stray_file_where_an_output_goes_stops_the_commit_before_any_move(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dead_letters").write_text("not a folder")
+    with pytest.raises(RunFailed, match="a file, not a folder") as failed:
+        run(flags(SAMPLES / "requests.jsonl", out))
+    assert committed(str(out), FILE_TYPES) == []  # nothing moved; the stray file stays
+    assert (out / "dead_letters").read_text() == "not a folder"
+    staging = next(out.glob(".tmp-*"))
+    assert str(staging) in str(failed.value)
+    assert read_outputs(staging).manifests
+
+
+@contextmanager
+def _immutable(folder: Path) -> Iterator[None]:
+    """A folder no file may leave or enter, even for root (ext4's immutable attribute)."""
+    subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_commit_failing_mid_way_restores_the_earlier_run(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(flags(SAMPLES / "requests.jsonl", out))
+    before, files = read_outputs(out), _files(out)
+    # The earlier run's prompts cannot be moved aside: four outputs were by then.
+    with _immutable(out / "prompts"), pytest.raises(RunFailed, match="holds what it held"):
+        run(flags(SAMPLES / "requests_flat.jsonl", out, "--overwrite"))
+    assert read_outputs(out) == before
+    assert [f for f in _files(out) if not f.startswith(".tmp-")] == files
+
+
+def test_a_commit_failing_on_the_new_files_takes_them_back(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "prompts").mkdir(parents=True)
+    # The four other outputs are moved in before the prompts fail to.
+    with _immutable(out / "prompts"), pytest.raises(RunFailed) as failed:
+        run(flags(SAMPLES / "requests.jsonl", out))
+    assert committed(str(out), FILE_TYPES) == []
+    staging = next(out.glob(".tmp-*"))
+    assert str(staging) in str(failed.value)
+    assert read_outputs(staging).prompts

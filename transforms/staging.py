@@ -1,22 +1,56 @@
-"""A batch run writes under a staging directory; a run that finished moves its files into place.
+"""A batch run writes under a staging directory, holds a lock on its output, and commits whole.
 
-Beam's file sinks write each shard to a temp file and rename it, but a job
-that fails half way still leaves the shards of the outputs it finished, beside
-`beam-temp-*` leftovers of the others: readers of `<output>/<name>/*` would see
-half a run. So the run writes everything under `<output>/.tmp-<run>/`, and
-after the pipeline succeeded the files are moved to `<output>/<name>/` (and
-the files of the earlier run they replace, with `--overwrite`, deleted only
-then). A failed run leaves the outputs of the earlier run as they were and
-its own partial files under the staging directory, which the error names.
+What holds where:
+- **Local and gs:// (`evpack batch` on the FnApiRunner)**: one run at a time per
+  `--output`. A run takes the lock `<output>/.lock-<run>` before the pipeline
+  starts; a second run finding a live lock is refused (`OutputBusy`). The lock
+  is a file of its own per run, created and then listed: a store without
+  create-if-absent (gs:// through Beam's FileSystems) cannot make two runs
+  both think they hold it, at worst two runs started in the same instant
+  both give way. A lock left by a killed run on this host (its process is
+  gone) is taken over; one from another host is named with the command to
+  delete it.
+  The run writes everything under `<output>/.tmp-<run>/` (hidden: output
+  globs never match it) and, once the pipeline succeeded, `commit` moves the
+  files into `<output>/<name>/`. The commit is all or nothing: every check
+  (no stray file where a folder goes, no destination taken, the earlier
+  outputs exactly those the run was told to replace) is made before the
+  first move; the replaced files are moved aside, not deleted, until every
+  new file is in place, and a failure mid-way moves everything back. A
+  commit finding committed outputs it was not told to replace (a run that
+  did not take the lock) is refused and leaves its files in staging.
+  A process killed during the few renames of a commit leaves both runs'
+  files under the staging directory, named by its lock.
+- **Dataflow**: the launcher must return at once and may not reach the
+  output bucket, so the job writes in place under a prefix it alone uses;
+  neither the lock nor the staging holds there: give each job a fresh
+  `--output`, and read it once the job has succeeded.
+
 Rejected: writing in place and deleting on failure (a killed process cannot
 clean up, and deleting would also take the evidence of what went wrong).
+Rejected: deleting the replaced files before the moves (a failed move then
+leaves neither run whole). Rejected: one shared lock file name (without
+create-if-absent, two runs can both write it and both read their own).
 """
 
+import json
+import os
+import socket
 import time
 import uuid
 from collections.abc import Mapping
 
 from apache_beam.io.filesystems import FileSystems
+
+LOCK_PREFIX = ".lock-"
+
+
+class OutputBusy(ValueError):
+    """Another run holds the output location: refused before the pipeline starts."""
+
+
+class CommitRefused(RuntimeError):
+    """The commit found something it may not overwrite; nothing was moved."""
 
 
 def staging_name() -> str:
@@ -24,28 +58,141 @@ def staging_name() -> str:
     return f".tmp-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
 
 
+def _matched(patterns: list[str]) -> list[str]:
+    return sorted(m.path for r in FileSystems.match(patterns) for m in r.metadata_list)
+
+
 def files_under(directory: str) -> list[str]:
     """Every file below `directory` (none if it does not exist)."""
-    return sorted(m.path for r in FileSystems.match([f"{directory}/**"]) for m in r.metadata_list)
+    return _matched([f"{directory}/**"])
+
+
+def _locks(output: str) -> list[str]:
+    return _matched([f"{output}/{LOCK_PREFIX}*"])
+
+
+def _holder(lock: str) -> dict[str, object]:
+    try:
+        with FileSystems.open(lock) as handle:
+            held = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return held if isinstance(held, dict) else {}
+
+
+def _is_dead(holder: Mapping[str, object]) -> bool:
+    """Whether the lock's run was a process of this host that no longer exists."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def acquire(output: str, run: str) -> str:
+    """Take the lock of `output` for `run`; returns the lock file for `release`.
+
+    Raises `OutputBusy` naming the other run's lock when one is live.
+    """
+    for lock in _locks(output):
+        holder = _holder(lock)
+        if _is_dead(holder):
+            FileSystems.delete([lock])
+            continue
+        raise OutputBusy(
+            f"another run is writing to --output {output} (lock {lock}, "
+            f"{json.dumps(holder) if holder else 'unreadable'}); wait for it, choose another "
+            f"--output, or delete {lock} if no run is writing there"
+        )
+    mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
+    holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
+    if not FileSystems.exists(output):
+        FileSystems.mkdirs(output)
+    with FileSystems.create(mine) as handle:
+        handle.write(json.dumps(holder).encode("utf-8"))
+    others = [lock for lock in _locks(output) if lock != mine]
+    if others:
+        FileSystems.delete([mine])
+        raise OutputBusy(
+            f"another run started writing to --output {output} at the same time "
+            f"(lock {others[0]}); choose another --output or retry once it finished"
+        )
+    return mine
+
+
+def release(lock: str) -> None:
+    """Give the lock back (a lock already gone is fine: someone cleared it by hand)."""
+    if FileSystems.exists(lock):
+        FileSystems.delete([lock])
+
+
+def committed(output: str, outputs: Mapping[str, str]) -> list[str]:
+    """The committed files under `output` of each output (name -> extension)."""
+    return _matched([f"{output}/{name}/{name}-*.{ext}" for name, ext in outputs.items()])
+
+
+def _stray_file(directory: str) -> bool:
+    """Whether a file (not a folder) sits where a local output folder goes.
+
+    On gs:// a prefix and an object of the same name coexist, so nothing is in the way.
+    """
+    local = "://" not in directory
+    return local and os.path.lexists(directory) and not os.path.isdir(directory)
+
+
+def _plan(
+    staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]
+) -> list[tuple[str, str]]:
+    """Every move of the commit, in order, after checking that each can be made."""
+    found = committed(output, outputs)
+    if sorted(found) != sorted(replaced):
+        foreign = sorted(set(found) - set(replaced)) or sorted(set(replaced) - set(found))
+        raise CommitRefused(
+            f"{output} changed while this run ran: {len(foreign)} committed files this run was "
+            f"not told to replace (e.g. {foreign[0]}), another run committed there"
+        )
+    sources = committed(staging, outputs)
+    destinations = [output + s.removeprefix(staging) for s in sources]
+    folders = sorted({FileSystems.split(d)[0] for d in destinations})
+    stray = [d for d in folders if _stray_file(d)]
+    if stray:
+        raise CommitRefused(f"a file, not a folder, is where the outputs go: {stray[0]}")
+    taken = [d for d in destinations if d not in set(replaced) and FileSystems.exists(d)]
+    if taken:
+        raise CommitRefused(f"{taken[0]} already exists and is not an output to replace")
+    aside = [f"{staging}/.replaced{r.removeprefix(output)}" for r in replaced]
+    return [*zip(replaced, aside, strict=True), *zip(sources, destinations, strict=True)]
+
+
+def _move(source: str, destination: str) -> None:
+    folder = FileSystems.split(destination)[0]
+    if not FileSystems.exists(folder):
+        FileSystems.mkdirs(folder)
+    FileSystems.rename([source], [destination])
 
 
 def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> int:
     """Move the shards of each output (name -> extension) from `staging` to `output`.
 
-    Deletes `replaced` (an earlier run's files) first, then `staging` once
-    empty of shards. Returns how many files were moved.
+    `replaced` are the committed files of an earlier run the run was told to
+    replace (found when it started, with `--overwrite`). Returns how many
+    files were moved into place. Raises `CommitRefused` (nothing moved) or
+    the error of a failed move, after moving every file back.
     """
-    sources = []
-    for name, ext in outputs.items():
-        pattern = f"{staging}/{name}/{name}-*.{ext}"
-        sources += sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
-    if replaced:
-        FileSystems.delete(replaced)
-    destinations = [output + s.removeprefix(staging) for s in sources]
-    for directory in sorted({FileSystems.split(d)[0] for d in destinations}):
-        if not FileSystems.exists(directory):
-            FileSystems.mkdirs(directory)
-    if sources:
-        FileSystems.rename(sources, destinations)
+    moves = _plan(staging, output, outputs, replaced)
+    done: list[tuple[str, str]] = []
+    try:
+        for source, destination in moves:
+            _move(source, destination)
+            done.append((source, destination))
+    except Exception:
+        for source, destination in reversed(done):
+            _move(destination, source)
+        raise
     FileSystems.delete([staging])
-    return len(sources)
+    return len(moves) - len(replaced)
