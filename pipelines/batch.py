@@ -83,7 +83,8 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         raise ValueError("the batch job reads files: pass --input")
     parsed = (
         p
-        | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+        | "ReadRequests"
+        >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
         | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     )
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)

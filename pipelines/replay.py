@@ -70,7 +70,8 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
     with beam.Pipeline(options=options) as p:
         requests = (
             p
-            | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+            | "ReadRequests"
+            >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
             | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
         )
         manifests = (
