@@ -43,7 +43,9 @@ def bounded(letter: DeadLetter) -> DeadLetter:
     says how long it was and its SHA-256; an error over `SINK_ERROR_CHARS`
     (thousands of schema errors) keeps its start. JSON escaping at most
     sextuples text, so the message stays under the limit whatever it holds.
-    Files have no such limit: batch dead letters are kept whole.
+    Batch dead-letter files keep a refused record whole: it is at most
+    `--max_record_bytes`, as a longer line is cut off while read and keeps only
+    its first bytes (`transforms.record_files.HEAD_BYTES`), size and SHA-256.
     """
     data = letter.payload.encode("utf-8")
     error = letter.error[:SINK_ERROR_CHARS]

@@ -299,8 +299,8 @@ def _cut_off(first: bytes, handle: IO[bytes], limit: int) -> Unreadable:
     body = size - (2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0)
     head = first[:HEAD_BYTES]
     return Unreadable(
-        f"record of {body} bytes exceeds --max_record_bytes={limit} (cut off while read: "
-        f"kept its first {len(head)} bytes; sha256 of the line {digest.hexdigest()})",
+        f"record of {body} bytes (cut off while read, its first {len(head)} kept; sha256 of "
+        f"the line {digest.hexdigest()}) exceeds --max_record_bytes={limit}",
         head,
     )
 
