@@ -13,6 +13,7 @@ import json
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +28,7 @@ from packer.pack import PackError
 from pipelines.options import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
+from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
@@ -515,3 +517,48 @@ def test_a_long_array_is_refused_before_its_items_are_validated() -> None:
     assert not isinstance(letter, DeadLetter)
     _, [refused] = assemble(*letter[:1], [letter[1]])
     assert refused.error == "facets: Value error, array of 2097152 items, more than 10000"
+
+
+@st.composite
+def nanosecond_times(draw: st.DrawFn) -> tuple[int, str]:
+    """A time as nanoseconds since the epoch and as ISO text of 7 to 12 fraction digits,
+    written with `T` or a space (Parquet's), `Z`, an offset or none."""
+    seconds = draw(st.integers(0, 253_402_300_799 - 86_400))
+    nanos = draw(st.one_of(st.integers(0, 999), st.integers(0, 999_999_999)))
+    digits = draw(st.integers(9, 12))
+    minutes = draw(st.sampled_from([None, 0, 90, -330]))
+    moment = datetime.fromtimestamp(seconds, UTC)
+    zone = "" if minutes is None else "Z" if minutes == 0 else ""
+    if minutes:
+        moment = moment.astimezone(timezone(timedelta(minutes=minutes)))
+    text = moment.replace(tzinfo=None).isoformat(sep=draw(st.sampled_from(["T", " "])))
+    text = text[:19] + "." + f"{nanos:09d}".ljust(digits, "0")
+    if minutes:
+        sign, left = ("-", -minutes) if minutes < 0 else ("+", minutes)
+        zone = f"{sign}{left // 60:02d}:{left % 60:02d}"
+    return seconds * 10**9 + nanos, text + zone
+
+
+def _effective(revision_at: str, as_of: str) -> bool:
+    revision = Revision(revision_id="r1", effective_at=revision_at)
+    catalog = Catalog([document("d1", revisions=(revision,))])
+    when = Request.model_validate({**base_request(), "as_of": as_of}).as_of
+    assert when is not None
+    return "r1" in catalog.revision_state("t1", "d1", when).effective
+
+
+@given(nanosecond_times(), st.integers(-1500, 1500))
+def test_a_revision_is_never_effective_before_its_time_whatever_the_precision(
+    revision: tuple[int, str], gap: int
+) -> None:
+    """Digits past the microsecond round toward "not yet effective": a revision taking
+    effect even 1 ns after `as_of` is not applied; one a microsecond or more before is."""
+    revision_ns, revision_text = revision
+    as_of_ns = revision_ns + gap
+    as_of = datetime.fromtimestamp(as_of_ns // 10**9, UTC).isoformat()[:19]
+    as_of_text = f"{as_of}.{as_of_ns % 10**9:09d}Z"
+    effective = _effective(revision_text, as_of_text)
+    if as_of_ns < revision_ns:
+        assert not effective, (revision_text, as_of_text)
+    if as_of_ns >= -(-revision_ns // 1000) * 1000:  # the microsecond it rounds up to
+        assert effective, (revision_text, as_of_text)
