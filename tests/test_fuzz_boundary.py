@@ -8,9 +8,14 @@ BigQuery JSON rows, JSON lines) fed whatever a parsed request packs to.
 Examples per target follow the hypothesis profile (`tests/conftest.py`).
 """
 
+import bz2
+import gzip
 import io
 import json
+import lzma
+import os
 import tempfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta, timezone
@@ -18,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from hypothesis import given
 from hypothesis import strategies as st
@@ -34,8 +40,9 @@ from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
 from transforms.pubsub_io import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
-from transforms.record_files import parquet_records
+from transforms.record_files import HEAD_BYTES, file_records, parquet_records
 from transforms.request_records import Entry, assemble, decode, parse_record
+from transforms.strict_json import Unreadable
 
 MAX_BYTES = 64 * 1024
 STAGES = {"parse", "validate", "dedupe", "group"}
@@ -562,3 +569,92 @@ def test_a_revision_is_never_effective_before_its_time_whatever_the_precision(
         assert not effective, (revision_text, as_of_text)
     if as_of_ns >= -(-revision_ns // 1000) * 1000:  # the microsecond it rounds up to
         assert effective, (revision_text, as_of_text)
+
+
+COMPRESSIONS = {
+    ".gz": gzip.compress,
+    ".bz2": bz2.compress,
+    ".xz": lzma.compress,
+    ".zst": zstandard.ZstdCompressor().compress,
+    ".deflate": zlib.compress,
+    "": bytes,
+}
+
+
+@given(
+    st.lists(st.one_of(st.binary(max_size=120), runs), max_size=6),
+    st.sampled_from(sorted(COMPRESSIONS)),
+    st.one_of(st.none(), st.integers(0, 400)),
+    st.integers(1, 80),
+)
+def test_any_compressed_file_is_read_in_bounded_records_or_named_unreadable(
+    lines: list[bytes], suffix: str, cut: int | None, limit: int
+) -> None:
+    """Whatever a file holds, compressed or cut short: records of at most the limit (and its
+    line end), an `Unreadable` naming the file for the rest, never an exception."""
+    data = COMPRESSIONS[suffix](b"\n".join(lines))
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/in.jsonl{suffix}"
+        with open(path, "wb") as handle:
+            handle.write(data if cut is None else data[:cut])
+        records = list(file_records(path, "jsonl", limit))
+    for source, payload in records:
+        assert source == path
+        if isinstance(payload, Unreadable):
+            assert len(payload.head) <= HEAD_BYTES
+            assert payload.reason.startswith((f"{path} cannot be read", "record of "))
+        else:
+            assert len(payload) <= limit + 1
+        assert isinstance(decode(source, payload, "auto", limit), Request | DeadLetter)
+
+
+ENTRY_KINDS = ("file", "empty", "folder", "dangling", "to_file", "to_folder", "loop")
+
+
+def _make_entry(folder: str, name: str, kind: str) -> None:
+    path = os.path.join(folder, name)
+    targets = {
+        "dangling": os.path.join(folder, "missing"),
+        "to_file": os.path.join(folder, "..", "target.jsonl"),
+        "to_folder": os.path.join(folder, ".."),
+        "loop": path,
+    }
+    if kind in targets:
+        os.symlink(targets[kind], path)
+    elif kind == "folder":
+        os.mkdir(path)
+    else:
+        with open(path, "wb") as handle:
+            handle.write(b"" if kind == "empty" else b'{"n": 1}\n')
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,6}\.jsonl", fullmatch=True),
+        st.sampled_from(ENTRY_KINDS),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_every_entry_a_glob_matches_is_read_or_named(entries: dict[str, str]) -> None:
+    """Files, folders and symbolic links of every kind: each entry the glob matches gives its
+    records or one `Unreadable` naming it; none is skipped without a word."""
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, "target.jsonl"), "wb") as handle:
+            handle.write(b'{"n": 2}\n')
+        folder = os.path.join(root, "in")
+        os.mkdir(folder)
+        for name, kind in entries.items():
+            _make_entry(folder, name, kind)
+        records = list(file_records(f"{folder}/*.jsonl", "jsonl", 1024))
+    unreadable = {s for s, p in records if isinstance(p, Unreadable)}
+    readable = {s for s, p in records if isinstance(p, bytes)}
+    for name, kind in entries.items():
+        path = os.path.join(folder, name)
+        if kind in ("file", "to_file"):
+            assert path in readable and path not in unreadable, kind
+        elif kind != "empty":
+            assert path in unreadable and path not in readable, kind
+    assert all(
+        p.reason.startswith(f"{s} cannot be read") for s, p in records if isinstance(p, Unreadable)
+    )
