@@ -24,13 +24,14 @@ from packer.formats import FILE_LIMITS
 from pipelines.options import (
     EvpackOptions,
     Settings,
+    check_numbers,
     create_audit_tables,
     pin_local_runner,
     print_help_if_asked,
     resolve,
     settings_summary,
 )
-from pipelines.summary import RunSummary, summarize
+from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS, PACK_OUTPUTS
 from transforms.catalog_io import ReadCatalog
@@ -195,6 +196,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
     started = time.monotonic()
     options = PipelineOptions(argv)
     settings = resolve(options)
+    check_numbers(max_dead_letter_percent=options.view_as(EvpackOptions).max_dead_letter_percent)
     staging = staging_name()
     output = settings.output
     lock = acquire(output, staging)
@@ -211,7 +213,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
     finally:
         release(lock)
     elapsed = time.monotonic() - started
-    summary = summarize(result.metrics(), elapsed, output_files(output))
+    files = output_files(output)
+    letters = sampled_letters(files["dead_letters"])
+    summary = summarize(result.metrics(), elapsed, files, letters)
     return BatchRun(settings=settings, summary=summary)
 
 
@@ -233,7 +237,8 @@ def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResu
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry: run, print the summary; bad flags exit 2 with the reason."""
+    """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
+    made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
     if print_help_if_asked(
         argv, "evpack batch", "Pack request files into prompts and audit tables."
     ):
@@ -249,6 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evpack batch: {err}", file=sys.stderr)
         return 1
     print(finished.summary.render())
+    limit = PipelineOptions(argv).view_as(EvpackOptions).max_dead_letter_percent
+    hopeless = finished.summary.hopeless(limit)
+    if hopeless is not None:
+        print(f"evpack batch: {hopeless}; see the top errors and hints above", file=sys.stderr)
+        return 1
     return 0
 
 
