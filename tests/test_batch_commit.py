@@ -171,3 +171,13 @@ def test_a_commit_failing_on_the_new_files_takes_them_back(tmp_path: Path) -> No
     staging = next(out.glob(".tmp-*"))
     assert str(staging) in str(failed.value)
     assert read_outputs(staging).prompts
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_pipeline(
+    tmp_path: Path,
+) -> None:
+    taken = tmp_path / "a-file"
+    taken.write_text("x")
+    with pytest.raises(ValueError, match=r"--output .*a-file cannot be written"):
+        run(flags(SAMPLES / "requests.jsonl", taken))
+    assert taken.read_text() == "x"

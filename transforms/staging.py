@@ -111,10 +111,16 @@ def acquire(output: str, run: str) -> str:
         )
     mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
     holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
-    if not FileSystems.exists(output):
-        FileSystems.mkdirs(output)
-    with FileSystems.create(mine) as handle:
-        handle.write(json.dumps(holder).encode("utf-8"))
+    try:
+        if not FileSystems.exists(output):
+            FileSystems.mkdirs(output)
+        with FileSystems.create(mine) as handle:
+            handle.write(json.dumps(holder).encode("utf-8"))
+    except Exception as err:  # a file where the folder goes, read-only, no permission
+        raise ValueError(
+            f"--output {output} cannot be written ({type(err).__name__}: {err}); "
+            "choose a folder or gs:// prefix this job can write"
+        ) from None
     others = [lock for lock in _locks(output) if lock != mine]
     if others:
         FileSystems.delete([mine])
