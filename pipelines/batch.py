@@ -46,7 +46,14 @@ from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
 from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.staging import acquire, commit, files_under, release, staging_name
+from transforms.staging import (
+    acquire,
+    commit,
+    commit_finished,
+    files_under,
+    release,
+    staging_name,
+)
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -78,8 +85,21 @@ def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
     return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
 
 
-def build(p: beam.Pipeline, settings: Settings) -> None:
-    """Compose the batch job; every stage is a transform from `transforms/`."""
+@dataclass(frozen=True)
+class FinalCommit:
+    """A job's own last step: commit `staging` into `output` once every file is written."""
+
+    staging: str
+    output: str
+    overwrite: bool
+
+
+def build(p: beam.Pipeline, settings: Settings, final_commit: FinalCommit | None = None) -> None:
+    """Compose the batch job; every stage is a transform from `transforms/`.
+
+    With `final_commit` the job commits its own staged files as its last step
+    (the Dataflow launcher does not wait for the job to commit after it).
+    """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
     parsed = (
@@ -104,15 +124,21 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
     )
     sinks = replace(settings.sinks, output=out)  # files go where this run stages them
+    written = []
     if sinks.prompts_topic is not None:
         _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     else:
-        _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
+        written.append(prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits))
+    writers = {
+        "manifests": WriteAuditRows("manifests", sinks, manifest_row_id),
+        "exclusions": WriteAuditRows("exclusions", sinks, exclusion_row_id),
+        "exclusion_counts": WriteAuditRows("exclusion_counts", sinks),
+        "dead_letters": WriteAuditRows("dead_letters", sinks),
+    }
     refused = (
-        manifests.rows | "WriteManifests" >> WriteAuditRows("manifests", sinks, manifest_row_id),
-        exclusions.rows
-        | "WriteExclusions" >> WriteAuditRows("exclusions", sinks, exclusion_row_id),
-        counts.rows | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks),
+        manifests.rows | "WriteManifests" >> writers["manifests"],
+        exclusions.rows | "WriteExclusions" >> writers["exclusions"],
+        counts.rows | "WriteCounts" >> writers["exclusion_counts"],
     )
     dead_letters = (
         (
@@ -128,9 +154,22 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "CountDeadLetters" >> CountDeadLetters()
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
+    refused_letters = dead_letters | "WriteDeadLetters" >> writers["dead_letters"]
     if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
-        _ = refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        written.append(
+            refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        )
+    written += [w.written for w in writers.values() if w.written is not None]
+    if final_commit is not None:
+        _ = (
+            p
+            | "CommitOnce" >> beam.Create([final_commit])
+            | "Commit"
+            >> beam.Map(
+                lambda c, *_: commit_finished(c.staging, c.output, FILE_TYPES, c.overwrite),
+                *[beam.pvalue.AsList(files) for files in written],
+            )
+        )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -169,21 +208,27 @@ def start(
     there, for `run` to commit; without it, in place, after deleting the
     outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
     passes `clear_outputs=False`: it must return at once and may not reach the
-    output bucket, so each job writes to a fresh prefix.
+    output bucket, so the job stages its files and commits them itself as its
+    last step (`transforms.staging.commit_finished`).
     """
     options = PipelineOptions(argv)
     settings = resolve(options)
+    overwrite = options.view_as(EvpackOptions).overwrite
+    final_commit = None
     if clear_outputs:
-        stale = earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+        stale = earlier_run(settings.output, overwrite)
         if stale and staging is None:
             FileSystems.delete(stale)
+    else:
+        staging = staging or staging_name()
+        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
     pin_local_runner(options, LOCAL_RUNNER)
     if settings.create_tables:
         create_audit_tables(settings.sinks)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
-    build(pipeline, written)
+    build(pipeline, written, final_commit)
     return pipeline.run(), settings
 
 

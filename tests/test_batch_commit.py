@@ -17,7 +17,7 @@ from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from packer import Catalog, PackerRuntime, pack_request
-from pipelines.batch import FILE_TYPES, RunFailed, run
+from pipelines.batch import FILE_TYPES, RunFailed, run, start
 from schemas import ManifestRow, PackingConfig
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.factories import candidate, document, request
@@ -181,3 +181,28 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_pipeline(
     with pytest.raises(ValueError, match=r"--output .*a-file cannot be written"):
         run(flags(SAMPLES / "requests.jsonl", taken))
     assert taken.read_text() == "x"
+
+
+def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_overwrite(
+    tmp_path: Path,
+) -> None:
+    """The Dataflow launcher's path (`clear_outputs=False`), on the local runner: the job's
+    last step makes the same all-or-nothing commit."""
+    out = tmp_path / "out"
+    result, _ = start(flags(SAMPLES / "requests.jsonl", out), clear_outputs=False)
+    result.wait_until_finish()
+    assert not list(out.glob(".tmp-*"))
+    first = read_outputs(out)
+    assert first.manifests and first.prompts
+    with pytest.raises(Exception, match="--overwrite was not given"):
+        result, _ = start(flags(SAMPLES / "requests_flat.jsonl", out), clear_outputs=False)
+        result.wait_until_finish()
+    assert read_outputs(out) == first
+    assert read_outputs(next(out.glob(".tmp-*"))).manifests  # left whole in staging
+    argv = flags(SAMPLES / "requests_flat.jsonl", tmp_path / "flat")
+    start(argv, clear_outputs=False)[0].wait_until_finish()
+    result, _ = start(
+        flags(SAMPLES / "requests_flat.jsonl", out, "--overwrite"), clear_outputs=False
+    )
+    result.wait_until_finish()
+    assert read_outputs(out) == read_outputs(tmp_path / "flat")

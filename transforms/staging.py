@@ -21,10 +21,14 @@ What holds where:
   did not take the lock) is refused and leaves its files in staging.
   A process killed during the few renames of a commit leaves both runs'
   files under the staging directory, named by its lock.
-- **Dataflow**: the launcher must return at once and may not reach the
-  output bucket, so the job writes in place under a prefix it alone uses;
-  neither the lock nor the staging holds there: give each job a fresh
-  `--output`, and read it once the job has succeeded.
+- **Dataflow** (`pipelines.launch`): the launcher must return at once and
+  may not reach the output bucket, so no lock is taken; the job stages its
+  files the same way and its last step, run on a worker once every file is
+  written, makes the same all-or-nothing commit (`commit_finished`). What the
+  output held at submission is unknown there: without `--overwrite` a commit
+  finding committed outputs is refused (the job fails, its files stay in
+  staging); with it, the outputs found at commit are replaced. Two jobs into
+  one `--output` with `--overwrite` leave the later one's outputs, whole.
 
 Rejected: writing in place and deleting on failure (a killed process cannot
 clean up, and deleting would also take the evidence of what went wrong).
@@ -180,6 +184,22 @@ def _move(source: str, destination: str) -> None:
     if not FileSystems.exists(folder):
         FileSystems.mkdirs(folder)
     FileSystems.rename([source], [destination])
+
+
+def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overwrite: bool) -> int:
+    """The commit a job makes itself once its writes are done (Dataflow: no one waits for it).
+
+    Nothing is known of what `output` held when the job was submitted, so
+    only `overwrite` allows replacing committed outputs; without it a commit
+    finding any is refused and the job fails with its files in staging.
+    """
+    found = committed(output, outputs)
+    if found and not overwrite:
+        raise CommitRefused(
+            f"{output} holds {len(found)} committed files (e.g. {found[0]}) and --overwrite "
+            f"was not given; this job's outputs are left under {staging}/"
+        )
+    return commit(staging, output, outputs, found)
 
 
 def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> int:
