@@ -98,6 +98,18 @@ def _is_dead(holder: Mapping[str, object]) -> bool:
     return False
 
 
+def _who(holder: Mapping[str, object]) -> str:
+    if not holder:
+        return "its lock file cannot be read"
+    since = holder.get("since")
+    started = (
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
+        if isinstance(since, int | float)
+        else "an unknown time"
+    )
+    return f"process {holder.get('pid')} on {holder.get('host')}, since {started}"
+
+
 def acquire(output: str, run: str) -> str:
     """Take the lock of `output` for `run`; returns the lock file for `release`.
 
@@ -109,9 +121,8 @@ def acquire(output: str, run: str) -> str:
             FileSystems.delete([lock])
             continue
         raise OutputBusy(
-            f"another run is writing to --output {output} (lock {lock}, "
-            f"{json.dumps(holder) if holder else 'unreadable'}); wait for it, choose another "
-            f"--output, or delete {lock} if no run is writing there"
+            f"another run is writing to --output {output} ({_who(holder)}); wait for it, "
+            f"choose another --output, or delete {lock} if no run is writing there"
         )
     mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
     holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
