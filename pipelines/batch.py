@@ -21,13 +21,13 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.runner import PipelineResult
 
 from packer.formats import FILE_LIMITS
+from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
     EvpackOptions,
     Settings,
     check_numbers,
     create_audit_tables,
     pin_local_runner,
-    print_help_if_asked,
     resolve,
     settings_summary,
 )
@@ -187,7 +187,7 @@ def earlier_run(output: str, overwrite: bool) -> list[str]:
     return stale
 
 
-class RunFailed(RuntimeError):
+class RunFailed(CommandFailed):
     """The pipeline failed after it started writing; the message says what it left behind."""
 
 
@@ -252,8 +252,8 @@ def run(argv: list[str] | None = None) -> BatchRun:
             commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
         except Exception as err:
             raise RunFailed(
-                f"the commit failed ({type(err).__name__}: {err}); {output} holds what it held "
-                f"before the run; this run's files are under {output}/{staging}/"
+                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit found it "
+                f"(nothing of this run moved in); this run's files are under {output}/{staging}/"
             ) from err
     finally:
         release(lock)
@@ -281,30 +281,26 @@ def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResu
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
-    made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
-    if print_help_if_asked(
-        argv, "evpack batch", "Pack request files into prompts and audit tables."
-    ):
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("apache_beam").setLevel(logging.WARNING)
-    try:
-        finished = run(argv)
-    except ValueError as err:
-        print(f"evpack batch: {err}", file=sys.stderr)
-        return 2
-    except RunFailed as err:
-        print(f"evpack batch: {err}", file=sys.stderr)
-        return 1
+def _run_and_print(argv: list[str]) -> int:
+    finished = run(argv)
     print(finished.summary.render())
     limit = PipelineOptions(argv).view_as(EvpackOptions).max_dead_letter_percent
     hopeless = finished.summary.hopeless(limit)
     if hopeless is not None:
-        print(f"evpack batch: {hopeless}; see the top errors and hints above", file=sys.stderr)
-        return 1
+        raise CommandFailed(f"{hopeless}; see the top errors and hints above")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
+    made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
+    return run_command(
+        "evpack batch",
+        "Pack request files into prompts and audit tables.",
+        ((EvpackOptions, None),),
+        _run_and_print,
+        argv,
+    )
 
 
 if __name__ == "__main__":

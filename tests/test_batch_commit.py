@@ -155,7 +155,7 @@ def test_a_commit_failing_mid_way_restores_the_earlier_run(tmp_path: Path) -> No
     run(flags(SAMPLES / "requests.jsonl", out))
     before, files = read_outputs(out), _files(out)
     # The earlier run's prompts cannot be moved aside: four outputs were by then.
-    with _immutable(out / "prompts"), pytest.raises(RunFailed, match="holds what it held"):
+    with _immutable(out / "prompts"), pytest.raises(RunFailed, match="is as the commit found it"):
         run(flags(SAMPLES / "requests_flat.jsonl", out, "--overwrite"))
     assert read_outputs(out) == before
     assert [f for f in _files(out) if not f.startswith(".tmp-")] == files
