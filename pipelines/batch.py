@@ -252,8 +252,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
             commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
         except Exception as err:
             raise RunFailed(
-                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit found it "
-                f"(nothing of this run moved in); this run's files are under {output}/{staging}/"
+                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
+                f"found it (nothing of this run moved in); this run's files are under "
+                f"{output}/{staging}/"
             ) from err
     finally:
         release(lock)

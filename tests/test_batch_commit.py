@@ -173,16 +173,6 @@ def test_a_commit_failing_on_the_new_files_takes_them_back(tmp_path: Path) -> No
     assert read_outputs(staging).prompts
 
 
-def test_an_output_that_cannot_be_written_is_refused_before_the_pipeline(
-    tmp_path: Path,
-) -> None:
-    taken = tmp_path / "a-file"
-    taken.write_text("x")
-    with pytest.raises(ValueError, match=r"--output .*a-file cannot be written"):
-        run(flags(SAMPLES / "requests.jsonl", taken))
-    assert taken.read_text() == "x"
-
-
 def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_overwrite(
     tmp_path: Path,
 ) -> None:

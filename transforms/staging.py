@@ -126,16 +126,10 @@ def acquire(output: str, run: str) -> str:
         )
     mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
     holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
-    try:
-        if not FileSystems.exists(output):
-            FileSystems.mkdirs(output)
-        with FileSystems.create(mine) as handle:
-            handle.write(json.dumps(holder).encode("utf-8"))
-    except Exception as err:  # a file where the folder goes, read-only, no permission
-        raise ValueError(
-            f"--output {output} cannot be written ({type(err).__name__}: {err}); "
-            "choose a folder or gs:// prefix this job can write"
-        ) from None
+    if not FileSystems.exists(output):  # a location that cannot be written is refused earlier
+        FileSystems.mkdirs(output)
+    with FileSystems.create(mine) as handle:
+        handle.write(json.dumps(holder).encode("utf-8"))
     others = [lock for lock in _locks(output) if lock != mine]
     if others:
         FileSystems.delete([mine])
