@@ -225,5 +225,17 @@ def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list
         for source, destination in reversed(done):
             _move(destination, source)
         raise
-    FileSystems.delete([staging])
+    _remove(staging)
     return len(moves) - len(replaced)
+
+
+def _remove(staging: str) -> None:
+    """Delete the staging directory: the replaced files set aside, Beam's temp leftovers.
+
+    File by file first, as an object store has no directory to delete.
+    """
+    left = files_under(staging)
+    if left:
+        FileSystems.delete(left)
+    if FileSystems.exists(staging):
+        FileSystems.delete([staging])
