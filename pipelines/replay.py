@@ -6,11 +6,13 @@
 Re-packs every request of the run's manifests from its input record, the
 catalog and the config, at the event time the manifest recorded, compares
 the manifest, the stored prompt line and the stored exclusions (those the run
-folder holds) with the re-pack, and writes one row per request to
-`<output>/replay/` (Parquet; `--output` defaults to `--run`). The config
-must be the run's: its `config_hash` (which names the prompt format too)
-must be the one in the manifests, or the job refuses to start. Exit status
-1 when any request differs, so an audit can gate on it.
+folder holds) with the re-pack, checks the folder against the run record
+the commit left (a file missing, changed or added is named), and writes one
+row per request to `<output>/replay/` (Parquet; `--output` defaults to
+`--run`). The config must be the run's: its `config_hash` (which names the
+prompt format too) must be the one in the manifests, or the job refuses to
+start. Exit status 1 when any request or file differs, so an audit can gate
+on it.
 """
 
 import logging
@@ -23,7 +25,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.batch import LOCAL_RUNNER, pack_transform
+from pipelines.batch import FILE_TYPES, LOCAL_RUNNER, pack_transform
 from pipelines.command import run_command
 from pipelines.options import EvpackOptions, pin_local_runner, resolve
 from schemas import ExclusionRecord, ManifestRow
@@ -32,6 +34,7 @@ from transforms.files import WriteParquet, output_prefix
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files
 from transforms.replay import ReplayRun
+from transforms.staging import RECORD, record_mismatches
 from transforms.strict_json import Unreadable
 
 
@@ -129,8 +132,10 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
         if found
     ]
     lines.append("  checked " + ", ".join(checked) + " (what the run folder holds)")
+    altered = record_mismatches(run_dir, FILE_TYPES)
+    lines += [f"  folder  {problem} (against {run_dir}/{RECORD})" for problem in altered]
     lines.append(f"  rows    {prefix}-*.parquet")
-    return "\n".join(lines), not differing
+    return "\n".join(lines), not differing and not altered
 
 
 def _run_and_print(argv: list[str]) -> int:

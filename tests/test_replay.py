@@ -10,7 +10,7 @@ import pytest
 
 from packer.formats import anthropic_custom_id
 from packer.replay import compare, line_key
-from pipelines import replay
+from pipelines import batch, replay
 from tests.batch_run import SAMPLES, _parquet, flags, input_lines, run_test_pipeline
 
 
@@ -163,3 +163,22 @@ def test_prompt_lines_of_a_provider_format_are_matched_by_their_custom_id(
     assert [(r["differences"], anthropic_custom_id(r["request_id"])) for r in edited] == [
         (["prompt_line"], key)
     ]
+
+
+def test_a_folder_changed_after_its_commit_is_named_against_the_run_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A whole output deleted would otherwise look like one sent elsewhere."""
+    run_dir = tmp_path / "run"
+    batch.run(flags(SAMPLES / "requests.jsonl", run_dir))
+    args = (SAMPLES / "requests.jsonl", SAMPLES / "catalog.jsonl")
+    assert _replay(run_dir, tmp_path / "same", *args) == 0
+    assert ".run.json)" not in capsys.readouterr().out
+    shutil.rmtree(run_dir / "prompts")
+    [counts] = (run_dir / "exclusion_counts").glob("*.parquet")
+    counts.write_bytes(counts.read_bytes() + b"x")
+    assert _replay(run_dir, tmp_path / "edited", *args) == 1
+    out = capsys.readouterr().out
+    assert "prompts/prompts-00000-of-00001.jsonl is missing" in out
+    size = counts.stat().st_size
+    assert f"{counts.relative_to(run_dir)} is {size} bytes, the run wrote {size - 1}" in out

@@ -20,7 +20,9 @@ What holds where:
   commit finding committed outputs it was not told to replace (a run that
   did not take the lock) is refused and leaves its files in staging.
   A process killed during the few renames of a commit leaves both runs'
-  files under the staging directory, named by its lock.
+  files under the staging directory, named by its lock. The last file moved
+  in is the run record `<output>/.run.json` (each committed file and its
+  size), against which readers such as `evpack replay` check the folder.
 - **Dataflow** (`pipelines.launch`): the launcher must return at once and
   may not reach the output bucket, so no lock is taken; the job stages its
   files the same way and its last step, run on a worker once every file is
@@ -163,7 +165,8 @@ def _stray_file(directory: str) -> bool:
 def _plan(
     staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]
 ) -> list[tuple[str, str]]:
-    """Every move of the commit, in order, after checking that each can be made."""
+    """Every move of the commit, in order, after checking that each can be made (the run
+    record is written into staging then, to move in last)."""
     found = committed(output, outputs)
     if sorted(found) != sorted(replaced):
         foreign = sorted(set(found) - set(replaced)) or sorted(set(replaced) - set(found))
@@ -180,8 +183,55 @@ def _plan(
     taken = [d for d in destinations if d not in set(replaced) and FileSystems.exists(d)]
     if taken:
         raise CommitRefused(f"{taken[0]} already exists and is not an output to replace")
-    aside = [f"{staging}/.replaced{r.removeprefix(output)}" for r in replaced]
-    return [*zip(replaced, aside, strict=True), *zip(sources, destinations, strict=True)]
+    earlier = [r for r in (*replaced, f"{output}/{RECORD}") if FileSystems.exists(r)]
+    aside = [f"{staging}/.replaced{r.removeprefix(output)}" for r in earlier]
+    sources.append(_write_record(staging, sources))
+    destinations.append(f"{output}/{RECORD}")
+    return [*zip(earlier, aside, strict=True), *zip(sources, destinations, strict=True)]
+
+
+RECORD = ".run.json"
+"""The run record, committed last with the outputs: each file the run committed and its size."""
+
+
+def _sizes(root: str, paths: list[str]) -> dict[str, int]:
+    found = FileSystems.match(paths) if paths else []
+    return {
+        m.path.removeprefix(f"{root}/"): m.size_in_bytes for r in found for m in r.metadata_list
+    }
+
+
+def _write_record(staging: str, sources: list[str]) -> str:
+    path = f"{staging}/{RECORD}"
+    record = {"run": FileSystems.split(staging)[1], "files": _sizes(staging, sources)}
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(record, indent=1, sort_keys=True).encode("utf-8"))
+    return path
+
+
+def record_mismatches(output: str, outputs: Mapping[str, str]) -> list[str]:
+    """How the committed files under `output` differ from its run record: each file missing,
+    changed in size, or not the run's (none without a record, as before records existed).
+
+    Readers of a run folder (`evpack replay`) name these: a whole output deleted
+    after the run would otherwise look like one sent elsewhere.
+    """
+    path = f"{output}/{RECORD}"
+    if not FileSystems.exists(path):
+        return []
+    with FileSystems.open(path) as handle:
+        recorded: dict[str, int] = json.loads(handle.read().decode("utf-8"))["files"]
+    present = _sizes(output, committed(output, outputs))
+    problems = [f"{name} is missing" for name in sorted(recorded.keys() - present.keys())]
+    problems += [
+        f"{name} is {present[name]} bytes, the run wrote {recorded[name]}"
+        for name in sorted(recorded.keys() & present.keys())
+        if present[name] != recorded[name]
+    ]
+    problems += [
+        f"{name} is not a file of the run" for name in sorted(present.keys() - recorded.keys())
+    ]
+    return problems
 
 
 def _move(source: str, destination: str) -> None:
@@ -204,16 +254,16 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
             f"{output} holds {len(found)} committed files (e.g. {found[0]}) and --overwrite "
             f"was not given; this job's outputs are left under {staging}/"
         )
-    return commit(staging, output, outputs, found)
+    commit(staging, output, outputs, found)
 
 
-def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> int:
+def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> None:
     """Move the shards of each output (name -> extension) from `staging` to `output`.
 
     `replaced` are the committed files of an earlier run the run was told to
-    replace (found when it started, with `--overwrite`). Returns how many
-    files were moved into place. Raises `CommitRefused` (nothing moved) or
-    the error of a failed move, after moving every file back.
+    replace (found when it started, with `--overwrite`). The run record
+    (`RECORD`) moves in last, with them. Raises `CommitRefused` (nothing
+    moved) or the error of a failed move, after moving every file back.
     """
     moves = _plan(staging, output, outputs, replaced)
     done: list[tuple[str, str]] = []
@@ -226,7 +276,6 @@ def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list
             _move(destination, source)
         raise
     _remove(staging)
-    return len(moves) - len(replaced)
 
 
 def _remove(staging: str) -> None:
