@@ -328,3 +328,17 @@ def test_entries_a_glob_matches_that_are_no_file_are_dead_letters(tmp_path: Path
     assert [shown(r) for r in file_records(pattern, "jsonl")] == expected
     with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
         assert_that(p | ReadRecords(pattern, "jsonl") | beam.Map(shown), equal_to(expected))
+
+
+def test_links_that_loop_under_a_recursive_glob_are_named_not_followed(tmp_path: Path) -> None:
+    """Two links to their own folder: following them would list 2^depth paths."""
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.jsonl").write_bytes(b'{"n": 1}\n')
+    (folder / "up").symlink_to(".")
+    (folder / "sub" / "back").symlink_to("..")
+    records = list(file_records(str(folder / "**"), "jsonl"))
+    assert [s for s, p in records if isinstance(p, bytes)] == [str(folder / "sub" / "a.jsonl")]
+    named = {s: p.reason for s, p in records if isinstance(p, Unreadable)}
+    assert sorted(named) == [str(folder / "sub" / "back"), str(folder / "up")]
+    assert all("a symbolic link to the folder" in reason for reason in named.values())

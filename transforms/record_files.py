@@ -39,13 +39,13 @@ Python's `readline` is linear.
 """
 
 import bz2
-import glob
 import gzip
 import hashlib
 import io
 import json
 import lzma
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
@@ -54,7 +54,7 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
@@ -180,15 +180,24 @@ def _unlisted(pattern: str) -> list[str]:
 
     Beam lists a local folder with `os.walk`, which drops a dangling symbolic
     link and does not enter a link to a folder; a folder the glob names is no
-    file either. Each is returned here so that it becomes a dead letter. A
-    folder under a `**` glob is left out: its files are matched themselves.
+    file either. Each is returned here so that it becomes a dead letter. The
+    same walk (links not followed: a link loop cannot make it endless) and
+    Beam's own pattern syntax, so both see the same names. A folder under a
+    `**` glob is left out: its files are matched themselves.
     """
     if not _is_local(pattern):
         return []  # an object store holds objects only
-    found = glob.glob(pattern, recursive=True)
-    return [
-        p for p in found if not os.path.isfile(p) and (os.path.islink(p) or "**" not in pattern)
-    ]
+    matches = re.compile(FileSystem.translate_pattern(pattern)).match
+    root = os.path.dirname(re.split(r"[*?\[]", pattern, maxsplit=1)[0])
+    found = []
+    for folder, folders, files in os.walk(root or "."):
+        for name in (*folders, *files):
+            path = os.path.join(folder, name) if root else os.path.relpath(folder + "/" + name)
+            if not matches(path) or os.path.isfile(path):
+                continue
+            if os.path.islink(path) or "**" not in pattern:
+                found.append(path)
+    return found
 
 
 def some_files(pattern: str) -> list[str]:
