@@ -266,7 +266,14 @@ def test_a_line_over_the_limit_is_cut_off_while_read(tmp_path: Path, kind: str) 
     long = b'{"q": "' + b"a" * (3 << 20) + b'"}'
     data = b'{"n": 1}\n' + long + b"\r\n" + b'{"n": 2}'
     path = tmp_path / ("in.jsonl" if kind == "plain" else f"in.jsonl.{kind}")
-    path.write_bytes(data if kind == "plain" else _compressed(kind, data))
+    # Compressed: as two streams one after the other (appended files), read as one.
+    cut = len(data) // 2
+    parts = (
+        [data]
+        if kind == "plain"
+        else [_compressed(kind, data[:cut]), _compressed(kind, data[cut:])]
+    )
+    path.write_bytes(b"".join(parts))
     records = list(file_records(str(path), "jsonl", limit=1 << 20))
     assert [p for _, p in records][0::2] == [b'{"n": 1}', b'{"n": 2}']
     (source, cut) = records[1]

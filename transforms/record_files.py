@@ -230,27 +230,34 @@ def not_a_file(path: str) -> str | None:
 
 
 class _Inflate(io.RawIOBase):
-    """A DEFLATE (zlib) stream decompressed one buffer at a time: Python has no file class
-    for it, and Beam's decompresses each 16 MiB it reads whole."""
+    """DEFLATE (zlib) streams, one after another as Beam reads them, decompressed one buffer
+    at a time: Python has no file class for it, and Beam's decompresses each 16 MiB it reads
+    whole."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         super().__init__()
         self._raw = raw
         self._inflater = zlib.decompressobj()
+        self._pending = b""
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        while not self._inflater.eof:
-            data = self._inflater.unconsumed_tail or self._raw.read(READ_CHUNK)
+        while True:
+            if self._inflater.eof:  # a next stream, or the end
+                self._pending = self._inflater.unused_data or self._raw.read(READ_CHUNK)
+                if not self._pending:
+                    return 0
+                self._inflater = zlib.decompressobj()
+            data = self._pending or self._raw.read(READ_CHUNK)
             if not data:
                 raise EOFError("compressed file ended before the end-of-stream marker")
             out = self._inflater.decompress(data, len(buffer))
+            self._pending = self._inflater.unconsumed_tail
             if out:
                 buffer[: len(out)] = out
                 return len(out)
-        return 0
 
 
 _DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
