@@ -349,3 +349,23 @@ def test_links_that_loop_under_a_recursive_glob_are_named_not_followed(tmp_path:
     named = {s: p.reason for s, p in records if isinstance(p, Unreadable)}
     assert sorted(named) == [str(folder / "sub" / "back"), str(folder / "up")]
     assert all("a symbolic link to the folder" in reason for reason in named.values())
+
+
+def test_a_parquet_row_group_over_the_limit_per_row_is_not_read(tmp_path: Path) -> None:
+    """A small zstd Parquet file of one 64 MB value: refused from its metadata, not loaded."""
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"q": ["a" * (64 << 20)]}), path, compression="zstd")
+    assert path.stat().st_size < 100_000
+    tracemalloc.start()
+    try:
+        [(source, cut)] = list(file_records(str(path), "parquet", limit=1 << 20))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert source == str(path) and isinstance(cut, Unreadable)
+    assert cut.reason.endswith(
+        f"for 1 rows, more than --max_record_bytes={1 << 20} a row: not read"
+    )
+    assert peak < 8 * READ_CHUNK, peak
+    read = [p for _, p in file_records(str(path), "parquet", limit=128 << 20)]
+    assert [len(p) for p in read] == [(64 << 20) + len(b'{"q": ""}')]

@@ -19,7 +19,8 @@ Memory is bounded whatever a file holds: given `--max_record_bytes`, a JSONL
 line is read at most that far; a longer one is read on a chunk at a time,
 counted and hashed, never held, and comes out as an `Unreadable` keeping its
 first `HEAD_BYTES`, its size and its SHA-256 (a 160 kB `.gz` of one 160 MB
-line took 1.6 GB when lines were read whole).
+line took 1.6 GB when lines were read whole). A Parquet row group, read
+whole, is not read when its uncompressed size is over the limit per row.
 
 No file can fail a run or lose records without a word: an entry the glob
 matches that is no file (a dangling symbolic link, a link to a folder, a
@@ -413,12 +414,35 @@ def pieces(path: str, file_format: FileFormat) -> Iterator[Piece | Record]:
         yield path, start
 
 
-def row_group_records(path: str, index: int) -> Iterator[Record]:
-    """The rows of one row group; an `Unreadable` where reading fails (a corrupt page)."""
+def _oversized_group(parquet: pq.ParquetFile, index: int, limit: int | None) -> str | None:
+    """Why a row group is not read: more bytes, uncompressed, than `limit` per row.
+
+    Its rows cannot all be under the limit, and a row group is read whole: a
+    small compressed file of one huge value would take the machine. A huge
+    value among many small rows is not caught here (its row is refused once
+    read), as Parquet records no value sizes.
+    """
+    meta = parquet.metadata.row_group(index)
+    if limit is None or meta.total_byte_size <= limit * max(meta.num_rows, 1):
+        return None
+    return (
+        f"{meta.total_byte_size} bytes uncompressed for {meta.num_rows} rows, more than "
+        f"--max_record_bytes={limit} a row: not read"
+    )
+
+
+def row_group_records(path: str, index: int, limit: int | None = None) -> Iterator[Record]:
+    """The rows of one row group; an `Unreadable` where reading fails (a corrupt page) or in
+    place of a row group whose rows are over `limit` bytes on average."""
     read = 0
     try:
         with FileSystems.open(path) as handle:
-            group = pq.ParquetFile(handle).read_row_group(index)
+            parquet = pq.ParquetFile(handle)
+            why = _oversized_group(parquet, index, limit)
+            if why is not None:
+                yield _unreadable(path, 0, f" (row group {index})", why)
+                return
+            group = parquet.read_row_group(index)
         for record in parquet_records(path, group):
             read += 1
             yield record
@@ -435,7 +459,7 @@ def piece_records(
     if not isinstance(start, int):
         yield path, start
     elif file_format == "parquet":
-        yield from row_group_records(path, start)
+        yield from row_group_records(path, start, limit)
     else:
         yield from jsonl_records(path, start, start + SPLIT_BYTES, limit)
 
