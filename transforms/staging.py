@@ -168,11 +168,17 @@ def _plan(
     """Every move of the commit, in order, after checking that each can be made (the run
     record is written into staging then, to move in last)."""
     found = committed(output, outputs)
-    if sorted(found) != sorted(replaced):
-        foreign = sorted(set(found) - set(replaced)) or sorted(set(replaced) - set(found))
+    foreign = sorted(set(found) - set(replaced))
+    if foreign:
         raise CommitRefused(
             f"{output} changed while this run ran: {len(foreign)} committed files this run was "
             f"not told to replace (e.g. {foreign[0]}), another run committed there"
+        )
+    gone = sorted(set(replaced) - set(found))
+    if gone:
+        raise CommitRefused(
+            f"{output} changed while this run ran: {len(gone)} files it was to replace are gone "
+            f"(e.g. {gone[0]}); check who else writes there"
         )
     sources = committed(staging, outputs)
     destinations = [output + s.removeprefix(staging) for s in sources]
