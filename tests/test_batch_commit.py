@@ -123,6 +123,9 @@ def test_a_commit_finding_another_runs_outputs_is_refused(tmp_path: Path) -> Non
     shutil.copytree(other, staging)
     with pytest.raises(CommitRefused, match="not told to replace"):
         commit(str(staging), str(out), FILE_TYPES, replaced=[])
+    vanished = [*committed(str(out), FILE_TYPES), f"{out}/prompts/prompts-00009-of-00010.jsonl"]
+    with pytest.raises(CommitRefused, match="1 files it was to replace are gone"):
+        commit(str(staging), str(out), FILE_TYPES, replaced=vanished)
     assert read_outputs(out) == before
     assert read_outputs(staging) == read_outputs(other)  # nothing was moved
 
