@@ -22,7 +22,15 @@ from schemas import ManifestRow, PackingConfig
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.factories import candidate, document, request
 from transforms.sink_rows import EncodableRows, arrow_encoder, json_encoder
-from transforms.staging import CommitRefused, OutputBusy, acquire, commit, committed, release
+from transforms.staging import (
+    CommitRefused,
+    OutputBusy,
+    acquire,
+    commit,
+    commit_finished,
+    committed,
+    release,
+)
 
 
 def test_a_finished_run_leaves_no_staging_behind(tmp_path: Path) -> None:
@@ -189,6 +197,10 @@ def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_ov
     assert not list(out.glob(".tmp-*"))
     first = read_outputs(out)
     assert first.manifests and first.prompts
+    # A runner retrying the commit step after it succeeded changes nothing.
+    job = json.loads((out / ".run.json").read_text())["run"]
+    commit_finished(f"{out}/{job}", str(out), FILE_TYPES, overwrite=True)
+    assert read_outputs(out) == first
     with pytest.raises(Exception, match="--overwrite was not given"):
         result, _ = start(flags(SAMPLES / "requests_flat.jsonl", out), clear_outputs=False)
         result.wait_until_finish()

@@ -45,6 +45,7 @@ import socket
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -215,6 +216,21 @@ def _write_record(staging: str, sources: list[str]) -> str:
     return path
 
 
+def _read_record(output: str) -> dict[str, Any] | None:
+    path = f"{output}/{RECORD}"
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        record: dict[str, Any] = json.loads(handle.read().decode("utf-8"))
+    return record
+
+
+def _recorded_run(output: str) -> str | None:
+    """The staging name of the run whose commit the record of `output` is from."""
+    record = _read_record(output)
+    return None if record is None else record.get("run")
+
+
 def record_mismatches(output: str, outputs: Mapping[str, str]) -> list[str]:
     """How the committed files under `output` differ from its run record: each file missing,
     changed in size, or not the run's (none without a record, as before records existed).
@@ -222,11 +238,10 @@ def record_mismatches(output: str, outputs: Mapping[str, str]) -> list[str]:
     Readers of a run folder (`evpack replay`) name these: a whole output deleted
     after the run would otherwise look like one sent elsewhere.
     """
-    path = f"{output}/{RECORD}"
-    if not FileSystems.exists(path):
+    record = _read_record(output)
+    if record is None:
         return []
-    with FileSystems.open(path) as handle:
-        recorded: dict[str, int] = json.loads(handle.read().decode("utf-8"))["files"]
+    recorded: dict[str, int] = record["files"]
     present = _sizes(output, committed(output, outputs))
     problems = [f"{name} is missing" for name in sorted(recorded.keys() - present.keys())]
     problems += [
@@ -252,8 +267,13 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
 
     Nothing is known of what `output` held when the job was submitted, so
     only `overwrite` allows replacing committed outputs; without it a commit
-    finding any is refused and the job fails with its files in staging.
+    finding any is refused and the job fails with its files in staging. A
+    runner may run the step again after it succeeded: the run record then
+    names this job, and nothing is done (a second commit would take its own
+    outputs for an earlier run's).
     """
+    if _recorded_run(output) == FileSystems.split(staging)[1]:
+        return  # a retried step: this job's commit was made
     found = committed(output, outputs)
     if found and not overwrite:
         raise CommitRefused(
