@@ -201,6 +201,12 @@ def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_ov
     job = json.loads((out / ".run.json").read_text())["run"]
     commit_finished(f"{out}/{job}", str(out), FILE_TYPES, overwrite=True)
     assert read_outputs(out) == first
+    # One cut off half way (a worker died during the renames) is refused, not guessed at.
+    cut = tmp_path / "cut"
+    shutil.copytree(out, cut / ".tmp-cut" / ".replaced")
+    with pytest.raises(CommitRefused, match="cut off half way"):
+        commit_finished(f"{cut}/.tmp-cut", str(cut), FILE_TYPES, overwrite=True)
+    assert read_outputs(cut / ".tmp-cut" / ".replaced") == first
     with pytest.raises(Exception, match="--overwrite was not given"):
         result, _ = start(flags(SAMPLES / "requests_flat.jsonl", out), clear_outputs=False)
         result.wait_until_finish()

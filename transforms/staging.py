@@ -191,12 +191,14 @@ def _plan(
     if taken:
         raise CommitRefused(f"{taken[0]} already exists and is not an output to replace")
     earlier = [r for r in (*replaced, f"{output}/{RECORD}") if FileSystems.exists(r)]
-    aside = [f"{staging}/.replaced{r.removeprefix(output)}" for r in earlier]
+    aside = [f"{staging}/{ASIDE}{r.removeprefix(output)}" for r in earlier]
     sources.append(_write_record(staging, sources))
     destinations.append(f"{output}/{RECORD}")
     return [*zip(earlier, aside, strict=True), *zip(sources, destinations, strict=True)]
 
 
+ASIDE = ".replaced"
+"""Where, under the staging directory, a commit sets the files it replaces aside."""
 RECORD = ".run.json"
 """The run record, committed last with the outputs: each file the run committed and its size."""
 
@@ -270,10 +272,16 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
     finding any is refused and the job fails with its files in staging. A
     runner may run the step again after it succeeded: the run record then
     names this job, and nothing is done (a second commit would take its own
-    outputs for an earlier run's).
+    outputs for an earlier run's). Run again after a worker died half way
+    through the renames, it is refused, naming where each run's files are.
     """
     if _recorded_run(output) == FileSystems.split(staging)[1]:
         return  # a retried step: this job's commit was made
+    if files_under(f"{staging}/{ASIDE}"):
+        raise CommitRefused(
+            f"an earlier attempt of this commit was cut off half way: the replaced files are "
+            f"under {staging}/{ASIDE}/, the rest of this job's under {staging}/ and {output}"
+        )
     found = committed(output, outputs)
     if found and not overwrite:
         raise CommitRefused(
