@@ -7,14 +7,17 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import apache_beam as beam
 import pytest
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from pipelines.batch import FILE_TYPES, RunFailed, run, start
@@ -219,3 +222,44 @@ def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_ov
     )
     result.wait_until_finish()
     assert read_outputs(out) == read_outputs(tmp_path / "flat")
+
+
+def _shards(root: Path, counts: dict[str, int], tag: str) -> None:
+    for name, count in counts.items():
+        for i in range(count):
+            path = root / name / f"{name}-{i:05d}-of-{count:05d}.{FILE_TYPES[name]}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{tag} {name} {i}")
+
+
+def _contents(root: Path) -> dict[str, str]:
+    return {f: (root / f).read_text() for f in _files(root) if not f.startswith(".")}
+
+
+shard_counts = st.fixed_dictionaries({name: st.integers(0, 2) for name in FILE_TYPES})
+
+
+@given(shard_counts, shard_counts, st.sampled_from([None, *FILE_TYPES]))
+def test_a_commit_is_whole_or_leaves_both_runs_as_they_were(
+    earlier: dict[str, int], new: dict[str, int], frozen: str | None
+) -> None:
+    """Whatever the earlier and new files, and wherever a move fails (a folder no file may
+    leave or enter): either every new file is in place and no earlier one, or the output and
+    the staging directory are exactly as before."""
+    with tempfile.TemporaryDirectory() as root:
+        out, staging = Path(root) / "out", Path(root) / "out" / ".tmp-new"
+        _shards(out, earlier, "earlier")
+        _shards(staging, new, "new")
+        before, staged = _contents(out), _contents(staging)
+        replaced = committed(str(out), FILE_TYPES)
+        if frozen is not None:
+            (out / frozen).mkdir(parents=True, exist_ok=True)
+        try:
+            with _immutable(out / frozen) if frozen else nullcontext():
+                commit(str(staging), str(out), FILE_TYPES, replaced)
+        except OSError:
+            assert _contents(out) == before
+            assert _contents(staging) == staged
+        else:
+            assert _contents(out) == staged
+            assert not staging.exists()
