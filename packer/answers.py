@@ -13,6 +13,10 @@ Result lines, as each provider documents them:
   response: {candidates: [{content: {parts: [{text}]}}]}}`; a non-empty
   `status` is an error. The request id is the `labels.request_id` of the
   echoed request (`packer.formats`).
+- Amazon Bedrock batch inference output (`<input>.jsonl.out`): `{recordId,
+  modelInput, modelOutput}`, `modelOutput` being the InvokeModel response
+  body (for Anthropic models a Messages API message: `content: [{type: text,
+  text}]`), or `{recordId, modelInput, error: {errorCode, errorMessage}}`.
 - Plain: `{request_id, answer}`.
 
 Each line's format is told from its keys, so one answers file may mix them.
@@ -26,7 +30,7 @@ from typing import Any
 from packer.formats import VERTEX_ID_LABEL
 from packer.layout import parse_blocks
 
-AnswerFormat = str  # "openai_batch", "anthropic_batch", "vertex_batch" or "plain"
+AnswerFormat = str  # "openai_batch", "anthropic_batch", "vertex_batch", "bedrock_batch", "plain"
 
 
 class AnswerError(ValueError):
@@ -90,11 +94,28 @@ def _anthropic(line: dict[str, Any]) -> Answer:
     if kind != "succeeded":
         error = _message(result.get("error")) or kind
         return Answer(key, "anthropic_batch", kind, "", error)
-    content = (result.get("message") or {}).get("content") or []
-    text = "".join(
+    return Answer(key, "anthropic_batch", "succeeded", _message_text(result.get("message")), None)
+
+
+def _message_text(message: Any) -> str:
+    """The text blocks of an Anthropic Messages API response, joined."""
+    content = (message if isinstance(message, dict) else {}).get("content") or []
+    return "".join(
         b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
     )
-    return Answer(key, "anthropic_batch", "succeeded", text, None)
+
+
+def _bedrock(line: dict[str, Any]) -> Answer:
+    key = _key(line.get("recordId"), "recordId")
+    if line.get("error"):
+        error = line["error"]
+        if isinstance(error, dict) and "errorMessage" in error:
+            error = f"{error.get('errorCode', 'error')}: {error['errorMessage']}"
+        return Answer(key, "bedrock_batch", "errored", "", _message(error))
+    output = line.get("modelOutput")
+    if not isinstance(output, dict) or not isinstance(output.get("content"), list):
+        raise AnswerError("Bedrock result whose modelOutput is not an Anthropic message")
+    return Answer(key, "bedrock_batch", "succeeded", _message_text(output), None)
 
 
 def _vertex(line: dict[str, Any]) -> Answer:
@@ -144,10 +165,12 @@ def parse_answer_line(line: str) -> Answer:
         return _openai(value)
     if "request" in value and ("response" in value or "status" in value):
         return _vertex(value)
+    if "recordId" in value and ("modelOutput" in value or "error" in value):
+        return _bedrock(value)
     if "request_id" in value and "answer" in value:
         return _plain(value)
     raise AnswerError(
-        "not an OpenAI, Anthropic or Vertex batch result, nor a {request_id, answer} line"
+        "not an OpenAI, Anthropic, Vertex or Bedrock batch result, nor a {request_id, answer} line"
     )
 
 
@@ -169,6 +192,8 @@ def _user_text(value: dict[str, Any]) -> tuple[str, str]:
         return value["custom_id"], "".join(m["content"] for m in messages if m["role"] == "user")
     if "params" in value:
         return value["custom_id"], "".join(m["content"] for m in value["params"]["messages"])
+    if "modelInput" in value:
+        return value["recordId"], "".join(m["content"] for m in value["modelInput"]["messages"])
     request = value["request"]
     return request["labels"][VERTEX_ID_LABEL], "".join(
         p["text"] for c in request["contents"] for p in c["parts"]
