@@ -38,10 +38,13 @@ def _request_metadata(request: Request) -> dict[str, Any]:
 
 
 def langchain_document(
-    candidate: Candidate, extra: dict[str, Any], with_id: bool = True
+    candidate: Candidate,
+    extra: dict[str, Any],
+    with_id: bool = True,
+    drop: tuple[str, ...] = (),
 ) -> Document:
     """The evidence id as the Document's id, or (`with_id` false) as a metadata key."""
-    meta = _metadata(candidate) | extra
+    meta = _metadata(candidate, drop) | extra
     if not with_id:
         return Document(
             page_content=candidate.text, metadata=meta | {"evidence_id": candidate.evidence_id}
@@ -83,7 +86,7 @@ def _supplied(request: Request) -> Supplied:
 @settings(max_examples=examples(60), deadline=None)
 @given(
     request=requests(),
-    tool=st.sampled_from(["langchain", "langchain_lc", "llamaindex"]),
+    tool=st.sampled_from(["langchain", "langchain_lc", "langchain_pairs", "llamaindex"]),
     container=st.sampled_from(["jsonl", "array", "pretty_array", "pretty_values"]),
     texts=st.lists(st.text(min_size=1, max_size=40), min_size=12, max_size=12),
 )
@@ -101,6 +104,14 @@ def test_every_mapped_field_survives_conversion(
         values = [json.loads(llamaindex_node(c, {}).to_json()) for c in candidates]
     elif tool == "langchain_lc":
         values = [json.loads(dumps(langchain_document(c, {}))) for c in candidates]
+    elif tool == "langchain_pairs":  # similarity_search_with_score's (Document, score) pairs
+        values = [
+            [
+                json.loads(langchain_document(c, {}, drop=("retrieval_score",)).model_dump_json()),
+                c.retrieval_score,
+            ]
+            for c in candidates
+        ]
     else:
         values = [json.loads(langchain_document(c, {}).model_dump_json()) for c in candidates]
     data = {
@@ -113,8 +124,17 @@ def test_every_mapped_field_survives_conversion(
     assert result.dead_letters == []
     (record,) = result.records
     converted = Request.model_validate(record)
-    # The tool's own id (Document.id, the node's id_) is the chunk id when metadata names none.
-    expected = [c.model_copy(update={"chunk_id": c.chunk_id or c.evidence_id}) for c in candidates]
+    # The tool's own id (Document.id, the node's id_) is the chunk id when metadata names none;
+    # a candidate without a tenant is of the request's (the catalog still decides access).
+    expected = [
+        c.model_copy(
+            update={
+                "chunk_id": c.chunk_id or c.evidence_id,
+                "tenant_id": c.tenant_id or request.tenant_id,
+            }
+        )
+        for c in candidates
+    ]
     assert converted.candidates == tuple(expected)
     assert converted.model_copy(update={"candidates": ()}) == request.model_copy(
         update={"candidates": ()}

@@ -144,7 +144,7 @@ class Conversion:
 
 
 def read_values(text: str, source: str) -> Iterator[Any | DeadLetter]:
-    """Every JSON value of a text, the items of a top-level array one by one."""
+    """Every JSON value of a text, the items of a top-level array (not a pair) one by one."""
     at, end = 0, len(text)
     while True:
         while at < end and text[at] in " \t\r\n":
@@ -160,7 +160,7 @@ def read_values(text: str, source: str) -> Iterator[Any | DeadLetter]:
             at = _next_value_line(text, at)
             continue
         at = next_at
-        if isinstance(value, list):
+        if isinstance(value, list) and not _is_pair(value):
             yield from value
         else:
             yield value
@@ -181,8 +181,13 @@ def foreign_shape(value: Any) -> str | None:
     return item.shape if item is not None else None
 
 
+def _is_pair(value: list[Any]) -> bool:
+    """A `[document, score]` pair, as LangChain's `similarity_search_with_score` returns."""
+    return len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], int | float)
+
+
 def _item(value: Any) -> Item | None:
-    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int | float):
+    if isinstance(value, list) and _is_pair(value):
         pair = _item(value[0])
         return None if pair is None or pair.score is not None else _scored(pair, value[1])
     if not isinstance(value, dict):
