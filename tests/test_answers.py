@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
 from packer.formats import (
@@ -15,7 +17,7 @@ from packer.formats import (
 )
 from pipelines import verify
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
-from tests.test_formats import FORMATS, PROMPT
+from tests.test_formats import FORMATS, PROMPT, ids
 
 OPENAI_OK = {
     "id": "batch_req_1",
@@ -133,6 +135,21 @@ def test_bedrock_output_lines() -> None:
     for bad in ({**record, "modelOutput": {"results": []}}, {"recordId": "", "error": "x"}):
         with pytest.raises(AnswerError):
             parse_answer_line(_line(bad))
+
+
+@given(request_id=ids, text=st.text(max_size=200), code=st.integers(400, 599))
+def test_bedrock_output_of_any_record_reads_back(request_id: str, text: str, code: int) -> None:
+    """Whatever the request id and answer, its Bedrock output line names a key of that request
+    and carries the answer's text; an error line carries its code and message."""
+    prompt = PROMPT.model_copy(update={"request_id": request_id})
+    record = json.loads(format_line(prompt, 64, "bedrock_batch"))
+    content = [{"type": "text", "text": text[:7]}, {"type": "text", "text": text[7:]}]
+    line = {**record, "modelOutput": {"type": "message", "role": "assistant", "content": content}}
+    answer = parse_answer_line(json.dumps(line))
+    assert answer.key in answer_keys(request_id) and answer.text == text
+    error = {**record, "error": {"errorCode": code, "errorMessage": text or "x"}}
+    failed = parse_answer_line(json.dumps(error))
+    assert failed.key == answer.key and failed.error == f"{code}: {text or 'x'}"
 
 
 def test_plain_lines_and_garbage() -> None:
