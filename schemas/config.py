@@ -150,11 +150,13 @@ class PackingConfig(_Config):
                 f"reserved_answer ({self.reserved_answer}) + safety_margin "
                 f"({self.safety_margin}) must be below input_limit ({self.input_limit})"
             )
+        for fmt, model in self.models:  # each named one, whichever format this run writes
+            if model is not None and (misfit := model_misfit(model, fmt)) is not None:
+                raise ValueError(f"models.{fmt}: {misfit}")
         misfit = model_misfit(self.format_model, self.prompt_format)
         if misfit is not None:
-            where = "model" if self.format_model == self.model else f"models.{self.prompt_format}"
             raise ValueError(
-                f"{where}: {misfit}; set models.{self.prompt_format} to a model of that provider"
+                f"model: {misfit}; set models.{self.prompt_format} to a model of that provider"
             )
         return self
 

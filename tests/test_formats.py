@@ -305,6 +305,8 @@ def test_a_model_that_does_not_fit_is_refused_with_the_setting_to_change() -> No
     for wrong in ("claude-sonnet-4-5", "amazon.nova-pro-v1:0", "meta.llama3-70b-instruct-v1:0"):
         with pytest.raises(ValidationError, match="Bedrock id of an Anthropic model"):
             PackingConfig(prompt_format="bedrock_batch", models=FormatModels(bedrock_batch=wrong))
+    with pytest.raises(ValidationError, match=r"models\.vertex_batch: .*'claude-sonnet-4-5'"):
+        PackingConfig(models=FormatModels(vertex_batch="claude-sonnet-4-5"))  # not even used
     opaque = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"
     with pytest.raises(ValidationError):
         PackingConfig(prompt_format="bedrock_batch", model=opaque)
