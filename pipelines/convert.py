@@ -21,11 +21,12 @@ from collections.abc import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.command import CommandParser, UsageError, run_parsed
 from transforms.foreign_records import Conversion, Supplied, convert
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evpack convert", description=__doc__.splitlines()[0])
+def _parser() -> CommandParser:
+    parser = CommandParser("evpack convert", __doc__.splitlines()[0])
     add = parser.add_argument
     add("--input", action="append", required=True, help="File or glob (local or gs://); repeat.")
     add("--output", required=True, help="The JSONL file of request records to write.")
@@ -86,16 +87,17 @@ def summary(result: Conversion, output: str, dead_letters: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    return run_parsed(_parser(), _convert, argv)
+
+
+def _convert(args: argparse.Namespace) -> int:
     dead_path = args.dead_letters or f"{args.output.removesuffix('.jsonl')}.dead_letters.jsonl"
     for path in (args.output, dead_path):
         if FileSystems.exists(path) and not args.overwrite:
-            print(f"evpack convert: {path} exists; pass --overwrite", file=sys.stderr)
-            return 2
+            raise UsageError(f"{path} exists; pass --overwrite")
     paths = [m.path for r in FileSystems.match(args.input) for m in r.metadata_list]
     if not paths:
-        print(f"evpack convert: no file matches {args.input}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no file matches --input {' '.join(args.input)}")
     supplied = Supplied(
         request_id=args.request_id,
         question=args.question,

@@ -341,7 +341,7 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
         return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
     except ValidationError as err:
-        raise ValueError(
+        raise UsageError(
             f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
         ) from err
 
