@@ -224,3 +224,28 @@ def test_the_batch_job_points_foreign_records_to_convert() -> None:
         assert hint in letter.error, (line, letter.error)  # type: ignore[union-attr]
     plain = decode("f.jsonl", b'{"request_id": "q"}', "auto", 1 << 20)
     assert "convert" not in plain.error  # type: ignore[union-attr]
+
+
+def _json_lines(name: str) -> list[dict[str, Any]]:
+    """The sample lines that are JSON objects (the samples hold malformed lines too)."""
+    values = []
+    for line in (SAMPLES / name).read_text().splitlines():
+        try:
+            values.append(json.loads(line))
+        except ValueError:
+            continue
+    return [v for v in values if isinstance(v, dict)]
+
+
+def test_our_own_records_in_an_array_or_pretty_json_pass_through() -> None:
+    """Our records (nested and flat) in a JSON array or pretty-printed: unwrapped as they are."""
+    nested = [r for r in _json_lines("requests.jsonl") if "candidates" in r]
+    flat = [r for r in _json_lines("requests_flat.jsonl") if "evidence_id" in r]
+    records = nested[:5] + flat[:5]
+    for data in (
+        json.dumps(records, indent=2),
+        "\n".join(json.dumps(r, indent=4) for r in records),
+    ):
+        result = convert([("in.json", data.encode())], Supplied())
+        assert result.records == records and result.dead_letters == []
+        assert result.shapes == {"ours": len(records)}
