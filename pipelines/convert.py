@@ -34,13 +34,17 @@ def _parser() -> CommandParser:
     add("--overwrite", action="store_true", help="Replace existing output files.")
     add("--request_id", help="Request id of items whose metadata names none.")
     add("--question", help="The question the items were retrieved for.")
-    add("--tenant_id", help="Tenant of the request (default: the items' metadata tenant_id).")
+    add("--tenant_id", help="Tenant of the request (default: metadata request_tenant_id).")
     add("--user_id", help="The principal: who asks.")
     add("--groups", default="", help="The principal's groups, comma-separated.")
     add("--clearance", help="The principal's clearance (default: the request schema's).")
     add("--as_of", help="ISO-8601 time the revisions must apply at (default: event time).")
     add("--facets", default="", help="Facets of the question, comma-separated.")
-    add("--history", action="store_true", help="Revisions older than as_of may be packed.")
+    add(
+        "--history",
+        action="store_true",
+        help="Set the requests' history: earlier effective revisions stay.",
+    )
     add(
         "--hash_text",
         action="store_true",
