@@ -252,9 +252,8 @@ FRAMING: dict[PromptFormat, Framing] = {
 
 OpenAI documents 3 tokens per message (with its role) and 3 priming the reply.
 Anthropic, directly or on Bedrock (`system` apart, `messages` of role and
-content), and Vertex AI
-(`systemInstruction`, `contents` of role and parts) document no overhead and
-count with tokenizers of their own: the texts alone are counted, and the
+content), and Vertex AI (`systemInstruction`, `contents` of role and parts)
+document no overhead and count with tokenizers of their own: the texts alone are counted, and the
 safety margin is what covers the provider's wrapping (README, "Token counts
 per provider").
 """

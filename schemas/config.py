@@ -71,7 +71,7 @@ class DedupConfig(_Config):
 _CLAUDE = r"claude-[A-Za-z0-9._-]+"
 _BEDROCK_CLAUDE = (
     r"(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:[0-9]*:(foundation-model|inference-profile)/)?"
-    r"([a-z-]+\.)?anthropic\." + _CLAUDE + r"(:[0-9]+)?"
+    r"([a-z-]+\.)?anthropic\." + _CLAUDE + r"(:[0-9a-z]+)*"
 )
 _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini-[A-Za-z0-9._-]+"
 MODEL_RULES: dict[PromptFormat, tuple[re.Pattern[str], str]] = {

@@ -267,6 +267,7 @@ REAL_MODELS = {
     "anthropic_batch": ["claude-sonnet-4-5", "claude-3-5-haiku-20241022", "claude-opus-4-1"],
     "bedrock_batch": [
         "anthropic.claude-3-haiku-20240307-v1:0",
+        "anthropic.claude-3-sonnet-20240229-v1:0:200k",
         "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
         "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
