@@ -17,9 +17,13 @@
   messages}`. Bedrock takes the model per job (CreateModelInvocationJob's
   `modelId`), not per line, so the line names none; the config's model for the
   format is checked to be an Anthropic one (`schemas.config.MODEL_RULES`) and
-  stamped on the manifests. Rejected: the Converse body (Bedrock's
-  model-neutral shape): the Anthropic body is the Messages API our
-  `anthropic_batch` lines already use, and the answers read back the same.
+  stamped on the manifests.
+- `bedrock_converse_batch`: the same record for a job of invocation type
+  Converse, `modelInput` being a Converse request, `{system: [{text}],
+  messages: [{role, content: [{text}]}], inferenceConfig: {maxTokens}}`: the
+  shape every Bedrock text model takes (Amazon Nova, Llama, Mistral, ...).
+  Both are kept: the InvokeModel body is Anthropic's own API, which the
+  `anthropic_batch` lines already use, and the default invocation type.
 
 `max_tokens` / `maxOutputTokens` is the answer the ledger reserved, so the
 provider never lets the answer outgrow the room the budget kept for it.
@@ -140,6 +144,17 @@ def bedrock_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]
     return {"recordId": bedrock_record_id(prompt.request_id), "modelInput": body}
 
 
+def bedrock_converse_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """An Amazon Bedrock batch inference record whose modelInput is a Converse request."""
+    system, rest = _split_system(prompt)
+    body: dict[str, Any] = {}
+    if system:
+        body["system"] = [{"text": system}]
+    body["messages"] = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in rest]
+    body["inferenceConfig"] = {"maxTokens": max_tokens}
+    return {"recordId": bedrock_record_id(prompt.request_id), "modelInput": body}
+
+
 def vertex_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
     """A Vertex AI Gemini batch prediction input line (a GenerateContentRequest)."""
     system, rest = _split_system(prompt)
@@ -164,6 +179,7 @@ _PROVIDER_LINES: dict[PromptFormat, Callable[[PromptMessage, int], dict[str, Any
     "anthropic_batch": anthropic_batch_line,
     "vertex_batch": vertex_batch_line,
     "bedrock_batch": bedrock_batch_line,
+    "bedrock_converse_batch": bedrock_converse_batch_line,
 }
 
 
@@ -216,6 +232,8 @@ MB = 1_000_000
 LINE_HEADROOM = 8 * MB
 """Longest prompt line a sharded file takes; prompts are kilobytes, not megabytes."""
 
+BEDROCK_LIMITS = FileLimits(max_lines=50_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
+"""A Bedrock batch input file, whichever the job's invocation type (quotas below)."""
 FILE_LIMITS: dict[PromptFormat, FileLimits] = {
     "messages": FileLimits(max_lines=None, max_bytes=None, line_headroom=0),
     # OpenAI Batch API: an input file holds up to 50,000 requests and 200 MB.
@@ -232,9 +250,8 @@ FILE_LIMITS: dict[PromptFormat, FileLimits] = {
     # Amazon Bedrock batch inference, default quotas of Anthropic models: 50,000 records per
     # input file (and per job), 1 GB per input file (not adjustable), 5 GB per job. One shard
     # is therefore one job's worth. A job also needs at least 100 records (README).
-    "bedrock_batch": FileLimits(
-        max_lines=50_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM
-    ),
+    "bedrock_batch": BEDROCK_LIMITS,
+    "bedrock_converse_batch": BEDROCK_LIMITS,
 }
 
 
@@ -247,13 +264,15 @@ FRAMING: dict[PromptFormat, Framing] = {
     "anthropic_batch": TEXTS_ONLY,
     "vertex_batch": TEXTS_ONLY,
     "bedrock_batch": TEXTS_ONLY,
+    "bedrock_converse_batch": TEXTS_ONLY,
 }
 """The chat framing the ledger counts for each format, as its provider documents it.
 
 OpenAI documents 3 tokens per message (with its role) and 3 priming the reply.
 Anthropic, directly or on Bedrock (`system` apart, `messages` of role and
-content), and Vertex AI (`systemInstruction`, `contents` of role and parts)
-document no overhead and count with tokenizers of their own: the texts alone are counted, and the
+content), Bedrock's Converse (the same, content as text blocks) and Vertex AI
+(`systemInstruction`, `contents` of role and parts) document no overhead and
+count with tokenizers of their own: the texts alone are counted, and the
 safety margin is what covers the provider's wrapping (README, "Token counts
 per provider").
 """

@@ -188,8 +188,8 @@ class EvpackOptions(PipelineOptions):
             help=(
                 "Shape of each prompt line: our messages JSON, or the input line of the "
                 "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
-                "Amazon Bedrock batch inference API (default: the config's prompt_format, "
-                "messages). Part of config_hash."
+                "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
+                "config's prompt_format, messages). Part of config_hash."
             ),
         )
         parser.add_argument(

@@ -12,7 +12,12 @@ from schemas._types import INT64_MAX, Items
 
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
 PromptFormat = Literal[
-    "messages", "openai_batch", "anthropic_batch", "vertex_batch", "bedrock_batch"
+    "messages",
+    "openai_batch",
+    "anthropic_batch",
+    "vertex_batch",
+    "bedrock_batch",
+    "bedrock_converse_batch",
 ]
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
@@ -69,10 +74,11 @@ class DedupConfig(_Config):
 
 
 _CLAUDE = r"claude-[A-Za-z0-9._-]+"
-_BEDROCK_CLAUDE = (
-    r"(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:[0-9]*:(foundation-model|inference-profile)/)?"
-    r"([a-z-]+\.)?anthropic\." + _CLAUDE + r"(:[0-9a-z]+)*"
-)
+_BEDROCK_ARN = r"(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:[0-9]*:(foundation-model|inference-profile)/)?"
+_BEDROCK_PROFILE = r"((us|us-gov|eu|apac|jp|au|ca|global)\.)?"
+_BEDROCK_VERSION = r"(:[0-9a-z]+)*"
+_BEDROCK_CLAUDE = _BEDROCK_ARN + _BEDROCK_PROFILE + r"anthropic\." + _CLAUDE + _BEDROCK_VERSION
+_BEDROCK_ANY = _BEDROCK_ARN + _BEDROCK_PROFILE + r"[a-z][a-z0-9]*\.[a-z0-9][A-Za-z0-9._-]*"
 _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini-[A-Za-z0-9._-]+"
 MODEL_RULES: dict[PromptFormat, tuple[re.Pattern[str], str]] = {
     "anthropic_batch": (re.compile(_CLAUDE), "an Anthropic model id, claude-*"),
@@ -81,16 +87,23 @@ MODEL_RULES: dict[PromptFormat, tuple[re.Pattern[str], str]] = {
         "a Bedrock id of an Anthropic model (anthropic.claude-*, an inference profile "
         "such as us.anthropic.claude-*, or the ARN of either)",
     ),
+    "bedrock_converse_batch": (
+        re.compile(_BEDROCK_ANY + _BEDROCK_VERSION),
+        "a Bedrock model id (vendor.model, such as amazon.nova-pro-v1:0, an inference "
+        "profile such as us.amazon.nova-pro-v1:0, or the ARN of either)",
+    ),
     "vertex_batch": (re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path"),
 }
 """What model each provider format's line can be sent to, told from its name.
 
 A model is refused when the provider of its format would refuse every line:
-Anthropic takes `claude-*`; our Bedrock lines are Anthropic Messages bodies,
+Anthropic takes `claude-*`; our `bedrock_batch` lines are Anthropic Messages bodies,
 so Bedrock needs an Anthropic model (a foundation model id, a system
 inference profile, or their ARNs; an application inference profile's or a
 provisioned model's ARN does not name its model, and Bedrock batch does not
-run provisioned models); our Vertex lines are Gemini requests. `openai_batch`
+run provisioned models); Bedrock's Converse lines go to any Bedrock model,
+named `vendor.model` as Bedrock names them; our Vertex lines are Gemini
+requests. `openai_batch`
 and `messages` take any name: the OpenAI batch line is also the input of
 OpenAI-compatible servers and gateways (vLLM, LiteLLM) that serve or route
 any model, Claude included. Rejected: a list of known model ids (stale within
@@ -118,6 +131,7 @@ class FormatModels(_Config):
     anthropic_batch: str | None = None
     vertex_batch: str | None = None
     bedrock_batch: str | None = None
+    bedrock_converse_batch: str | None = None
 
 
 class PackingConfig(_Config):

@@ -152,6 +152,28 @@ def test_bedrock_output_of_any_record_reads_back(request_id: str, text: str, cod
     assert failed.key == answer.key and failed.error == f"{code}: {text or 'x'}"
 
 
+UNION = ("audio", "cachePoint", "document", "image", "reasoningContent", "text", "toolUse", "video")
+"""Members of a Converse content block: a batch output block carries all of them, most null."""
+
+
+def converse_output(*texts: str) -> dict:
+    """A Converse response as a batch output's modelOutput, with a reasoning block first."""
+    blocks = [{m: None for m in UNION} | {"reasoningContent": {"reasoningText": {"text": "hm"}}}]
+    blocks += [{m: None for m in UNION} | {"text": t} for t in texts]
+    usage = {"inputTokens": 40, "outputTokens": 4, "totalTokens": 44}
+    return {"output": {"message": {"role": "assistant", "content": blocks}}, "usage": usage}
+
+
+def test_bedrock_converse_output_lines() -> None:
+    """A Converse job's output: the text blocks joined, reasoning and null members left out."""
+    record = json.loads(format_line(PROMPT, 100, "bedrock_converse_batch"))
+    answer = parse_answer_line(_line({**record, "modelOutput": converse_output("Yes ", "[E1].")}))
+    assert (answer.key, answer.answer_format) == (record["recordId"], "bedrock_converse_batch")
+    assert (answer.status, answer.text) == ("succeeded", "Yes [E1].")
+    with pytest.raises(AnswerError):
+        parse_answer_line(_line({**record, "modelOutput": {"output": {}}}))
+
+
 def test_plain_lines_and_garbage() -> None:
     assert parse_answer_line('{"request_id": "q", "answer": "No."}').text == "No."
     for bad in ("nope", "[1]", '{"custom_id": "q", "result": {"type": "odd"}}', '{"x": 1}'):
@@ -185,15 +207,20 @@ def test_a_mapped_custom_id_resolves_to_its_request() -> None:
     assert row.value.status == "unknown_request"
 
 
-def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path) -> None:
-    """A real batch run in the Bedrock format, its records answered as Bedrock writes its
+@pytest.mark.parametrize(
+    ("fmt", "model"),
+    [
+        ("bedrock_batch", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("bedrock_converse_batch", "us.amazon.nova-pro-v1:0"),
+    ],
+)
+def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path, fmt: str, model: str) -> None:
+    """A real batch run in each Bedrock format, its records answered as Bedrock writes its
     `.jsonl.out` (input echoed), and `evpack verify` finding every request by its recordId."""
     run = tmp_path / "run"
-    run_test_pipeline(flags(SAMPLES / "requests.jsonl", run, "--prompt_format=bedrock_batch"))
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", run, f"--prompt_format={fmt}"))
     manifests = {m["request_id"]: m for m in _parquet(f"{run}/manifests/*.parquet")}
-    assert {m["model"] for m in manifests.values()} == {
-        "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-    }
+    assert {m["model"] for m in manifests.values()} == {model}
     records = [
         json.loads(line)
         for f in sorted(run.glob("prompts/*.jsonl"))
@@ -213,7 +240,8 @@ def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path) -> None:
             "role": "assistant",
             "content": [{"type": "text", "text": text}],
         }
-        out.append({**record, "modelOutput": message})
+        output = message if fmt == "bedrock_batch" else converse_output(text)
+        out.append({**record, "modelOutput": output})
     answers = tmp_path / "input.jsonl.out"
     answers.write_text("".join(json.dumps(r) + "\n" for r in out))
     verify.run(
@@ -226,7 +254,7 @@ def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path) -> None:
     )
     rows = _parquet(f"{run}/verifications/*.parquet")
     assert sorted(r["request_id"] for r in rows) == sorted(by_key[r["recordId"]] for r in records)
-    assert {r["answer_format"] for r in rows} == {"bedrock_batch"}
+    assert {r["answer_format"] for r in rows} == {fmt}
     errored = [r for r in rows if r["status"] == "errored"]
     assert [(r["request_id"], r["error"]) for r in errored] == [
         (by_key[records[0]["recordId"]], "429: throttled")

@@ -101,6 +101,18 @@ def test_vertex_batch_line() -> None:
     assert re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", next(iter(request["labels"])))
 
 
+def test_bedrock_converse_record() -> None:
+    """Bedrock batch inference of invocation type Converse: {recordId, modelInput: Converse}."""
+    line = _line("bedrock_converse_batch")
+    assert set(line) == {"recordId", "modelInput"}
+    assert line["recordId"] == _line("bedrock_batch")["recordId"]
+    assert line["modelInput"] == {
+        "system": [{"text": "Cite labels."}],
+        "messages": [{"role": "user", "content": [{"text": PROMPT.messages[1].content}]}],
+        "inferenceConfig": {"maxTokens": 512},
+    }
+
+
 def test_bedrock_batch_record() -> None:
     """Bedrock batch inference: {recordId, modelInput}, the Anthropic InvokeModel body."""
     line = _line("bedrock_batch")
@@ -169,6 +181,7 @@ def test_documented_file_limits() -> None:
     assert FILE_LIMITS["anthropic_batch"].max_bytes == 256_000_000
     assert FILE_LIMITS["bedrock_batch"].max_lines == 50_000
     assert FILE_LIMITS["bedrock_batch"].max_bytes == 1_000_000_000
+    assert FILE_LIMITS["bedrock_converse_batch"] == FILE_LIMITS["bedrock_batch"]
     assert FILE_LIMITS["messages"].roll_bytes is None
 
 
@@ -225,8 +238,16 @@ MODELS = FormatModels(
     anthropic_batch="claude-sonnet-4-5",
     vertex_batch="gemini-2.5-flash",
     bedrock_batch="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    bedrock_converse_batch="us.amazon.nova-pro-v1:0",
 )
-FORMATS = ["messages", "openai_batch", "anthropic_batch", "vertex_batch", "bedrock_batch"]
+FORMATS = [
+    "messages",
+    "openai_batch",
+    "anthropic_batch",
+    "vertex_batch",
+    "bedrock_batch",
+    "bedrock_converse_batch",
+]
 
 
 @settings(max_examples=examples(300))
@@ -245,10 +266,13 @@ def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> 
     line = json.loads(format_line(result.prompt, ledger.reserved_answer, config.prompt_format))
     body = line.get("modelInput") or line.get("params") or line.get("body") or line
     if "messages" in body:
-        sent = [body.get("system", "")] + [m["content"] for m in body["messages"]]
+        texts = [body.get("system", "")] + [m["content"] for m in body["messages"]]
+        sent = [t if isinstance(t, str) else "".join(b["text"] for b in t) for t in texts]
         assert "".join(sent) == "".join(m.content for m in result.prompt.messages)
     if fmt == "bedrock_batch":
         assert body["max_tokens"] == ledger.reserved_answer
+    if fmt == "bedrock_converse_batch":
+        assert body["inferenceConfig"] == {"maxTokens": ledger.reserved_answer}
 
 
 @given(fmt=st.sampled_from(FORMATS))
@@ -279,6 +303,14 @@ REAL_MODELS = {
         "projects/p1/locations/us-central1/publishers/google/models/gemini-2.5-pro",
     ],
     "openai_batch": ["gpt-4-turbo", "gpt-4o-mini", "o3-mini", "ft:gpt-4o-mini:acme::abc123"],
+    "bedrock_converse_batch": [
+        "amazon.nova-pro-v1:0",
+        "us.amazon.nova-lite-v1:0",
+        "meta.llama3-1-70b-instruct-v1:0",
+        "mistral.mistral-large-2407-v1:0",
+        "openai.gpt-oss-120b-1:0",
+        "us.deepseek.r1-v1:0",
+    ],
 }
 
 
@@ -289,11 +321,15 @@ REAL_MODELS = {
 )
 def test_a_model_fits_only_its_providers_format(fmt: str, other: str, index: int) -> None:
     """Each provider's real model names pass its format; another provider's are refused,
-    but for the OpenAI format, the input of OpenAI-compatible servers that take any name."""
+    but for the OpenAI format, the input of OpenAI-compatible servers that take any name,
+    and Bedrock's Converse, which takes Bedrock's Anthropic models too."""
     names = REAL_MODELS[other]
     model = names[index % len(names)]
     misfit = model_misfit(model, fmt)  # type: ignore[arg-type]
-    if fmt == other or fmt == "openai_batch":
+    if fmt in (other, "openai_batch") or (fmt, other) == (
+        "bedrock_converse_batch",
+        "bedrock_batch",
+    ):
         assert misfit is None
     else:
         assert misfit is not None and repr(model) in misfit
