@@ -15,14 +15,13 @@ between workers anyway.
 """
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.command import CommandParser, UsageError, run_parsed
-from transforms.foreign_records import Conversion, Supplied, convert
+from transforms.foreign_records import Conversion, Supplied, convert, record_line
 
 
 def _parser() -> CommandParser:
@@ -116,7 +115,7 @@ def _convert(args: argparse.Namespace) -> int:
     )
 
     result = convert(_read(sorted(paths)), supplied)
-    _write(args.output, [json.dumps(r, ensure_ascii=False) for r in result.records])
+    _write(args.output, [record_line(r) for r in result.records])
     if result.dead_letters or FileSystems.exists(dead_path):
         _write(dead_path, [d.model_dump_json() for d in result.dead_letters])
     print(summary(result, args.output, dead_path))

@@ -17,7 +17,13 @@ from pipelines import convert as convert_command
 from schemas import Candidate, Request
 from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
 from tests.strategies import examples, requests
-from transforms.foreign_records import Supplied, convert
+from transforms.foreign_records import (
+    CANDIDATE_KEYS,
+    REQUEST_KEYS,
+    Supplied,
+    convert,
+    record_line,
+)
 from transforms.request_records import decode
 
 REQUEST_ONLY = ("request_id", "tenant_id", "question", "as_of", "facets", "history", "budget")
@@ -249,3 +255,65 @@ def test_our_own_records_in_an_array_or_pretty_json_pass_through() -> None:
         result = convert([("in.json", data.encode())], Supplied())
         assert result.records == records and result.dead_letters == []
         assert result.shapes == {"ours": len(records)}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+metadata_values = st.dictionaries(
+    st.sampled_from([*CANDIDATE_KEYS, *REQUEST_KEYS, "request_tenant_id", "start_index", "x"]),
+    json_values,
+    max_size=6,
+)
+foreign_values = st.one_of(
+    json_values,
+    st.builds(
+        lambda t, m, i: {"page_content": t, "metadata": m, "id": i},
+        json_values,
+        metadata_values,
+        json_values,
+    ),
+    st.builds(
+        lambda t, m, s: {"node": {"id_": "n", "text": t, "metadata": m}, "score": s},
+        json_values,
+        metadata_values,
+        json_values,
+    ),
+    st.builds(
+        lambda d, s: [{"page_content": d, "metadata": {}}, s], st.text(), st.floats(allow_nan=False)
+    ),
+)
+
+
+def _items(value: Any) -> int:
+    """How many items a top-level value holds: an array's (a [document, score] pair is one)."""
+    pair = isinstance(value, list) and len(value) == 2 and isinstance(value[0], dict)
+    if isinstance(value, list) and not (pair and isinstance(value[1], int | float)):
+        return len(value)
+    return 1
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    values=st.lists(foreign_values, max_size=6),
+    indent=st.sampled_from([None, 2]),
+    who=st.booleans(),
+)
+def test_any_json_converts_or_is_a_dead_letter(
+    values: list[Any], indent: int | None, who: bool
+) -> None:
+    """Total: whatever JSON values come in, nothing raises; every item ends once, passed on,
+    a candidate of a written request, or a dead letter; every line written encodes as UTF-8
+    (a lone surrogate of a passed-through record stays an escape)."""
+    data = "\n".join(json.dumps(v, indent=indent) for v in values)
+    supplied = Supplied("q", "Why?", "acme", "ana") if who else Supplied()
+    result = convert([("in.jsonl", data.encode())], supplied)
+    assert all(d.stage == "convert" for d in result.dead_letters)
+    expected = sum(_items(v) for v in values)
+    assert expected == result.shapes["ours"] + result.candidates + len(result.dead_letters)
+    for record in result.records:
+        record_line(record).encode("utf-8")

@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas import DeadLetter, Request
-from schemas._types import describe_validation_error
+from schemas._types import describe_validation_error, is_unicode
 from transforms.dead_letters import dead_letter
 from transforms.strict_json import STRICT_DECODER, Refused, decode_text
 
@@ -290,6 +290,16 @@ _NEEDED = {
     "user_id": "user_id",
 }
 """The request fields no default stands for, and the metadata key that may set each."""
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """A record as one JSON line: UTF-8 as read, or escaped where it would not encode.
+
+    A record passed through is not validated here, and may hold a lone surrogate
+    (`"\\ud800"` in the input); written escaped, the batch job refuses it with the reason.
+    """
+    line = json.dumps(record, ensure_ascii=False)
+    return line if is_unicode(line) else json.dumps(record)
 
 
 def convert(files: Iterable[tuple[str, bytes]], supplied: Supplied) -> Conversion:
