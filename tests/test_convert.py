@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
@@ -317,3 +318,22 @@ def test_any_json_converts_or_is_a_dead_letter(
     assert expected == result.shapes["ours"] + result.candidates + len(result.dead_letters)
     for record in result.records:
         record_line(record).encode("utf-8")
+
+
+def test_the_command_writes_dead_letters_and_keeps_earlier_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = Document(page_content="Refunds take 30 days.", metadata={"source": "a.md"}, id="c1")
+    source = tmp_path / "in.jsonl"
+    source.write_text(doc.model_dump_json() + "\n{broken\n")
+    out = tmp_path / "req.jsonl"
+    who = ["--request_id=q1", "--question=How long?", "--tenant_id=acme", "--user_id=ana"]
+    assert convert_command.main([f"--input={source}", f"--output={out}", *who]) == 0
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert Request.model_validate(record).candidates[0].source_url == "a.md"
+    (letter,) = (tmp_path / "req.dead_letters.jsonl").read_text().splitlines()
+    assert json.loads(letter)["stage"] == "convert"
+    summary = capsys.readouterr().out
+    assert "missing revision_id in 1 of 1 candidates" in summary
+    assert convert_command.main([f"--input={source}", f"--output={out}", *who]) == 2
+    assert "exists; pass --overwrite" in capsys.readouterr().err
