@@ -74,7 +74,7 @@ def test_input_that_makes_no_prompt_exits_1_with_a_hint_per_shape(
     assert f"no prompt was made from {len(lines)} records read" in err
     assert "top error" in out
     for hint in ("pretty-printed JSON", "JSON arrays", "LangChain", "LlamaIndex"):
-        assert hint in out and "`evpack convert`" in out, hint
+        assert hint in out and "`evpack convert --input" in out, hint
 
 
 def test_a_dead_letter_share_above_the_flag_exits_1(

@@ -83,26 +83,27 @@ def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NUMBER = re.compile(r"\d+")
 _PRETTY = re.compile(r'\s*(?:[\[\]{}],?|"[^"]*"\s*:.*)\s*')
-CONVERT = "`evpack convert`"
+CONVERT = "`evpack convert --input FILE --output requests.jsonl"
+MAPS = '--question "..." --tenant_id T --user_id U --groups G` maps them'
 
 SHAPE_HINTS: dict[str, str] = {
     "pretty_json": (
         "records are lines of pretty-printed JSON: --input takes JSON Lines, one whole "
-        f"request object per line, whatever the file's extension; {CONVERT} rewrites it"
+        f"request object per line, whatever the file's extension; {CONVERT}` rewrites it"
     ),
     "json_array": (
         "records are JSON arrays: --input takes JSON Lines, one request object per line, "
-        f"not an array of them; {CONVERT} writes an array's items one per line"
+        f"not an array of them; {CONVERT}` writes an array's items one per line"
     ),
     "langchain": (
         "records are LangChain Documents (page_content, metadata): a request needs "
         "request_id, tenant_id, principal, question and candidates; "
-        f"{CONVERT} maps retrieved Documents to the candidates of a request"
+        f"{CONVERT} {MAPS} to the candidates of a request (README: Bringing your own data)"
     ),
     "llamaindex": (
         "records are LlamaIndex nodes (NodeWithScore / TextNode): a request needs "
         "request_id, tenant_id, principal, question and candidates; "
-        f"{CONVERT} maps retrieved nodes to the candidates of a request"
+        f"{CONVERT} {MAPS} to the candidates of a request (README: Bringing your own data)"
     ),
 }
 """What to do about the input shapes people have instead of requests, by shape."""
