@@ -263,3 +263,22 @@ def test_a_commit_is_whole_or_leaves_both_runs_as_they_were(
         else:
             assert _contents(out) == staged
             assert not staging.exists()
+
+
+def test_a_run_killed_during_its_commit_stops_the_next_one_naming_the_files(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    run(flags(SAMPLES / "requests.jsonl", out))
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    holder = {"run": ".tmp-killed", "host": socket.gethostname(), "pid": int(gone.stdout)}
+    (out / ".lock-tmp-killed").write_text(json.dumps(holder))
+    shutil.move(out / "prompts", out / ".tmp-killed" / ".replaced" / "prompts")
+    with pytest.raises(OutputBusy, match=r"killed during its commit.*\.tmp-killed/\.replaced/"):
+        run(flags(SAMPLES / "requests.jsonl", out, "--overwrite"))
+    assert (out / ".lock-tmp-killed").exists()

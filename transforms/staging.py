@@ -20,7 +20,8 @@ What holds where:
   commit finding committed outputs it was not told to replace (a run that
   did not take the lock) is refused and leaves its files in staging.
   A process killed during the few renames of a commit leaves both runs'
-  files under the staging directory, named by its lock. The last file moved
+  files under the staging directory, and its lock, which then refuses the
+  next run naming where each run's files are. The last file moved
   in is the run record `<output>/.run.json` (each committed file and its
   size), against which readers such as `evpack replay` check the folder.
 - **Dataflow** (`pipelines.launch`): the launcher must return at once and
@@ -120,6 +121,14 @@ def acquire(output: str, run: str) -> str:
     """
     for lock in _locks(output):
         holder = _holder(lock)
+        run_name = holder.get("run")
+        aside = f"{output}/{run_name}/{ASIDE}"
+        if _is_dead(holder) and isinstance(run_name, str) and files_under(aside):
+            raise OutputBusy(
+                f"a run was killed during its commit to --output {output}: the files it was "
+                f"replacing are under {aside}/, its own under {output}/{run_name}/; put back "
+                f"what you need, then delete {lock}"
+            )
         if _is_dead(holder):
             FileSystems.delete([lock])
             continue
