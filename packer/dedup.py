@@ -28,7 +28,7 @@ from typing import Literal
 
 from datasketch import MinHash, MinHashLSH
 
-from packer.records import MONTHS, STOPWORDS, Evidence, fact_words
+from packer.records import MEANING_WORDS, MONTHS, STOPWORDS, Evidence, fact_words, meaning_marks
 from packer.runtime import Memos
 from schemas import DedupConfig, ExclusionReason
 
@@ -140,13 +140,20 @@ def _minhash(text: str, config: DedupConfig) -> MinHash:
     return mh
 
 
+def _same_marks(a: Evidence, b: Evidence) -> bool:
+    """Near copies fold only when no number, symbol, modal or negation differs: a
+    sign or a "not" changes the fact however similar the rest."""
+    return meaning_marks(a.canonical.split()) == meaning_marks(b.canonical.split())
+
+
 def fold_near_duplicates(
     records: list[Evidence], config: DedupConfig
 ) -> tuple[list[Evidence], list[Evidence]]:
     """Fold near-duplicates within each document revision into the best-ranked copy.
 
     Candidates are found with MinHash LSH per revision (never pairwise across the
-    request), then confirmed by the estimated Jaccard similarity.
+    request), then confirmed by the estimated Jaccard similarity and the same
+    meaning marks (`records.meaning_marks`).
     """
     groups: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
     for record in records:
@@ -162,7 +169,11 @@ def fold_near_duplicates(
         hashes: dict[str, tuple[MinHash, Evidence]] = {}
         for record in _best_first(group):
             mh = _minhash(record.canonical, config)
-            similar = [k for k in lsh.query(mh) if hashes[k][0].jaccard(mh) >= threshold]
+            similar = [
+                k
+                for k in lsh.query(mh)
+                if hashes[k][0].jaccard(mh) >= threshold and _same_marks(hashes[k][1], record)
+            ]
             if similar:
                 _fold(hashes[min(similar)][1], record)
                 folded.append(record)
@@ -198,16 +209,32 @@ def _initials(words: list[str]) -> str:
     return "".join(w[0] for w in words)
 
 
-_FUNCTION_WORDS = STOPWORDS | frozenset(
-    ("has", "have", "had", "will", "would", "shall", "should", "can", "could", "may", "might",
-     "must", "been", "being", "be", "am", "do", "done", "said", "says", "also", "then", "than",
-     "so", "but", "just")
-)  # fmt: skip
-"""Words a reprint may add, drop or swap: they change the wording, not what is reported."""
+_FUNCTION_WORDS = (
+    STOPWORDS
+    | frozenset(
+        ("has", "have", "had", "been", "being", "be", "am", "do", "done", "said", "says", "also",
+         "then", "than", "so", "but", "just")
+    )
+) - MEANING_WORDS  # fmt: skip
+"""Words a reprint may add, drop or swap: they change the wording, not what is reported.
+Modal and negation words are not among them ("will" is a stopword, not wording)."""
+
+
+def _stance_changed(left: list[str], right: list[str]) -> bool:
+    """A differing stretch of wording and marks only whose marks differ: "must" for
+    "may", "not" added, "$" for "€", "%" dropped. The same report with another stance."""
+    marks_left, marks_right = meaning_marks(left), meaning_marks(right)
+    return marks_left != marks_right and all(
+        w in _FUNCTION_WORDS for w in left + right if w not in marks_left and w not in marks_right
+    )
 
 
 def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
-    """Whether two passages of different documents are a reprint, a conflict, or neither."""
+    """Whether two passages of different documents are a reprint, a conflict, or neither.
+
+    A conflict is a fact replaced by another (a number, a date, a name) or a
+    stance changed (`_stance_changed`); a reprint differs in wording only.
+    """
     wa = [MONTHS.get(w, w) for w in a.canonical.split()]
     wb = [MONTHS.get(w, w) for w in b.canonical.split()]
     if (
@@ -228,7 +255,7 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
             continue
         fact_left = any(w in facts_a for w in left)
         fact_right = any(w in facts_b for w in right)
-        if fact_left and fact_right:
+        if (fact_left and fact_right) or _stance_changed(left, right):
             replaced = True
         elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):
             extra = True  # a fact or a content word one side has: not the same report

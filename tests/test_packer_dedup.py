@@ -218,7 +218,7 @@ def test_formatting_variants_of_one_report_fold_as_duplicates(runtime, variant):
 
 def test_reprints_differing_in_wording_only_fold_keeping_every_source(runtime):
     docs = [document(f"d{i}") for i in range(1, 5)]
-    reprint = REPORT.replace("approved", "has approved").replace("would", "will")
+    reprint = REPORT.replace("approved", "has approved").replace("said", "has said")
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.5),
         candidate("e2", "d2", text=reprint, retrieval_score=0.9),
