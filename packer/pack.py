@@ -218,7 +218,7 @@ def pack_request(
 
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
     terms = question_terms(request.question)
-    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup)
+    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
     kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
@@ -275,7 +275,7 @@ def pack_request(
         event_time,
         as_of,
         rendered,
-        conflicts,
+        list(zip(conflicts, dedup.conflict_kinds, strict=True)),
         exclusions,
         base,
         budget,
@@ -299,7 +299,7 @@ def _result(
     event_time: datetime | None,
     as_of: datetime,
     rendered: _Rendered,
-    conflicts: list[tuple[str, ...]],
+    conflicts: list[tuple[tuple[str, ...], tuple[str, ...]]],
     exclusions: list[Exclusion],
     base: int,
     budget: int,
@@ -370,8 +370,8 @@ def _result(
             "evidence": evidence,
             "uncovered_facets": rendered.uncovered,
             "conflicts": [
-                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels]}
-                for g in conflicts
+                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
+                for g, k in conflicts
             ],
             "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
             "prompt_sha256": prompt_sha,

@@ -80,10 +80,13 @@ class ManifestEvidence(_Output):
 
 class Conflict(_Output):
     """Passages from different documents that report the same thing with a different
-    number, date or name (`labels`: the members that were packed)."""
+    number, date, name or stance (`labels`: the members that were packed; `rules`: what
+    found it: `copy` for copies of one report, `number` or `date` for two documents
+    answering the question's slot differently)."""
 
     evidence_ids: list[str]
     labels: list[str]
+    rules: list[str] = []
 
 
 class ReasonCount(_Output):
