@@ -57,6 +57,7 @@ from packer.gates import apply_gates
 from packer.runtime import Memos
 from schemas import DedupConfig, PackingConfig, Request
 
+RULE_NAMES = {"copy": {"copy"}, "slot": {"number", "date"}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "meaning.json"
 BUDGET = 2048
 TARGETS = {
@@ -168,9 +169,17 @@ def _share(flags: Sequence[bool]) -> float | None:
     return round(100.0 * sum(flags) / len(flags), 1) if flags else None
 
 
-def _pack_all(requests: Sequence[Request], runtime: PackerRuntime) -> list[Any]:
+ALL_RULES = PackingConfig(
+    max_evidence_tokens=BUDGET, dedup=DedupConfig(conflict_rules=("copy", "slot"))
+)
+"""Conflicts are measured with every rule on (`slot` is off by default), then told
+apart by the rules each group names."""
+
+
+def _pack_all(
+    requests: Sequence[Request], runtime: PackerRuntime, config: PackingConfig
+) -> list[Any]:
     catalog = Catalog(catalog_documents(requests))
-    config = PackingConfig(max_evidence_tokens=BUDGET)
     return [pack_request(r, catalog, config, runtime, EVAL_TIME).manifest for r in requests]
 
 
@@ -184,7 +193,7 @@ def conflicts(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> dict
     }
     out: dict[str, Any] = {"detection": [], "false_flags": {}}
     for name, cases in labelled.items():
-        manifests = _pack_all([r for r, _, _ in cases], runtime)
+        manifests = _pack_all([r for r, _, _ in cases], runtime, ALL_RULES)
         per_rule: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         found: dict[str, set[str]] = defaultdict(set)
         wrong_total = 0
@@ -215,8 +224,12 @@ def conflicts(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> dict
         "multihop_rag": [c.request for c in multihop_cases(data_dir, limit)],
     }
     for name, requests in unlabelled.items():
-        manifests = _pack_all(requests, runtime)
-        out["false_flags"][name] = _share([bool(m.conflicts) for m in manifests])
+        manifests = _pack_all(requests, runtime, ALL_RULES)
+        for rules in ("copy", "slot"):
+            out["false_flags"][f"{name} ({rules})"] = _share(
+                [any(set(c.rules) & RULE_NAMES[rules] for c in m.conflicts) for m in manifests]
+            )
+        out["false_flags"][f"{name} (both)"] = _share([bool(m.conflicts) for m in manifests])
     return out
 
 

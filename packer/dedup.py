@@ -1,8 +1,9 @@
 """Deduplication inside safe identity boundaries, reprints, and conflict detection.
 
 - exact: the same canonical text (`records.canonical_words`: case, punctuation,
-  number formats, wire datelines and bylines ignored) anywhere in the tenant's
-  request; the best-ranked record stays and folds the others into
+  number formats, wire datelines and bylines ignored; signs, currencies, %,
+  operators, superscripts, modal and negation words kept) anywhere in the
+  tenant's request; the best-ranked record stays and folds the others into
   `derived_from` (distinct publications stay citable).
 - overlap: overlapping spans of the same document revision and section merge
   into one record over the union span.
@@ -13,9 +14,12 @@
   only function words ("has", "will", "the": wording, not content) are copies
   of one report: the lower-ranked one folds into the other's `derived_from`.
   When a fact on one side was replaced by a different fact on the other, and
-  they share at least `conflict_similarity` of their words, they disagree: both
-  stay and are flagged as a conflict. Passages tagged with disjoint facets are
-  about different things and never conflict. Rejected: comparing lowercase
+  they share at least `conflict_similarity` of their words, or their stance
+  changed ("must" for "may", "not" added, "$" for "€"), they disagree: both
+  stay and are flagged as a conflict (rule `copy`). The opt-in `slot` rule
+  (`slot_conflicts`) compares typed answers to the question across documents.
+  Passages tagged with disjoint facets are about different things and never
+  conflict. Rejected: comparing lowercase
   word skeletons only, which missed every conflict whose sentences hold names,
   and flagged formatting variants ("4,000" / "4000") as disagreements.
 """

@@ -46,6 +46,18 @@ _RESTORE = {_PRIVATE + i: c for i, c in enumerate(_SUPER_OR_SUB)} | {0x2212: "-"
 and come back after; the minus sign (U+2212), which NFKC keeps, becomes "-"."""
 
 
+def _nfkc(text: str) -> str:
+    """NFKC, except superscripts and subscripts; the minus sign as "-".
+
+    A text NFKC leaves alone holds no superscript (NFKC would change it): most
+    texts cost one quick check; the per-character translations, dearer than NFKC
+    itself, run only on texts with compatibility characters.
+    """
+    if unicodedata.is_normalized("NFKC", text):
+        return text.replace("\u2212", "-") if "\u2212" in text else text
+    return unicodedata.normalize("NFKC", text.translate(_PROTECT)).translate(_RESTORE)
+
+
 def fold_case(text: str) -> str:
     """Unicode NFKC and case folding, except superscripts and subscripts.
 
@@ -56,7 +68,7 @@ def fold_case(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    return unicodedata.normalize("NFKC", text.translate(_PROTECT)).casefold().translate(_RESTORE)
+    return _nfkc(text).casefold()
 
 
 def canonical_words(text: str, fold: bool = True) -> list[str]:
@@ -78,7 +90,7 @@ def canonical_words(text: str, fold: bool = True) -> list[str]:
     elif stripped.isascii():
         folded = stripped
     else:
-        folded = unicodedata.normalize("NFKC", stripped.translate(_PROTECT)).translate(_RESTORE)
+        folded = _nfkc(stripped)
     if "," in folded:
         folded = _THOUSANDS.sub("", folded)
     if "." in folded:
