@@ -21,10 +21,11 @@ _ACRONYM_DOT = re.compile(r"(?<=\b[^\W\d_])\.(?=[^\W\d_]\b)")
 SYMBOLS = "%‰$€£¥₹₩₽¢₺₪₫₦₱₴₸₿¤<>=≤≥≠≈±~⁺⁻⁼₊₋₌"
 """Characters that carry meaning and are words of the canonical form: percent,
 currencies, comparison operators, signs of exponents ("10⁻³")."""
-_WORD = re.compile(rf"(?<![\w.])[-+]?\d+(?:\.\d+)*|\d+(?:\.\d+)*|\w+|[{SYMBOLS}]")
-"""A signed number ("-3.5", "+2": a sign after a word or a digit is a hyphen or a
-range, "COVID-19", "2019-20"), a number, a word (superscripts are word characters:
-"km²", "10⁶" stay apart from "km2", "106"), or a meaning symbol."""
+_WORD = re.compile(rf"\d+(?:\.\d+)*|\w+|[{SYMBOLS}]|(?<![\w.])[-+]\d+(?:\.\d+)*")
+"""A number, a word (superscripts are word characters: "km²", "10⁶" stay apart
+from "km2", "106"), a meaning symbol, or a signed number ("-3.5", "+2": a sign
+after a word or a digit is a hyphen or a range, "COVID-19", "2019-20"). The
+signed number comes last: its look-behind is tried only where the others fail."""
 _SUPER_OR_SUB_RANGES = (
     (0xA0, 0x100), (0x2B0, 0x300), (0x10FC, 0x10FD), (0x1D2C, 0x1DC0), (0x2070, 0x20A0),
     (0x2120, 0x2123), (0x2C7C, 0x2C7E), (0x2D6F, 0x2D70), (0x3192, 0x31A0), (0xA69C, 0xA69E),
@@ -34,6 +35,19 @@ _SUPER_OR_SUB_RANGES = (
 """Where Unicode has superscript and subscript compatibility characters (all of them:
 a test scans every code point); scanning these at import takes microseconds."""
 _PRIVATE = 0xF0000
+
+
+def _runs(code_points: Iterable[int]) -> list[tuple[int, int]]:
+    """Ascending code points as runs of consecutive ones, (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for c in code_points:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1] = (runs[-1][0], c)
+        else:
+            runs.append((c, c))
+    return runs
+
+
 _SUPER_OR_SUB = [
     chr(c)
     for start, end in _SUPER_OR_SUB_RANGES
@@ -41,6 +55,10 @@ _SUPER_OR_SUB = [
     if unicodedata.decomposition(chr(c)).startswith(("<super>", "<sub>"))
 ]
 _PROTECT = {ord(c): _PRIVATE + i for i, c in enumerate(_SUPER_OR_SUB)}
+_SUPER_OR_SUB_CHAR = re.compile(
+    "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _runs(ord(c) for c in _SUPER_OR_SUB)) + "]"
+)
+"""One of them (a class of code point runs: a class of single characters is slower)."""
 _RESTORE = {_PRIVATE + i: c for i, c in enumerate(_SUPER_OR_SUB)} | {0x2212: "-"}
 """NFKC leaves private-use characters alone: superscripts pass through it as those,
 and come back after; the minus sign (U+2212), which NFKC keeps, becomes "-"."""
@@ -51,10 +69,12 @@ def _nfkc(text: str) -> str:
 
     A text NFKC leaves alone holds no superscript (NFKC would change it): most
     texts cost one quick check; the per-character translations, dearer than NFKC
-    itself, run only on texts with compatibility characters.
+    itself, run only on texts that hold a superscript or subscript.
     """
     if unicodedata.is_normalized("NFKC", text):
         return text.replace("\u2212", "-") if "\u2212" in text else text
+    if _SUPER_OR_SUB_CHAR.search(text) is None:
+        return unicodedata.normalize("NFKC", text).replace("\u2212", "-")
     return unicodedata.normalize("NFKC", text.translate(_PROTECT)).translate(_RESTORE)
 
 
