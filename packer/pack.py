@@ -18,6 +18,7 @@ from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
 from packer.records import Evidence, canonical_words, question_terms, sha256_hex
+from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import SelectionPolicy, select
 from packer.tokens import TokenCounter
@@ -219,7 +220,17 @@ def pack_request(
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
     terms = question_terms(request.question)
     dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
-    kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
+    folded_reason = dedup.folded_reason
+    resolved = resolve(
+        dedup.conflicts, dedup.conflict_kinds, dedup.kept, catalog, request, config.resolution
+    )
+    kept, conflicts = [], resolved.conflicts
+    for record in dedup.kept:
+        ruled_out = resolved.excluded.get(record.evidence_id)
+        if ruled_out is None:
+            kept.append(record)
+        else:
+            exclusions.extend(_exclude(record, *ruled_out, by_id, folded_reason))
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
     widest = f"E{max(1, len(kept))}"
@@ -275,7 +286,7 @@ def pack_request(
         event_time,
         as_of,
         rendered,
-        list(zip(conflicts, dedup.conflict_kinds, strict=True)),
+        resolved,
         exclusions,
         base,
         budget,
@@ -299,7 +310,7 @@ def _result(
     event_time: datetime | None,
     as_of: datetime,
     rendered: _Rendered,
-    conflicts: list[tuple[tuple[str, ...], tuple[str, ...]]],
+    resolved: Resolved,
     exclusions: list[Exclusion],
     base: int,
     budget: int,
@@ -371,8 +382,9 @@ def _result(
             "uncovered_facets": rendered.uncovered,
             "conflicts": [
                 {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
-                for g, k in conflicts
+                for g, k in zip(resolved.conflicts, resolved.kinds, strict=True)
             ],
+            "resolutions": resolved.rows,
             "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
             "prompt_sha256": prompt_sha,
             "catalog_version": catalog_version,

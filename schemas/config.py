@@ -73,6 +73,41 @@ class DedupConfig(_Config):
     conflict_rules: Items[ConflictRule] = ("copy",)
 
 
+ResolutionPolicy = Literal["keep_both", "authority"]
+Applicability = Literal["jurisdiction", "product_version"]
+
+
+class ResolutionConfig(_Config):
+    """How a flagged conflict is resolved (seed 002), in this order, per conflict group:
+
+    1. `applicability`: when the request names a jurisdiction (product version)
+       and the catalog says where (to which versions) the members apply, the
+       members that do not apply are excluded as `not_applicable`, if one that
+       applies remains;
+    2. `policy: authority`: the members whose catalog `source` ranks highest in
+       `authority` (most authoritative first; an unranked source ranks last)
+       stay, the others are excluded as `lower_authority`;
+    3. what is left, two or more, is kept and flagged (`keep_both`, the
+       default policy): the prompt tells the model to state the conflict.
+
+    Every resolution, with the rule that made it, is a row of the manifest's
+    `resolutions`; nothing is dropped without one. Part of the config hash, so a
+    manifest names the rule set it was packed under.
+    """
+
+    policy: ResolutionPolicy = "keep_both"
+    authority: Items[str] = ()
+    applicability: Items[Applicability] = ("jurisdiction", "product_version")
+
+    @model_validator(mode="after")
+    def _ranked(self) -> "ResolutionConfig":
+        if self.policy == "authority" and not self.authority:
+            raise ValueError("policy authority needs a ranking: authority: [most, ..., least]")
+        if len(set(self.authority)) < len(self.authority):
+            raise ValueError("authority ranking names a source twice")
+        return self
+
+
 class PackingConfig(_Config):
     """How one request is packed. Defaults are documented in the README."""
 
@@ -90,6 +125,7 @@ class PackingConfig(_Config):
     title_words: int = Field(default=6, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
+    resolution: ResolutionConfig = ResolutionConfig()
     enable_dedup: bool = True
     enable_facet_coverage: bool = True
     enable_document_cap: bool = True

@@ -89,6 +89,19 @@ class Conflict(_Output):
     rules: list[str] = []
 
 
+class Resolution(_Output):
+    """A conflict group and the rule that resolved it (`schemas.config.ResolutionConfig`):
+    `jurisdiction`, `product_version`, `authority` (the members in `excluded` left
+    out with their reason), or `keep_both` (the members in `kept` flagged together);
+    `detail` says what the rule compared."""
+
+    evidence_ids: list[str]
+    rule: str
+    kept: list[str]
+    excluded: list[str]
+    detail: str
+
+
 class ReasonCount(_Output):
     """How many candidates one reason excluded."""
 
@@ -113,6 +126,7 @@ class ManifestRow(_Output):
     evidence: list[ManifestEvidence]
     uncovered_facets: list[str]
     conflicts: list[Conflict]
+    resolutions: list[Resolution] = []
     excluded: list[ReasonCount]
     prompt_sha256: str
     catalog_version: str
