@@ -5,8 +5,9 @@
   operators, superscripts, modal and negation words kept) anywhere in the
   tenant's request; the best-ranked record stays and folds the others into
   `derived_from` (distinct publications stay citable).
-- overlap: overlapping spans of the same document revision and section merge
-  into one record over the union span.
+- overlap and adjacent: overlapping (or, level `adjacent`, contiguous) spans of
+  the same document revision, section and effective date merge into one record
+  over the union span.
 - near: MinHash similarity, only inside one document revision: the lower-ranked
   chunk folds into the better one's `derived_from`.
 - reprint and conflict, across documents: two passages whose canonical words
@@ -120,31 +121,43 @@ def _merge_pair(left: Evidence, right: Evidence, memos: Memos) -> Evidence | Non
     return other
 
 
-def merge_overlaps(records: list[Evidence], memos: Memos) -> tuple[list[Evidence], list[Evidence]]:
-    """Merge overlapping spans of one document revision and section.
+def merge_spans(
+    records: list[Evidence], memos: Memos, overlap: bool, adjacent: bool
+) -> tuple[list[Evidence], dict[str, ExclusionReason]]:
+    """Merge overlapping (`overlap`) or contiguous (`adjacent`) spans of one document
+    revision, section and effective date: seed 002's conditions for a merge (the
+    tenant and authorization domain are the document's).
 
-    Spans that only touch or leave a gap stay separate; so do spans whose
-    overlapping text disagrees (those are left to near-duplicate detection).
-    Returns (kept, merged away).
+    The merged record keeps the best-ranked id, the others in `derived_from`,
+    the exact union span, and its text's facts (hash, words) recomputed; its
+    tokens are counted afresh as any block's. Spans that leave a gap stay
+    separate; so do spans whose overlapping text disagrees (those are left to
+    near-duplicate detection). Returns (kept, merged away id -> reason:
+    `duplicate_overlap` or `merged_adjacent`). Rejected: merging touching
+    spans of different sections, whose texts only happen to meet.
     """
-    groups: dict[tuple[str, str, str | None], list[Evidence]] = defaultdict(list)
+    groups: dict[tuple[str, str, str | None, object], list[Evidence]] = defaultdict(list)
     kept: list[Evidence] = []
     for record in records:
         if _mergeable(record):
-            key = (record.document_id, record.revision_id, record.candidate.section)
+            key = (record.document_id, record.revision_id, record.candidate.section,
+                   record.effective_at)  # fmt: skip
             groups[key].append(record)
         else:
             kept.append(record)
-    merged_away: list[Evidence] = []
+    merged_away: dict[str, ExclusionReason] = {}
     for group in groups.values():
         group.sort(key=lambda r: (r.span[0], -r.span[1], r.evidence_id))  # type: ignore[index]
         current = group[0]
         for record in group[1:]:
             assert current.span is not None and record.span is not None
-            if record.span[0] < current.span[1]:
+            touching = record.span[0] == current.span[1]
+            if (overlap and record.span[0] < current.span[1]) or (adjacent and touching):
                 loser = _merge_pair(current, record, memos)
                 if loser is not None:
-                    merged_away.append(loser)
+                    merged_away[loser.evidence_id] = (
+                        R.MERGED_ADJACENT if touching else R.DUPLICATE_OVERLAP
+                    )
                     current = record if loser is current else current
                     continue
             kept.append(current)
@@ -505,9 +518,9 @@ def deduplicate(
         kept, folded = dedup_exact(kept)
         out.folded_reason.update({r.evidence_id: R.DUPLICATE_EXACT for r in folded})
     if len({r.document_id for r in kept}) < len(kept):  # both need two of one document
-        if "overlap" in levels:
-            kept, merged = merge_overlaps(kept, memos)
-            out.folded_reason.update({r.evidence_id: R.DUPLICATE_OVERLAP for r in merged})
+        if "overlap" in levels or "adjacent" in levels:
+            kept, merged = merge_spans(kept, memos, "overlap" in levels, "adjacent" in levels)
+            out.folded_reason.update(merged)
         if "near" in levels:
             kept, near = fold_near_duplicates(kept, config)
             out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in near})

@@ -13,7 +13,7 @@ OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
 PromptFormat = Literal["messages", "openai_batch", "anthropic_batch", "vertex_batch"]
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
-DedupLevel = Literal["exact", "overlap", "near", "reprint"]
+DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
 ConflictRule = Literal["copy", "slot"]
 
 
@@ -51,7 +51,8 @@ class DedupConfig(_Config):
     """Dedup levels, near-duplicate and conflict detection settings (README, packing rules).
 
     `levels` switches dedup levels on one by one (ablations): `exact` (same
-    canonical text), `overlap` (overlapping spans of one revision), `near`
+    canonical text), `overlap` (overlapping spans of one revision), `adjacent`
+    (contiguous spans of one revision, section and effective date), `near`
     (MinHash within one revision), `reprint` (near-identical copies across
     documents that differ in no fact). `reprint_similarity` and
     `conflict_similarity` are the shares of canonical words two passages must
@@ -64,7 +65,7 @@ class DedupConfig(_Config):
     fakes and flagged 8.6% of HotpotQA requests (`benchmarks.meaning`).
     """
 
-    levels: Items[DedupLevel] = ("exact", "overlap", "near", "reprint")
+    levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
     near_duplicate_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     minhash_permutations: int = Field(default=64, ge=16, le=512)
     shingle_words: int = Field(default=3, ge=1, le=10)

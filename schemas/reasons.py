@@ -17,6 +17,7 @@ class ExclusionReason(StrEnum):
     DUPLICATE_EXACT = "duplicate_exact"
     DUPLICATE_OVERLAP = "duplicate_overlap"
     DUPLICATE_NEAR = "duplicate_near"
+    MERGED_ADJACENT = "merged_adjacent"
     NOT_APPLICABLE = "not_applicable"
     LOWER_AUTHORITY = "lower_authority"
     PER_DOCUMENT_CAP = "per_document_cap"
