@@ -22,11 +22,11 @@ of one dataset, and flagged 38% of normal pairs).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, question_terms
-from packer.units import sentence_spans
+from packer.units import complete, sentence_spans
 
 SlotKind = Literal["number", "date"]
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
@@ -53,6 +53,9 @@ class Quantity:
 
     value: float
     unit: str
+    at: int = field(default=0, compare=False)
+    """Where in its sentence (word index): which value answers is the one nearest the
+    question's words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class Date:
     year: int | None
     month: int | None
     day: int | None
+    at: int = field(default=0, compare=False)
 
     def compatible(self, other: "Date") -> bool:
         """Whether both can be the same day: every part both state is equal."""
@@ -73,9 +77,12 @@ class Date:
 
 @dataclass(frozen=True, slots=True)
 class SentenceClaims:
-    """The canonical words of one sentence and the numbers and dates it states."""
+    """The canonical words of one sentence (in order), whether it is a whole sentence
+    (`units.complete`: not a table row or a cut piece), and the numbers and dates
+    it states."""
 
-    words: frozenset[str]
+    words: tuple[str, ...]
+    complete: bool
     numbers: tuple[Quantity, ...]
     dates: tuple[Date, ...]
 
@@ -119,7 +126,7 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
             day = _day(words[i - 1])
             used.add(i - 1)
         if day is not None or year is not None:
-            dates.append(Date(year, month, day))
+            dates.append(Date(year, month, day, i))
     for i, word in enumerate(words):
         if i in used or not _NUMBER.fullmatch(word):
             continue
@@ -138,9 +145,9 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
         elif not unit and nxt.isalpha() and nxt not in _NOT_UNITS and _month(nxt) is None:
             unit = nxt
         if not unit and j == i + 1 and _year(word) is not None:
-            dates.append(Date(int(word), None, None))
+            dates.append(Date(int(word), None, None, i))
             continue
-        numbers.append(Quantity(value, unit))
+        numbers.append(Quantity(value, unit, i))
     return tuple(numbers), tuple(dates)
 
 
@@ -148,9 +155,10 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
     """The typed claims of each sentence of `text` (a function of the text alone)."""
     out = []
     for start, end in sentence_spans(text):
-        words = canonical_words(text[start:end])
+        sentence = text[start:end]
+        words = canonical_words(sentence)
         numbers, dates = _read(words)
-        out.append(SentenceClaims(frozenset(words), numbers, dates))
+        out.append(SentenceClaims(tuple(words), complete(sentence), numbers, dates))
     return tuple(out)
 
 
