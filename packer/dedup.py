@@ -457,8 +457,10 @@ def slot_conflicts(
     slot = question_slot(question)
     if slot is None:
         return []
-    entities = entity_terms(question)
     cues = question_terms(question)
+    entities = entity_terms(
+        question, (c.names for r in records for c in memos.typed_claims(r.text))
+    )
     buckets: dict[str, list[list[_Answer]]] = defaultdict(list)
     for index, record in enumerate(records):
         answer = _answer(index, record, slot, entities, cues, memos)

@@ -22,6 +22,7 @@ of one dataset, and flagged 38% of normal pairs).
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -85,6 +86,8 @@ class SentenceClaims:
     complete: bool
     numbers: tuple[Quantity, ...]
     dates: tuple[Date, ...]
+    names: frozenset[str]
+    """Words written capitalized past the sentence's first (folded): names."""
 
 
 def _month(word: str) -> int | None:
@@ -151,6 +154,10 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
     return tuple(numbers), tuple(dates)
 
 
+def _names(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in canonical_words(text, fold=False)[1:] if w[0].isupper())
+
+
 def claims_of(text: str) -> tuple[SentenceClaims, ...]:
     """The typed claims of each sentence of `text` (a function of the text alone)."""
     out = []
@@ -158,7 +165,9 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
         sentence = text[start:end]
         words = canonical_words(sentence)
         numbers, dates = _read(words)
-        out.append(SentenceClaims(tuple(words), complete(sentence), numbers, dates))
+        out.append(
+            SentenceClaims(tuple(words), complete(sentence), numbers, dates, _names(sentence))
+        )
     return tuple(out)
 
 
@@ -183,7 +192,12 @@ def question_slot(question: str) -> SlotKind | None:
     return None
 
 
-def entity_terms(question: str) -> frozenset[str]:
-    """The question's words a passage must name to be about the same thing: its
-    content words, less those that only say which kind of value is asked for."""
-    return question_terms(question) - _SLOT_WORDS
+def entity_terms(question: str, named: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The question's words a passage must name to be about the same thing: the
+    content words it writes as names, or, in a question written in lower case,
+    those the passages (`named`: their names) write as names; never the words
+    that only say which kind of value is asked for. Rejected: every content word
+    ("built", "lose" in "when did the emperor lose power": fakes reword them)."""
+    terms = question_terms(question) - _SLOT_WORDS
+    asked = _names(question) & terms
+    return asked or terms.intersection(*[frozenset().union(*named)])
