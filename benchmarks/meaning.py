@@ -12,7 +12,10 @@ Three measurements, written to `results/meaning.json` and the report:
   wire dateline, full-width digits). The original and the edit are packed as
   two candidates, of two documents and as two chunks of one revision; a pair
   is folded when one reaches the prompt only through the other. Meaning
-  edits must never fold (flagged is better), formatting edits always should;
+  edits must never fold (flagged is better), formatting edits always should
+  (an upper-cased passage that then starts like a dateline, "HOLIDAY INN
+  ORLANDO - ...", or holds a dotless "ı", is not folded: a miss, never a
+  changed fact);
 - conflicts: every labelled set packed at 2,048 evidence tokens; a flagged
   pair (two members of one conflict group the manifest lists, packed or not)
   is true when one side is misinformation/fake and the other correct/real,

@@ -143,6 +143,8 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
             value *= SCALES[words[j]]
             j += 1
         nxt = words[j] if j < len(words) else ""
+        if nxt == "per" and j + 1 < len(words) and words[j + 1] == "cent":
+            nxt = "%"
         if not unit and nxt in _PERCENT:
             unit = "%"
         elif not unit and nxt.isalpha() and nxt not in _NOT_UNITS and _month(nxt) is None:
