@@ -39,6 +39,7 @@ from packer.records import (
     STOPWORDS,
     SYMBOLS,
     Evidence,
+    canonical_words,
     fact_words,
     meaning_marks,
     question_terms,
@@ -270,6 +271,16 @@ def _stance_changed(left: list[str], right: list[str]) -> bool:
     )
 
 
+def _names_subject(record: Evidence, words: list[str]) -> bool:
+    """Some of the differing words are in the record's title: they name what the
+    passage is about, so a passage with other words there is about something else
+    (templated articles: seasons, editions, years). Rejected: dropping every pair
+    of similar passages with different titles (a reprint keeps a fact under
+    another headline)."""
+    title = record.candidate.title
+    return bool(title) and not set(words).isdisjoint(canonical_words(title))  # type: ignore[arg-type]
+
+
 def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
     """Whether two passages of different documents are a reprint, a conflict, or neither.
 
@@ -296,6 +307,8 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
             continue
         fact_left = any(w in facts_a for w in left)
         fact_right = any(w in facts_b for w in right)
+        if fact_left and fact_right and _names_subject(a, left) and _names_subject(b, right):
+            return None  # "2012–13 ... team" beside "2013–14 ... team": two subjects
         if (fact_left and fact_right) or _stance_changed(left, right):
             replaced = True
         elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):

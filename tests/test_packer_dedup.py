@@ -337,3 +337,25 @@ def test_canonical_form_ignores_case_punctuation_number_format_and_wire_prefix(w
     text = " ".join(words)
     variant = "(AP) — " + text.upper().replace("4,000", "4000").replace("U.S.", "US") + "."
     assert canonical_words(variant) == canonical_words(text)
+
+
+SEASON = (
+    "The 2012-13 Vermont Catamounts men's basketball team represented the University of "
+    "Vermont during the 2012-13 NCAA Division I men's basketball season."
+)
+
+
+def test_templated_articles_whose_titles_name_the_difference_are_no_conflict():
+    """Seasons, editions, years: the changed fact is in the titles, so each passage is
+    about its own subject; without titles to say so, they are flagged."""
+    other = SEASON.replace("2012-13", "2013-14")
+    titled = _gated(
+        candidate("e1", "d1", text=SEASON, title="2012-13 Vermont Catamounts team"),
+        candidate("e2", "d2", text=other, title="2013-14 Vermont Catamounts team"),
+    )
+    assert compare_copies(*titled, DedupConfig()) is None
+    untitled = _gated(
+        candidate("e1", "d1", text=SEASON, title=None),
+        candidate("e2", "d2", text=other, title=None),
+    )
+    assert compare_copies(*untitled, DedupConfig()) == "conflict"
