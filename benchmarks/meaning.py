@@ -16,17 +16,19 @@ Three measurements, written to `results/meaning.json` and the report:
   (an upper-cased passage that then starts like a dateline, "HOLIDAY INN
   ORLANDO - ...", or holds a dotless "ı", is not folded: a miss, never a
   changed fact);
-- conflicts: every labelled set packed at 2,048 evidence tokens; a flagged
-  pair (two members of one conflict group the manifest lists, packed or not)
-  is true when one side is misinformation/fake and the other correct/real,
-  counted per rule that found the group (`copy`, `number`, `date`); recall is
-  the share of misinformation/fake passages grouped with a correct/real one.
-  On HotpotQA and MultiHop-RAG, which hold no conflicts, the share of
+- conflicts: every labelled set packed at 2,048 evidence tokens with each
+  rule set (`copy`, the default; `slot`; both); a flagged pair (two members
+  of one conflict group the manifest lists, packed or not) is true when one
+  side is misinformation/fake and the other correct/real, counted per value
+  type the group names (`copy`, `number`, `date`) and for all groups; recall
+  is the share of misinformation/fake passages grouped with a correct/real
+  one. On HotpotQA and MultiHop-RAG, which hold no conflicts, the share of
   requests with any flag (all false);
 - cost: `deduplicate` (every dedup level and conflict rule) per request at 10
   and 50 candidates (RAMDocs questions, their documents padded with other
   questions' documents), with and without the `slot` rule, on a cold runtime
-  (claims not yet memoized) and a warm one; median of repeats, one process.
+  (claims not yet memoized) and a warm one; median of repeats of the process's
+  CPU time (other jobs on the machine do not count).
 """
 
 import argparse
@@ -60,7 +62,6 @@ from packer.gates import apply_gates
 from packer.runtime import Memos
 from schemas import DedupConfig, PackingConfig, Request
 
-RULE_NAMES = {"copy": {"copy"}, "slot": {"number", "date"}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "meaning.json"
 BUDGET = 2048
 TARGETS = {
@@ -172,13 +173,6 @@ def _share(flags: Sequence[bool]) -> float | None:
     return round(100.0 * sum(flags) / len(flags), 1) if flags else None
 
 
-ALL_RULES = PackingConfig(
-    max_evidence_tokens=BUDGET, dedup=DedupConfig(conflict_rules=("copy", "slot"))
-)
-"""Conflicts are measured with every rule on (`slot` is off by default), then told
-apart by the rules each group names."""
-
-
 def _pack_all(
     requests: Sequence[Request], runtime: PackerRuntime, config: PackingConfig
 ) -> list[Any]:
@@ -186,65 +180,85 @@ def _pack_all(
     return [pack_request(r, catalog, config, runtime, EVAL_TIME).manifest for r in requests]
 
 
+RULE_SETS = {"copy": ("copy",), "slot": ("slot",), "copy+slot": ("copy", "slot")}
+"""Each rule alone (`copy` is the default), and both: a rule's groups would
+otherwise merge with the other's and blur its precision."""
+
+
+def _detection(
+    cases: Sequence[tuple[Request, frozenset[str], frozenset[str]]], manifests: Sequence[Any]
+) -> dict[str, tuple[int, int, set[str]]]:
+    """Per value type a group names (`copy`, `number`, `date`) and `all`: (flagged
+    pairs, true pairs, wrong passages grouped with a right one)."""
+    out: dict[str, tuple[int, int, set[str]]] = defaultdict(lambda: (0, 0, set()))
+    for (_, wrong, right), manifest in zip(cases, manifests, strict=True):
+        for conflict in manifest.conflicts:
+            group = set(conflict.evidence_ids)
+            pairs = list(combinations(sorted(group), 2))
+            true = sum((a in wrong and b in right) or (a in right and b in wrong) for a, b in pairs)
+            for kind in [*conflict.rules, "all"]:
+                flagged, hits, found = out[kind]
+                out[kind] = (
+                    flagged + len(pairs),
+                    hits + true,
+                    found | (group & wrong if group & right else set()),
+                )
+    return out
+
+
 def conflicts(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> dict[str, Any]:
-    """Precision and recall per labelled set and rule; false flags on the sets without conflicts."""
+    """Precision and recall per labelled set, rule set and value type; false flags on
+    the sets without conflicts."""
     labelled = {
         "ramdocs": [(c.request, c.misinfo, c.correct) for c in ramdocs_cases(data_dir, limit)],
         "conflict_nq": [
             (c.request, c.fakes, frozenset([c.real])) for c in conflict_nq_cases(data_dir, limit)
         ],
     }
-    out: dict[str, Any] = {"detection": [], "false_flags": {}}
-    for name, cases in labelled.items():
-        manifests = _pack_all([r for r, _, _ in cases], runtime, ALL_RULES)
-        per_rule: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        found: dict[str, set[str]] = defaultdict(set)
-        wrong_total = 0
-        for (_, wrong, right), manifest in zip(cases, manifests, strict=True):
-            wrong_total += len(wrong)
-            for conflict in manifest.conflicts:
-                group = set(conflict.evidence_ids)
-                for rule in [*conflict.rules, "all"]:
-                    for a, b in combinations(sorted(group), 2):
-                        per_rule[rule][0] += 1
-                        per_rule[rule][1] += (a in wrong and b in right) or (
-                            a in right and b in wrong
-                        )
-                    if group & right:
-                        found[rule] |= group & wrong
-        for rule, (pairs, true) in sorted(per_rule.items()):
-            out["detection"].append(
-                {
-                    "dataset": name,
-                    "rule": rule,
-                    "pairs": pairs,
-                    "precision": round(true / pairs, 3) if pairs else None,
-                    "recall": round(len(found[rule]) / wrong_total, 3) if wrong_total else None,
-                }
-            )
     unlabelled = {
         "hotpotqa": [c.request for c in hotpotqa_cases(data_dir, limit)],
         "multihop_rag": [c.request for c in multihop_cases(data_dir, limit)],
     }
-    for name, requests in unlabelled.items():
-        manifests = _pack_all(requests, runtime, ALL_RULES)
-        for rules in ("copy", "slot"):
-            out["false_flags"][f"{name} ({rules})"] = _share(
-                [any(set(c.rules) & RULE_NAMES[rules] for c in m.conflicts) for m in manifests]
-            )
-        out["false_flags"][f"{name} (both)"] = _share([bool(m.conflicts) for m in manifests])
+    out: dict[str, Any] = {"detection": [], "false_flags": []}
+    for rule_set, rules in RULE_SETS.items():
+        config = PackingConfig(max_evidence_tokens=BUDGET, dedup=DedupConfig(conflict_rules=rules))
+        for name, cases in labelled.items():
+            manifests = _pack_all([r for r, _, _ in cases], runtime, config)
+            wrong_total = sum(len(wrong) for _, wrong, _ in cases)
+            for kind, (pairs, true, found) in sorted(_detection(cases, manifests).items()):
+                out["detection"].append(
+                    {
+                        "dataset": name,
+                        "rules": rule_set,
+                        "value_type": kind,
+                        "pairs": pairs,
+                        "precision": round(true / pairs, 3) if pairs else None,
+                        "recall": round(len(found) / wrong_total, 3) if wrong_total else None,
+                    }
+                )
+        for name, requests in unlabelled.items():
+            manifests = _pack_all(requests, runtime, config)
+            out["false_flags"].append(
+                {"dataset": name, "rules": rule_set,
+                 "requests_flagged": _share([bool(m.conflicts) for m in manifests])}
+            )  # fmt: skip
     return out
 
 
 def _padded(cases: list[Request], size: int) -> list[Request]:
-    """Each request's candidates padded to `size` with other requests' (distinct ids)."""
+    """Each request's candidates padded to `size` with other requests' (a small set
+    reuses them, renamed, so that evidence ids stay distinct)."""
     pool = [c for r in cases for c in r.candidates]
     out = []
     for i, request in enumerate(cases):
         own = list(request.candidates)[:size]
-        ids = {c.evidence_id for c in own}
-        others = (c for c in pool[i * 7 :] + pool[: i * 7] if c.evidence_id not in ids)
-        padding = [next(others) for _ in range(size - len(own))]
+        others = [c for c in pool[i * 7 :] + pool[: i * 7] if c not in own]
+        padding = [
+            others[k % len(others)].model_copy(
+                update={"evidence_id": f"{others[k % len(others)].evidence_id}~{k}"}
+            )
+            for k in range(size - len(own))
+        ]
         out.append(request.model_copy(update={"candidates": tuple(own + padding)}))
     return out
 
@@ -266,9 +280,9 @@ def cost(data_dir: Path, runtime: PackerRuntime, repeat: int = 5) -> list[dict[s
                     memos = Memos()
                     if state == "warm":
                         _dedup_all(padded, gated, config, memos)
-                    start = time.perf_counter()
+                    start = time.process_time()
                     _dedup_all(padded, gated, config, memos)
-                    times.append((time.perf_counter() - start) * 1000 / len(padded))
+                    times.append((time.process_time() - start) * 1000 / len(padded))
                 rows.append(
                     {
                         "candidates": size,
@@ -296,10 +310,14 @@ def report_section(result: dict[str, Any]) -> list[str]:
         for r in result["perturbation"]
     ]
     detection_rows = [
-        f"| {r['dataset']} | {r['rule']} | {r['pairs']} | {r['precision']} | {r['recall']} |"
+        f"| {r['dataset']} | {r['rules']} | {r['value_type']} | {r['pairs']} | "
+        f"{r['precision']} | {r['recall']} |"
         for r in result["conflicts"]["detection"]
     ]
-    flags = result["conflicts"]["false_flags"]
+    flag_rows = [
+        f"| {r['dataset']} | {r['rules']} | {r['requests_flagged']} |"
+        for r in result["conflicts"]["false_flags"]
+    ]
     cost_rows = [
         f"| {r['candidates']} | {r['rules']} | {r['memos']} | {r['ms_per_request']} |"
         for r in result["cost"]
@@ -314,13 +332,13 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|",
         *perturbation_rows,
         "",
-        "| dataset | rule | flagged pairs | precision | recall |",
-        "|---|---|---|---|---|",
+        "| dataset | conflict rules | value type | flagged pairs | precision | recall |",
+        "|---|---|---|---|---|---|",
         *detection_rows,
         "",
-        "Requests with a (false) conflict flag: "
-        + ", ".join(f"{name} {share}%" for name, share in flags.items())
-        + ".",
+        "| dataset (no conflicts) | conflict rules | % requests flagged |",
+        "|---|---|---|",
+        *flag_rows,
         "",
         "| candidates | conflict rules | memos | dedup ms / request |",
         "|---|---|---|---|",
