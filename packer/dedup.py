@@ -16,7 +16,8 @@
   of one report: the lower-ranked one folds into the other's `derived_from`.
   When a fact on one side was replaced by a different fact on the other, and
   they share at least `conflict_similarity` of their words, or their stance
-  changed ("must" for "may", "not" added, "$" for "€"), they disagree: both
+  changed ("must" for "may", "not" added, "$" for "€"), or a near copy swaps a
+  few content words ("a forward" for "a defender"), they disagree: both
   stay and are flagged as a conflict (rule `copy`). The opt-in `slot` rule
   (`slot_conflicts`) compares typed answers to the question across documents.
   Passages tagged with disjoint facets are about different things and never
@@ -281,6 +282,20 @@ def _names_subject(record: Evidence, words: list[str]) -> bool:
     return bool(title) and not set(words).isdisjoint(canonical_words(title))  # type: ignore[arg-type]
 
 
+def _content_swap(left: list[str], right: list[str]) -> bool:
+    """A few content words put in the place of a few others: "a forward" for "a
+    defender", "red lantern" for "yellow lantern"."""
+    return (
+        0 < len(left) <= SWAP_WORDS
+        and 0 < len(right) <= SWAP_WORDS
+        and not _FUNCTION_WORDS.issuperset(left)
+        and not _FUNCTION_WORDS.issuperset(right)
+    )
+
+
+SWAP_WORDS = 3
+
+
 def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
     """Whether two passages of different documents are a reprint, a conflict, or neither.
 
@@ -299,7 +314,7 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
     if ratio < config.conflict_similarity:
         return None
     facts_a, facts_b = fact_words(a.text), fact_words(b.text)
-    replaced = extra = False
+    replaced = extra = swapped = False
     for left, right in diffs:
         if len(left) == 1 and len(right) > 1 and left[0] == _initials(right):
             continue  # "us" for "united states": one name spelled two ways
@@ -313,7 +328,8 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
             replaced = True
         elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):
             extra = True  # a fact or a content word one side has: not the same report
-    if replaced:
+            swapped |= _content_swap(left, right)
+    if replaced or (swapped and ratio >= config.reprint_similarity):
         if a.facets and b.facets and set(a.facets).isdisjoint(b.facets):
             return None  # about different required facets: not the same question
         return "conflict"

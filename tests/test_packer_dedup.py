@@ -359,3 +359,15 @@ def test_templated_articles_whose_titles_name_the_difference_are_no_conflict():
         candidate("e2", "d2", text=other, title=None),
     )
     assert compare_copies(*untitled, DedupConfig()) == "conflict"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("approved", "rejected"), ("the new", "the old"), ("Monday", "Friday")],
+)
+def test_a_few_content_words_swapped_in_a_near_copy_are_a_conflict(before, after):
+    a, b = _gated(
+        candidate("e1", "d1", text=REPORT),
+        candidate("e2", "d2", text=REPORT.replace(before, after)),
+    )
+    assert compare_copies(a, b, DedupConfig()) == "conflict"
