@@ -300,7 +300,8 @@ def _as_packed(record: Evidence, unit: tuple[int, int] | None, memos: Memos) -> 
     if unit is None:
         return record
     text = record.text[unit[0] : unit[1]]
-    return replace(record, text=text, facts=memos.text_facts(text), unit=unit)
+    located = unit_span(record.span, record.text, unit)
+    return replace(record, text=text, facts=memos.text_facts(text), unit=unit, unit_span=located)
 
 
 def _result(
@@ -412,8 +413,7 @@ def _shown(record: Evidence) -> dict:
     if record.unit is None:
         span, digest, partial = record.span, record.facts.sha256 or "", False
     else:
-        span = unit_span(record.span, record.candidate.text, record.unit)
-        digest, partial = sha256_hex(record.text), True
+        span, digest, partial = record.unit_span, sha256_hex(record.text), True
     return {
         "partial": partial,
         "span_start": span[0] if span else None,

@@ -191,7 +191,10 @@ class Evidence:
     span: tuple[int, int] | None
     derived_from: list[str] = field(default_factory=list)
     unit: tuple[int, int] | None = None
-    """Set when only a run of whole sentences is packed: its offsets in the candidate's text."""
+    """Set when only a run of whole sentences is packed: its offsets in the record's text."""
+    unit_span: tuple[int, int] | None = None
+    """That run's offsets in the revision, when the record's span locates its text (a
+    merged record's text is the union of its spans, not its candidate's text)."""
 
     @property
     def evidence_id(self) -> str:
