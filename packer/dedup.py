@@ -345,19 +345,19 @@ def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
     their opening words (common words and words most records share left out),
     which keeps this near linear in the records.
     """
+    words = [set(r.facts.opening).difference(STOPWORDS) for r in records]
+    sizes = [len(w) for w in words]
     if len(records) <= PAIRWISE:
-        words = [set(r.facts.opening).difference(STOPWORDS) for r in records]
         return [
             (i, j)
             for i, j in combinations(range(len(records)), 2)
             if records[i].document_id != records[j].document_id
-            and _shares_enough(records[i], records[j], len(words[i] & words[j]))
+            and _shares_enough(len(words[i] & words[j]), sizes[i], sizes[j])
         ]
     postings: dict[str, list[int]] = defaultdict(list)
-    for i, record in enumerate(records):
-        for word in record.facts.opening:
-            if word not in STOPWORDS:
-                postings[word].append(i)
+    for i, opening in enumerate(words):
+        for word in opening:
+            postings[word].append(i)
     widest = max(16, len(records) // 4)
     shared: Counter[tuple[int, int]] = Counter()
     for indices in postings.values():
@@ -367,7 +367,7 @@ def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
         (i, j)
         for (i, j), n in sorted(shared.items())
         if records[i].document_id != records[j].document_id
-        and _shares_enough(records[i], records[j], n)
+        and _shares_enough(n, sizes[i], sizes[j])
     ]
 
 
@@ -375,9 +375,12 @@ PAIRWISE = 24
 """Up to this many records, every pair's opening words are intersected directly."""
 
 
-def _shares_enough(a: Evidence, b: Evidence, shared: int) -> bool:
-    """Enough opening words in common to compare two passages whole."""
-    return shared >= max(2, 0.4 * min(len(a.facts.opening), len(b.facts.opening)))
+def _shares_enough(shared: int, size_a: int, size_b: int) -> bool:
+    """Enough opening content words in common (of each side's, stopwords left out
+    of both counts) to compare two passages whole. Rejected: counting stopwords
+    in the sizes only, which kept a short passage with a two-word edit ("4,000²"
+    for "4,0002") from ever being compared with its original."""
+    return shared >= max(2, 0.4 * min(size_a, size_b))
 
 
 def fold_reprints(
