@@ -12,8 +12,9 @@
   chunk folds into the better one's `derived_from`.
 - reprint and conflict, across documents: two passages whose canonical words
   mostly agree, in order (`reprint_similarity`), and whose differences are
-  only function words ("has", "will", "the": wording, not content) are copies
-  of one report: the lower-ranked one folds into the other's `derived_from`.
+  only function words ("has", "the": wording, not content; never a modal or a
+  negation) are copies of one report: the lower-ranked one folds into the
+  other's `derived_from`.
   When a fact on one side was replaced by a different fact on the other, and
   they share at least `conflict_similarity` of their words, or their stance
   changed ("must" for "may", "not" added, "$" for "€"), or a near copy swaps a
@@ -21,9 +22,9 @@
   stay and are flagged as a conflict (rule `copy`). The opt-in `slot` rule
   (`slot_conflicts`) compares typed answers to the question across documents.
   Passages tagged with disjoint facets are about different things and never
-  conflict. Rejected: comparing lowercase
-  word skeletons only, which missed every conflict whose sentences hold names,
-  and flagged formatting variants ("4,000" / "4000") as disagreements.
+  conflict. Rejected: comparing lowercase word skeletons only, which missed
+  every conflict whose sentences hold names, and flagged formatting variants
+  ("4,000" / "4000") as disagreements.
 """
 
 from collections import Counter, defaultdict
@@ -282,6 +283,10 @@ def _names_subject(record: Evidence, words: list[str]) -> bool:
     return bool(title) and not set(words).isdisjoint(canonical_words(title))  # type: ignore[arg-type]
 
 
+SWAP_WORDS = 3
+"""At most this many content words on each side of a swap."""
+
+
 def _content_swap(left: list[str], right: list[str]) -> bool:
     """A few content words put in the place of a few others: "a forward" for "a
     defender", "red lantern" for "yellow lantern"."""
@@ -291,9 +296,6 @@ def _content_swap(left: list[str], right: list[str]) -> bool:
         and not _FUNCTION_WORDS.issuperset(left)
         and not _FUNCTION_WORDS.issuperset(right)
     )
-
-
-SWAP_WORDS = 3
 
 
 def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
@@ -449,8 +451,9 @@ def _answer(
     """The passage's answer to the slot: in the whole sentence stating a value of the
     slot's type that shares the most question words (two at least, or all there
     are), the value nearest one of them. None unless the passage names every
-    entity word (checked first on its canonical words: most passages never need
-    their claims read). Rejected: naming half the entity words (RAMDocs date
+    entity word (checked first on its canonical words: the passages that do not
+    are not read further, unless a lower-case question needed every passage's
+    names). Rejected: naming half the entity words (RAMDocs date
     precision 0.35 -> 0.25), and the sentence's first value (it answered with
     "800 males" where the population was asked).
     """
