@@ -157,3 +157,27 @@ def test_slot_conflicts_link_exactly_the_documents_with_different_values(values,
         assert len(grouped) == len(distinct)
     else:
         assert grouped == set()
+
+
+SCALE_WORDS = {"": 1.0, " thousand": 1e3, " million": 1e6, " billion": 1e9}
+
+
+@given(
+    whole=st.integers(0, 999_999_999),
+    decimals=st.sampled_from(["", ".5", ".25", ".05"]),
+    sign=st.sampled_from([("", 1), ("-", -1), ("\u2212", -1), ("+", 1), ("minus ", -1)]),
+    scale=st.sampled_from(sorted(SCALE_WORDS)),
+    unit=st.sampled_from([("people", "people"), ("%", "%"), ("per cent", "%"), ("km", "km")]),
+    grouped=st.booleans(),
+)
+def test_a_written_number_is_read_with_its_sign_scale_and_unit(
+    whole, decimals, sign, scale, unit, grouped
+):
+    """Thousands separators, decimals, every sign form, scale words and units, as
+    written in a sentence: the claim holds the number they state."""
+    digits = f"{whole:,}" if grouped else str(whole)
+    text = f"The count was {sign[0]}{digits}{decimals}{scale} {unit[0]} last year."
+    [sentence] = claims_of(text)
+    expected = sign[1] * float(f"{whole}{decimals}") * SCALE_WORDS[scale]
+    assert list(sentence.numbers) == [Quantity(expected, unit[1])]
+    assert sentence.dates == ()
