@@ -187,8 +187,9 @@ class EvpackOptions(PipelineOptions):
             choices=get_args(PromptFormat),
             help=(
                 "Shape of each prompt line: our messages JSON, or the input line of the "
-                "OpenAI Batch, Anthropic Message Batches or Vertex AI batch prediction API "
-                "(default: the config's prompt_format, messages). Part of config_hash."
+                "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
+                "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
+                "config's prompt_format, messages). Part of config_hash."
             ),
         )
         parser.add_argument(
@@ -205,6 +206,15 @@ class EvpackOptions(PipelineOptions):
             type=int,
             default=DEFAULT_MAX_RECORD_BYTES,
             help="Input records larger than this are dead-lettered unparsed.",
+        )
+        parser.add_argument(
+            "--max_dead_letter_percent",
+            type=float,
+            default=DEFAULT_MAX_DEAD_LETTER_PERCENT,
+            help=(
+                "evpack batch exits 1 when more than this percent of the records read are "
+                "dead letters (or when no prompt was made); 100 never."
+            ),
         )
 
 
@@ -232,8 +242,14 @@ def dataset_name(value: str | None, flag: str = "bigquery_dataset") -> str:
     return value
 
 
+DEFAULT_MAX_DEAD_LETTER_PERCENT = 50.0
+"""More dead letters than records packed: the input is not what the job reads, not a few
+bad records."""
+
+
 NUMBER_FLAGS: dict[str, tuple[Literal["positive", "not negative"], float]] = {
     "max_record_bytes": ("positive", DEFAULT_MAX_RECORD_BYTES),
+    "max_dead_letter_percent": ("not negative", DEFAULT_MAX_DEAD_LETTER_PERCENT),
     "catalog_refresh_seconds": ("positive", DEFAULT_CATALOG_REFRESH_SECONDS),
     "catalog_cache_entries": ("positive", DEFAULT_CATALOG_CACHE_ENTRIES),
     "window_seconds": ("positive", DEFAULT_WINDOW_SECONDS),
@@ -337,7 +353,12 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     config = _read_config(path)
     if prompt_format is None or prompt_format == config.prompt_format:
         return config
-    return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
+        return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    except ValidationError as err:
+        raise UsageError(
+            f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
+        ) from err
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
