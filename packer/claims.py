@@ -2,17 +2,29 @@
 they state, normalized so that equal values compare equal whatever their spelling.
 
 Numbers: digit groups and trailing decimal zeros do not matter ("4,000" = "4000",
-"2.50" = "2.5"); a scale word multiplies ("4 million" = "4,000,000"). Dates:
-"August 8, 2014", "8 August 2014", "Aug. 8, 2014" and "2014-08-08" are one
-date; "August 2014" is a month and "August 8" a day of the year, each found in
-any fuller date of the same month or day. Quoted phrases ("..." or “...”)
-compare case-folded, with quotes, dashes and spacing unified. Spelled-out
-numbers ("four") are not figures here: a deterministic check cannot tell them
-from prose, so they are left to entailment checks.
+"2.50" = "2.5"); a scale multiplies, as a word ("4 million", "4 mn"), a
+suffix on the digits ("4M", "1k", "3.5bn", "$2B") or a CJK scale ("3万"), so
+"3.5bn" is 3,500,000,000 and does not match "3.5 million". In the evidence
+the unscaled value counts too ("$5m" in an answer, read unscaled, still finds
+"$5 million"), never in the answer. A number is read beside any script with
+no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic word
+("A320", "COVID19"). Percentages compare as written: "45%" is 45, never 0.45,
+unless the evidence writes 0.45 itself. Dates: "August 8, 2014", "8 August
+2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and "2014-08-08"
+are one date; "August 2014" is a month and "August 8" a day of the year, each
+found in any fuller date of the same month or day. A numeric date
+("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes a
+date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
+block that writes an unambiguous numeric date settles the order, otherwise
+any reading the block holds supports it. Nothing is guessed. Quoted phrases
+("..." or “...”) compare case-folded, with quotes, dashes and spacing unified.
+Spelled-out numbers ("four") are not figures here: a deterministic check
+cannot tell them from prose, so they are left to entailment checks.
 
 Rejected: matching figures as substrings of the cited text ("40" would be
-found in "1400"), and parsing numbers with locale rules (the evidence is
-English prose whatever its locale).
+found in "1400"), parsing numbers with locale rules (the evidence is
+English prose whatever its locale), and reading an ambiguous numeric date by
+the answer's language (a guess that fails silently).
 """
 
 import re
@@ -23,48 +35,81 @@ _MONTHS = {
     name: i + 1
     for i, names in enumerate(
         [
-            ("January", "Jan"),
-            ("February", "Feb"),
-            ("March", "Mar"),
+            ("January", "Jan", "Januar"),
+            ("February", "Feb", "Februar"),
+            ("March", "Mar", "März"),
             ("April", "Apr"),
-            ("May",),
-            ("June", "Jun"),
-            ("July", "Jul"),
+            ("May", "Mai"),
+            ("June", "Jun", "Juni"),
+            ("July", "Jul", "Juli"),
             ("August", "Aug"),
             ("September", "Sep", "Sept"),
-            ("October", "Oct"),
+            ("October", "Oct", "Oktober"),
             ("November", "Nov"),
-            ("December", "Dec"),
+            ("December", "Dec", "Dezember"),
         ]
     )
     for name in names
 }
+"""English month names and abbreviations, and the German names that differ."""
 _MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"\d{4}"
+_CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
+"""Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
 _DATE = re.compile(
-    rf"\b(?P<iso>(?P<iy>\d{{4}})-(?P<im>0[1-9]|1[0-2])-(?P<id>0[1-9]|[12]\d|3[01]))\b"
+    rf"(?<![\d./-])(?P<iso>(?P<iy>\d{{4}})(?P<isep>[-/.])(?P<im>0?[1-9]|1[0-2])(?P=isep)"
+    rf"(?P<id>0?[1-9]|[12]\d|3[01]))(?![\d./-]?\d)"
+    rf"|(?<![\d./-])(?P<na>\d{{1,2}})(?P<sep>[-/.])(?P<nb>\d{{1,2}})(?P=sep)"
+    rf"(?P<ny>\d{{4}}|\d{{2}})(?![\d./-]?\d)"
     rf"|\b(?P<m1>{_MONTH})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?(?![\d:])"
-    rf"|\b(?P<d2>{_DAY})\s+(?P<m2>{_MONTH}),?(?:\s+(?P<y2>{_YEAR}))?(?!\d)"
+    rf"|\b(?P<d2>{_DAY})\.?\s+(?:of\s+)?(?P<m2>{_MONTH}),?(?:\s+(?P<y2>{_YEAR}))?(?!\d)"
     rf"|\b(?P<m3>{_MONTH}),?\s+(?P<y3>{_YEAR})\b"
 )
+_SCALES = {
+    "thousand": 10**3,
+    "million": 10**6,
+    "mn": 10**6,
+    "mln": 10**6,
+    "billion": 10**9,
+    "bn": 10**9,
+    "trillion": 10**12,
+    "tn": 10**12,
+    "k": 10**3,
+    "m": 10**6,
+    "b": 10**9,
+    "万": 10**4,
+    "亿": 10**8,
+}
+"""Scale words (after a space or not), digit suffixes (`k`, `K`, `M`, `B`; `m` only
+after a currency sign, as "100m" is a distance) and CJK scales, by value."""
 _NUMBER = re.compile(
-    r"(?<![\w.,])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?"
-    r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b)?",
-    re.IGNORECASE,
+    rf"(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)"
+    rf"(?:\.(?P<frac>\d+))?"
+    r"(?:\s*(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
+    rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
+    r"|\s?(?P<cjk>[万亿]))?"
 )
-_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
-_CITATION = re.compile(r"\[([^\[\]\n]{1,200})\]|\(((?:\s*E\d+\s*[,;]?)+)\)")
+_CITATION = re.compile(r"\[([^\[\]\n]{1,200})\]|\(((?:\s*E\d+\s*(?:[,;–-]|and)?)+)\)")
 _LABEL_ITEM = re.compile(r"E\d+")
-_RANGE = re.compile(r"E(\d+)\s*[-–]\s*E(\d+)")
+_RANGE = re.compile(r"E(\d+)\s*[-–—]\s*E?(\d+)")
+MAX_RANGE = 50
+"""A range of more labels than this (`[E1-E400]`) is kept whole as one label, which no
+label map holds: it fails `labels_exist` instead of expanding into hundreds of rows."""
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+|\n\s*\n|\n(?=\s*[-*•\d])")
 _TRAILING_CITATIONS = re.compile(r"([.!?])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
 _ABBREVIATION = re.compile(
-    r"(?:^|[\s(])(?:[A-Z]|[A-Z]\.[A-Z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|No|vs|Inc|Ltd|Co"
-    r"|Corp|Gen|Gov|Sen|Rep|Rev|Mt|Ft|approx|etc|e\.g|i\.e)\.$"
+    r"(?:^|[\s(\"“'‘])(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|Nos?|vs"
+    r"|Inc|Ltd|Co|Corp|Bros|Gen|Gov|Sen|Rep|Rev|Hon|Pres|Lt|Col|Sgt|Capt|Cmdr|Adm|Mt|Ft|Ave"
+    r"|Blvd|Dept|Univ|Vol|Fig|pp|cf|al|ca|approx|est|etc|viz|Rs|Jan|Feb|Mar|Apr|Jun|Jul|Aug"
+    r"|Sep|Sept|Oct|Nov|Dec)\.$"
 )
-"""A piece ending so ("J.", "U.S.", "Dr.", "No.") does not end its sentence."""
+"""A piece ending so ("J.", "U.S.", "e.g.", "p.m.", "Dr.", "No.", "Dec.", "Rs.", also
+after an opening quote or bracket) does not end its sentence."""
+_ORDINAL_END = re.compile(r"(?:^|\s)\d{1,2}\.$")
+_MONTH_START = re.compile(rf"{_MONTH}(?![A-Za-z])")
+"""A German ordinal day ("am 7. September") does not end its sentence before a month."""
 _SPACES = re.compile(r"\s+")
 _UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 
@@ -86,8 +131,26 @@ def number_value(integer: str, fraction: str | None, scale: str | None) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _scale(match: re.Match[str]) -> str | None:
+    suffix = match["suffix"]
+    if suffix == "m" and not match["cur"]:
+        suffix = None  # "100m" is a distance; "$100m" a sum
+    return match["scale"] or suffix or match["cjk"]
+
+
+def _numeric_readings(match: re.Match[str]) -> dict[str, tuple[str, ...]]:
+    """A numeric date's readings by order ("mdy", "dmy"): each the days it can be."""
+    a, b, year_text = int(match["na"]), int(match["nb"]), match["ny"]
+    years = [year_text] if len(year_text) == 4 else [f"19{year_text}", f"20{year_text}"]
+    readings: dict[str, tuple[str, ...]] = {}
+    for order, month, day in (("mdy", a, b), ("dmy", b, a)):
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            readings[order] = tuple(f"{y}-{month:02d}-{day:02d}" for y in years)
+    return readings
+
+
 def _date_keys(match: re.Match[str]) -> tuple[str, ...]:
-    """The date's canonical keys, most specific first: YYYY-MM-DD, YYYY-MM, MM-DD."""
+    """A written date's canonical keys, most specific first: YYYY-MM-DD, YYYY-MM, MM-DD."""
     g = match.groupdict()
     if g["iso"]:
         year, month, day = g["iy"], int(g["im"]), int(g["id"])
@@ -107,28 +170,47 @@ def _date_keys(match: re.Match[str]) -> tuple[str, ...]:
     return tuple(keys)
 
 
+def _day_keys(day: str) -> tuple[str, str, str]:
+    """The keys a full date YYYY-MM-DD is found by: itself, its month, its day of the year."""
+    return day, day[:7], "--" + day[5:]
+
+
 @dataclass(frozen=True)
 class Fact:
-    """One checkable statement of a sentence: a figure, a date or a quoted phrase."""
+    """One checkable statement of a sentence: a figure, a date or a quoted phrase.
+
+    `key` is the canonical form compared with the cited text's; a numeric
+    date has no single one, so `readings` holds each reading's days by order.
+    """
 
     kind: str  # "number", "date" or "quote"
     text: str  # as written in the answer
-    key: str  # canonical form, compared with the cited text's
+    key: str
+    readings: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
 class TextFacts:
-    """The figures, dates and phrase text of one evidence block, ready for lookups."""
+    """The figures, dates and phrase text of one evidence block, ready for lookups.
+
+    `orders` are the orders ("mdy", "dmy") its unambiguous numeric dates use:
+    an answer's numeric date is read only so when there are any.
+    """
 
     numbers: frozenset[str]
     dates: frozenset[str]
     phrase_text: str
+    orders: frozenset[str] = frozenset()
 
     def supports(self, fact: Fact) -> bool:
         if fact.kind == "number":
             return fact.key in self.numbers
         if fact.kind == "date":
-            return fact.key in self.dates
+            if not fact.readings:
+                return fact.key in self.dates
+            usable = [days for order, days in fact.readings if order in self.orders]
+            chosen = usable or [days for _, days in fact.readings]
+            return any(day in self.dates for days in chosen for day in days)
         return fact.key in self.phrase_text
 
 
@@ -137,10 +219,21 @@ def text_facts(text: str) -> TextFacts:
     numbers: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
-        if m["scale"]:
-            numbers.add(number_value(m["int"], m["frac"], m["scale"]))
-    dates = {key for m in _DATE.finditer(text) for key in _date_keys(m)}
-    return TextFacts(frozenset(numbers), frozenset(dates), normalize_phrase(text))
+        if _scale(m):
+            numbers.add(number_value(m["int"], m["frac"], _scale(m)))
+    dates: set[str] = set()
+    orders: set[str] = set()
+    for m in _DATE.finditer(text):
+        if m["na"] is None:
+            dates.update(_date_keys(m))
+            continue
+        readings = _numeric_readings(m)
+        if len(readings) == 1:
+            orders.update(readings)
+        dates.update(key for days in readings.values() for day in days for key in _day_keys(day))
+    return TextFacts(
+        frozenset(numbers), frozenset(dates), normalize_phrase(text), frozenset(orders)
+    )
 
 
 @dataclass(frozen=True)
@@ -149,29 +242,36 @@ class Sentence:
 
     text: str
     labels: tuple[str, ...]
-    """Every label it cites, as written (E-labels and bare numbers)."""
+    """Every label it cites, as written (a range expanded, or kept whole when it cannot be)."""
     facts: tuple[Fact, ...]
 
 
+def _expand(match: re.Match[str]) -> str:
+    """`E2-E4` -> `E2,E3,E4`; a reversed or overlong range stays one (unknown) label."""
+    first, last = int(match[1]), int(match[2])
+    if first <= last and last - first < MAX_RANGE:
+        return ",".join(f"E{i}" for i in range(first, last + 1))
+    return f"E{first}-E{last}"
+
+
+_RANGE_LABEL = re.compile(r"E\d+-E\d+")
+
+
 def cited_labels(text: str) -> tuple[str, ...]:
-    """Labels cited as `[E1]`, `[E1, E3]`, `[E1-E3]` or `(E2)`.
+    """Labels cited as `[E1]`, `[E1, E3]`, `[E1; E3]`, `[E1 and E3]`, `[E1-E3]` or `(E2)`.
 
     A bracket holding anything but labels is not a citation: "[sic]", and
-    footnote marks such as "[9]" that answers copy from their sources.
+    footnote marks such as "[9]" that answers copy from their sources; nor
+    is a bare `E2`, a lower-case `[e2]` or `[Source 2]`. A range is each of
+    its labels; a reversed one (`[E9-E2]`) or one over more than
+    `MAX_RANGE` labels stays whole, a label no map holds.
     """
     labels: list[str] = []
     for m in _CITATION.finditer(text):
         inner = m[1] if m[1] is not None else m[2]
-        expanded = _RANGE.sub(
-            lambda r: (
-                ",".join(f"E{i}" for i in range(int(r[1]), int(r[2]) + 1))
-                if 0 < int(r[2]) - int(r[1]) < 100
-                else r[0]
-            ),
-            inner,
-        )
+        expanded = _RANGE.sub(_expand, inner)
         items = [item for item in re.split(r"[\s,;]+", expanded) if item and item != "and"]
-        if items and all(_LABEL_ITEM.fullmatch(item) for item in items):
+        if items and all(_LABEL_ITEM.fullmatch(i) or _RANGE_LABEL.fullmatch(i) for i in items):
             labels.extend(items)
     return tuple(labels)
 
@@ -190,6 +290,13 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
             facts.append(Fact("quote", m[0], phrase))
     spans = []
     for m in _DATE.finditer(plain):
+        if m["na"] is not None:
+            readings = _numeric_readings(m)
+            if readings:
+                first = next(iter(readings.values()))[0]
+                facts.append(Fact("date", m[0], first, tuple(readings.items())))
+                spans.append(m.span())
+            continue
         keys = _date_keys(m)
         if keys:
             facts.append(Fact("date", m[0], keys[0]))
@@ -198,8 +305,18 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
     for start, end in reversed(spans):
         rest = rest[:start] + " " * (end - start) + rest[end:]
     for m in _NUMBER.finditer(rest):
-        facts.append(Fact("number", m[0], number_value(m["int"], m["frac"], m["scale"])))
+        facts.append(Fact("number", m[0], number_value(m["int"], m["frac"], _scale(m))))
     return tuple(facts)
+
+
+def _continues(previous: str, piece: str) -> bool:
+    """Whether `piece` goes on the sentence `previous` (the split before it was no end)."""
+    return (
+        piece[0].islower()
+        or not _strip_citations(piece).strip(" .;,")
+        or bool(_ABBREVIATION.search(previous))
+        or bool(_ORDINAL_END.search(previous) and _MONTH_START.match(piece))
+    )
 
 
 def split_sentences(answer: str) -> list[str]:
@@ -207,16 +324,18 @@ def split_sentences(answer: str) -> list[str]:
 
     A sentence ends at `.`, `!` or `?` (and closing quotes or brackets) before
     whitespace, at a blank line or before a list item; a piece that starts in
-    lower case ("e.g. this"), or follows an initial or a common abbreviation
-    ("Joseph A. Conry", "Dr. Li"), continues the sentence. A run of citations
-    after a full stop belongs to the sentence before it.
+    lower case ("e.g. this"), or follows an initial, a common abbreviation
+    ("Joseph A. Conry", "Dr. Li", "U.S. troops", "Dec. 12") or a German
+    ordinal day before a month ("7. September"), continues the sentence. A
+    run of citations after a full stop belongs to the sentence before it.
+    This splitter reads answers only; evidence is cut into units by
+    `packer.units`, whose rules are part of the packing output.
     """
     moved = _TRAILING_CITATIONS.sub(r"\2\1", answer)  # "x. [E1]" cites for x: "x [E1]."
     pieces = [p.strip() for p in _SENTENCE_END.split(moved) if p and p.strip()]
     sentences: list[str] = []
     for piece in pieces:
-        continues = piece[0].islower() or not _strip_citations(piece).strip(" .;,")
-        if sentences and (continues or _ABBREVIATION.search(sentences[-1])):
+        if sentences and _continues(sentences[-1], piece):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

@@ -3,7 +3,10 @@
 Seed 002's "verify after generation" and seed 000's citation check, as far as
 they can be decided without a model (README, "Verifying answers"):
 
+- `answered`: the answer has a word in it (an empty or blank answer fails).
 - `labels_exist`: every cited label is in the request's label map.
+- `cites_evidence`: an answer whose packet has evidence cites a label at all,
+  unless it says the evidence lacks the answer (an abstention).
 - `no_leaked_ids`: no evidence or document id of the run appears, other than
   this packet's own (ids are checked when they cannot be prose: four
   characters or more, with a digit or one of `_-:/.`).
@@ -37,24 +40,45 @@ from dataclasses import dataclass, field
 from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
 from schemas.verification import CheckName, CheckResult
 
-_UNAVAILABLE = re.compile(
-    r"\b(?:no|not any|without)\s+(?:supporting\s+)?(?:evidence|information|source|record|data)"
-    r"|\bnot\s+(?:available|mentioned|stated|specified|provided|covered|given|found|known|addressed"
-    r"|included|listed|in\s+the\s+(?:evidence|sources?|records?))"
-    r"|\bunavailable\b|\bunknown\b|\bunclear\b"
-    r"|\b(?:do|does|did)(?:\s+not|n't)\s+(?:say|state|mention|contain|cover|include|specify"
-    r"|address|provide|give|tell|answer|indicate|describe|explain|discuss|detail|list|show)"
-    r"|\b(?:cannot|can't|can\s+not|unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered"
-    r"|say|tell|find|found|confirm|confirmed)"
-    r"|\bno\s+(?:answer|mention)\b|\binsufficient\b",
-    re.IGNORECASE,
+UNAVAILABLE_PHRASES = (
+    r"\b(?:no|not\s+any|without|lack(?:s|ing)?(?:\s+any)?)\s+(?:\w+\s+){0,2}?(?:evidence"
+    r"|information|source|record|data|details?|mention|reference|indication|figures?|facts?)\b",
+    r"(?:\bnot|n't)\s+(?:(?:be|been|explicitly|directly|clearly|specifically)\s+)?(?:available"
+    r"|mentioned|stated|specified|provided|covered|given|found|known|addressed|included|listed"
+    r"|discussed|reported|disclosed|described|documented|present|contained|indicated|clear"
+    r"|identified|named|recorded|in\s+the\s+(?:evidence|sources?|records?|documents?))",
+    r"\b(?:unavailable|unknown|unclear|unspecified|unstated|unreported|undisclosed"
+    r"|unmentioned|insufficient)\b",
+    r"\b(?:do|does|did)(?:\s+not|n't)\s+(?:\w+ly\s+)?(?:say|state|mention|contain|cover"
+    r"|include|specify|address|provide|give|tell|answer|indicate|describe|explain|discuss"
+    r"|detail|list|show|report|reveal|disclose|offer|touch|appear|seem|have|hold|support"
+    r"|establish|confirm|identify|clarify|name|know|speak|refer)",
+    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable\s+to|was\s+unable\s+to"
+    r"|were\s+unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered|say|tell"
+    r"|find|found|locate|located|confirm|confirmed|identify|identified|verify|verified"
+    r"|establish|established|see|infer|inferred)",
+    r"\b(?:found|find|see|is|are|was|were|there\s+is|there's)\s+(?:nothing|no\s+mention)\b",
+    r"\bnothing\s+(?:about|on|regarding|concerning|is\s+said|was\s+found|in\s+the)\b",
+    r"\b(?:silent|mute)\s+(?:on|about|regarding|as\s+to|concerning)\b",
+    r"\bnone\s+of\s+the\s+(?:sources|documents|evidence|passages|records|blocks|texts"
+    r"|articles|excerpts|results)\b",
+    r"\b(?:beyond|outside)\s+(?:the\s+)?scope\b",
 )
-"""How answers say that the evidence does not hold something (abstention, uncovered facet)."""
+"""How answers say the evidence does not hold something (an abstention, an uncovered
+facet): "no information on X", "X is not mentioned", "the documents do not say",
+"I could not find anything about X", "there is nothing about X", "the documents
+are silent on X", "none of the sources cover X", "X is unknown", "beyond the
+scope". A negated claim about the world ("the bridge was not built") is no
+such statement only when it names neither the sources nor a lack of them;
+telling them apart beyond these phrasings needs a model."""
+_UNAVAILABLE = re.compile("|".join(UNAVAILABLE_PHRASES), re.IGNORECASE)
 _SOURCES = re.compile(
-    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?)\b",
+    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?"
+    r"|articles?|texts?|excerpts?|materials?|I|we)\b",
     re.IGNORECASE,
 )
-"""What an answer names when it says the evidence lacks something ("the sources do not ...")."""
+"""What an answer names when it says the evidence lacks something ("the sources do not ...",
+"I could not find ...")."""
 
 _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
@@ -139,6 +163,26 @@ def _result(
 
 def _skip(name: CheckName, why: str) -> CheckResult:
     return CheckResult(name=name, outcome="skip", offending=[], sentences=[], detail=why)
+
+
+def check_answered(answer: str) -> CheckResult:
+    empty = not _WORD.search(answer)
+    return _result("answered", ["empty answer"] if empty else [], (), "the answer has no text")
+
+
+def check_cites_evidence(sentences: list[Sentence], packet: Packet, answer: str) -> CheckResult:
+    """Any citation counts here (an unknown one fails `labels_exist`)."""
+    if not packet.blocks:
+        return _skip("cites_evidence", "the packet has no evidence")
+    if not _WORD.search(answer):
+        return _skip("cites_evidence", "empty answer")
+    uncited = not any(s.labels for s in sentences) and not _UNAVAILABLE.search(answer)
+    return _result(
+        "cites_evidence",
+        ["no citation"] if uncited else [],
+        (),
+        "the packet has evidence, and the answer cites none of it nor says it lacks the answer",
+    )
 
 
 def check_labels(sentences: list[Sentence], packet: Packet) -> CheckResult:
@@ -292,7 +336,9 @@ def verify_answer(answer: str, packet: Packet, run_ids: frozenset[str] = frozens
     sentences = parse_answer(answer)
     cited = {label for s in sentences for label in s.labels}
     checks = [
+        check_answered(answer),
         check_labels(sentences, packet),
+        check_cites_evidence(sentences, packet, answer),
         check_leaked_ids(sentences, packet, run_ids),
         check_cited(sentences, packet),
         check_supported(sentences, packet),

@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas._types import UtcDatetime
 
 CheckName = Literal[
+    "answered",
     "labels_exist",
+    "cites_evidence",
     "no_leaked_ids",
     "factual_sentences_cited",
     "figures_supported",
