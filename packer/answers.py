@@ -17,6 +17,13 @@ Result lines, as each provider documents them:
 
 Each line's format is told from its keys, so one answers file may mix them.
 A line that is none of these raises `AnswerError` (a dead letter upstream).
+
+A result the API calls a success but that holds no text (Anthropic `content:
+[]` or only non-text blocks, an OpenAI message whose `content` is null, with
+or without a `refusal`, a Vertex candidate without parts) is `no_content`,
+with the stop or finish reason as its error: an API outcome like `errored`,
+not an empty answer that checks could pass. A text that is present but blank
+is an answer, and fails the `answered` check.
 """
 
 import json
@@ -39,9 +46,16 @@ class Answer:
 
     key: str
     answer_format: AnswerFormat
-    status: str  # succeeded, errored, canceled, expired
+    status: str  # succeeded, errored, canceled, expired, no_content
     text: str
     error: str | None
+    file: str | None = None
+    """The answers file and 1-based line the answer was read from, when read from a file."""
+    line: int | None = None
+
+
+def _no_content(key: str, answer_format: AnswerFormat, why: Any) -> Answer:
+    return Answer(key, answer_format, "no_content", "", f"no text in the result ({why})")
 
 
 def _object(line: str, what: str) -> dict[str, Any]:
@@ -70,9 +84,14 @@ def _openai(line: dict[str, Any]) -> Answer:
         error = _message(body.get("error")) or f"status code {response.get('status_code')}"
         return Answer(key, "openai_batch", "errored", "", error)
     try:
-        content = body["choices"][0]["message"].get("content") or ""
+        choice = body["choices"][0]
+        message = choice["message"]
+        content = message.get("content")
     except (KeyError, IndexError, TypeError, AttributeError) as err:
         raise AnswerError("OpenAI result without choices[0].message") from err
+    if content is None:
+        why = message.get("refusal") or f"finish_reason {choice.get('finish_reason')}"
+        return _no_content(key, "openai_batch", why)
     return Answer(key, "openai_batch", "succeeded", str(content), None)
 
 
@@ -90,11 +109,17 @@ def _anthropic(line: dict[str, Any]) -> Answer:
     if kind != "succeeded":
         error = _message(result.get("error")) or kind
         return Answer(key, "anthropic_batch", kind, "", error)
-    content = (result.get("message") or {}).get("content") or []
-    text = "".join(
-        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
-    return Answer(key, "anthropic_batch", "succeeded", text, None)
+    message = result.get("message") or {}
+    if not isinstance(message, dict) or not isinstance(message.get("content") or [], list):
+        raise AnswerError("Anthropic result whose message is not {content: [...]}")
+    texts = [
+        b.get("text", "")
+        for b in message.get("content") or []
+        if isinstance(b, dict) and b.get("type") == "text"
+    ]
+    if not texts:
+        return _no_content(key, "anthropic_batch", f"stop_reason {message.get('stop_reason')}")
+    return Answer(key, "anthropic_batch", "succeeded", "".join(texts), None)
 
 
 def _vertex(line: dict[str, Any]) -> Answer:
@@ -108,8 +133,10 @@ def _vertex(line: dict[str, Any]) -> Answer:
         feedback = (line.get("response") or {}).get("promptFeedback")
         return Answer(key, "vertex_batch", "errored", "", _message(feedback) or "no candidates")
     parts = (candidates[0].get("content") or {}).get("parts") or []
-    text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
-    return Answer(key, "vertex_batch", "succeeded", text, None)
+    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    if not texts:
+        return _no_content(key, "vertex_batch", f"finishReason {candidates[0].get('finishReason')}")
+    return Answer(key, "vertex_batch", "succeeded", "".join(texts), None)
 
 
 def _plain(line: dict[str, Any]) -> Answer:

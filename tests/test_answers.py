@@ -131,3 +131,49 @@ def test_a_mapped_custom_id_resolves_to_its_request() -> None:
     stray = Answer("h-" + "0" * 32, "anthropic_batch", "succeeded", "x", None)
     (row,) = list(_resolve((stray.key, {"request_ids": [], "answers": [stray], "prompts": []})))
     assert row.value.status == "unknown_request"
+
+
+def test_a_success_without_text_is_its_own_outcome_not_an_empty_answer() -> None:
+    anthropic = {
+        "custom_id": "q1",
+        "result": {
+            "type": "succeeded",
+            "message": {"content": [], "stop_reason": "refusal"},
+        },
+    }
+    answer = parse_answer_line(_line(anthropic))
+    assert (answer.status, answer.text) == ("no_content", "")
+    assert "refusal" in (answer.error or "")
+    tool_only = {**anthropic, "result": {"type": "succeeded", "message": {"content": [
+        {"type": "tool_use", "id": "t", "name": "x", "input": {}}
+    ]}}}  # fmt: skip
+    assert parse_answer_line(_line(tool_only)).status == "no_content"
+    refused = json.loads(json.dumps(OPENAI_OK))
+    refused["response"]["body"]["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": "I can't help with that.",
+    }
+    answer = parse_answer_line(_line(refused))
+    assert answer.status == "no_content" and "can't help" in (answer.error or "")
+    request = json.loads(format_line(PROMPT, 100, "vertex_batch"))["request"]
+    blocked = {
+        "status": "",
+        "request": request,
+        "response": {"candidates": [{"finishReason": "SAFETY"}]},
+    }
+    answer = parse_answer_line(_line(blocked))
+    assert answer.status == "no_content" and "SAFETY" in (answer.error or "")
+
+
+def test_a_blank_text_is_an_answer_that_the_checks_then_fail() -> None:
+    blank = json.loads(json.dumps(OPENAI_OK))
+    blank["response"]["body"]["choices"][0]["message"]["content"] = "  "
+    assert parse_answer_line(_line(blank)).status == "succeeded"
+    assert parse_answer_line('{"request_id": "q", "answer": ""}').status == "succeeded"
+
+
+def test_a_message_that_is_not_an_object_is_refused() -> None:
+    line = {"custom_id": "q", "result": {"type": "succeeded", "message": "text"}}
+    with pytest.raises(AnswerError):
+        parse_answer_line(_line(line))
