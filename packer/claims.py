@@ -97,8 +97,11 @@ _RANGE = re.compile(r"E(\d+)\s*[-–—]\s*E?(\d+)")
 MAX_RANGE = 50
 """A range of more labels than this (`[E1-E400]`) is kept whole as one label, which no
 label map holds: it fails `labels_exist` instead of expanding into hundreds of rows."""
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+|\n\s*\n|\n(?=\s*[-*•\d])")
-_TRAILING_CITATIONS = re.compile(r"([.!?])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+|(?:(?<=[。！？])(?![」』”）)])|(?<=[。！？][」』”）)]))\s*"
+    r"|\n\s*\n|\n(?=\s*[-*•\d])"
+)
+_TRAILING_CITATIONS = re.compile(r"([.!?。！？])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
 _ABBREVIATION = re.compile(
     r"(?:^|[\s(\"“'‘])(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|Nos?|vs"
     r"|Inc|Ltd|Co|Corp|Bros|Gen|Gov|Sen|Rep|Rev|Hon|Pres|Lt|Col|Sgt|Capt|Cmdr|Adm|Mt|Ft|Ave"
@@ -107,7 +110,7 @@ _ABBREVIATION = re.compile(
 )
 """A piece ending so ("J.", "U.S.", "e.g.", "p.m.", "Dr.", "No.", "Dec.", "Rs.", also
 after an opening quote or bracket) does not end its sentence."""
-_ORDINAL_END = re.compile(r"(?:^|\s)\d{1,2}\.$")
+_ORDINAL_END = re.compile(r"(?:^|[\s(\[\"“'‘])\d{1,2}\.$")
 _MONTH_START = re.compile(rf"{_MONTH}(?![A-Za-z])")
 """A German ordinal day ("am 7. September") does not end its sentence before a month."""
 _SPACES = re.compile(r"\s+")
@@ -323,7 +326,8 @@ def split_sentences(answer: str) -> list[str]:
     """The answer's sentences.
 
     A sentence ends at `.`, `!` or `?` (and closing quotes or brackets) before
-    whitespace, at a blank line or before a list item; a piece that starts in
+    whitespace, at a CJK full stop `。`, `！` or `？`, at a blank line or before
+    a list item; a piece that starts in
     lower case ("e.g. this"), or follows an initial, a common abbreviation
     ("Joseph A. Conry", "Dr. Li", "U.S. troops", "Dec. 12") or a German
     ordinal day before a month ("7. September"), continues the sentence. A

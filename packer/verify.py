@@ -6,7 +6,8 @@ they can be decided without a model (README, "Verifying answers"):
 - `answered`: the answer has a word in it (an empty or blank answer fails).
 - `labels_exist`: every cited label is in the request's label map.
 - `cites_evidence`: an answer whose packet has evidence cites a label at all,
-  unless it says the evidence lacks the answer (an abstention).
+  unless it abstains (`abstains`: mostly sentences saying the evidence lacks
+  something, and no figure stated otherwise).
 - `no_leaked_ids`: no evidence or document id of the run appears, other than
   this packet's own (ids are checked when they cannot be prose: four
   characters or more, with a digit or one of `_-:/.`).
@@ -170,18 +171,27 @@ def check_answered(answer: str) -> CheckResult:
     return _result("answered", ["empty answer"] if empty else [], (), "the answer has no text")
 
 
+def abstains(sentences: list[Sentence]) -> bool:
+    """An answer that abstains: at least half its sentences say the evidence lacks something,
+    and no other sentence states a figure, date or quotation ("I'm sorry. The documents do
+    not say." abstains; "It rose 4%. The sources do not cover 2025." does not)."""
+    lacking = [bool(_UNAVAILABLE.search(s.text)) for s in sentences]
+    stated = any(s.facts for s, lacks in zip(sentences, lacking, strict=True) if not lacks)
+    return any(lacking) and not stated and 2 * sum(lacking) >= len(sentences)
+
+
 def check_cites_evidence(sentences: list[Sentence], packet: Packet, answer: str) -> CheckResult:
     """Any citation counts here (an unknown one fails `labels_exist`)."""
     if not packet.blocks:
         return _skip("cites_evidence", "the packet has no evidence")
     if not _WORD.search(answer):
         return _skip("cites_evidence", "empty answer")
-    uncited = not any(s.labels for s in sentences) and not _UNAVAILABLE.search(answer)
+    uncited = not any(s.labels for s in sentences) and not abstains(sentences)
     return _result(
         "cites_evidence",
         ["no citation"] if uncited else [],
         (),
-        "the packet has evidence, and the answer cites none of it nor says it lacks the answer",
+        "the packet has evidence, and the answer cites none of it nor abstains",
     )
 
 
