@@ -28,6 +28,7 @@ the answer's language (a guess that fails silently).
 """
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -58,14 +59,16 @@ _YEAR = r"\d{4}"
 _CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
 """Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
 _DATE = re.compile(
-    rf"(?<![\d./-])(?P<iso>(?P<iy>\d{{4}})(?P<isep>[-/.])(?P<im>0?[1-9]|1[0-2])(?P=isep)"
+    rf"(?=[\dJFMASOND])(?:(?<![\d./-])(?P<iso>(?P<iy>\d{{4}})(?P<isep>[-/.])(?P<im>0?[1-9]|1[0-2])(?P=isep)"
     rf"(?P<id>0?[1-9]|[12]\d|3[01]))(?![\d./-]?\d)"
     rf"|(?<![\d./-])(?P<na>\d{{1,2}})(?P<sep>[-/.])(?P<nb>\d{{1,2}})(?P=sep)"
     rf"(?P<ny>\d{{4}}|\d{{2}})(?![\d./-]?\d)"
     rf"|\b(?P<m1>{_MONTH})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?(?![\d:])"
     rf"|\b(?P<d2>{_DAY})\.?\s+(?:of\s+)?(?P<m2>{_MONTH}),?(?:\s+(?P<y2>{_YEAR}))?(?!\d)"
-    rf"|\b(?P<m3>{_MONTH}),?\s+(?P<y3>{_YEAR})\b"
+    rf"|\b(?P<m3>{_MONTH}),?\s+(?P<y3>{_YEAR})\b)"
 )
+"""Every date form starts with a digit or a month's capital: the lookahead skips other
+positions before the alternatives are tried (a third of the checks' time without it)."""
 _SCALES = {
     "thousand": 10**3,
     "million": 10**6,
@@ -84,7 +87,7 @@ _SCALES = {
 """Scale words (after a space or not), digit suffixes (`k`, `K`, `M`, `B`; `m` only
 after a currency sign, as "100m" is a distance) and CJK scales, by value."""
 _NUMBER = re.compile(
-    rf"(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)"
+    rf"(?=[\d$£€¥₹])(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)"
     rf"(?:\.(?P<frac>\d+))?"
     r"(?:\s*(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
     rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
@@ -97,23 +100,28 @@ _RANGE = re.compile(r"E(\d+)\s*[-–—]\s*E?(\d+)")
 MAX_RANGE = 50
 """A range of more labels than this (`[E1-E400]`) is kept whole as one label, which no
 label map holds: it fails `labels_exist` instead of expanding into hundreds of rows."""
-_SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"”’)\]]))\s+|(?:(?<=[。！？])(?![」』”）)])|(?<=[。！？][」』”）)]))\s*"
-    r"|\n\s*\n|\n(?=\s*[-*•\d])"
+_BREAK = re.compile(
+    r"[.!?][\"”’)\]]?(?P<gap>\s+)|[。！？][」』”）)]?(?P<cjk>\s*)"
+    r"|(?P<line>\n\s*\n|\n(?=\s*[-*•\d]))"
 )
+"""Where a piece ends: the whitespace after `.`, `!` or `?` (and a closing quote or bracket),
+after a CJK full stop, a blank line, or the line break before a list item. The pattern
+starts with a character class so the scan skips ahead; rejected: lookbehinds at every
+position, three times slower."""
 _TRAILING_CITATIONS = re.compile(r"([.!?。！？])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
 _ABBREVIATION = re.compile(
-    r"(?:^|[\s(\"“'‘])(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|Nos?|vs"
+    r"[(\[\"“'‘]?(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|Nos?|vs"
     r"|Inc|Ltd|Co|Corp|Bros|Gen|Gov|Sen|Rep|Rev|Hon|Pres|Lt|Col|Sgt|Capt|Cmdr|Adm|Mt|Ft|Ave"
     r"|Blvd|Dept|Univ|Vol|Fig|pp|cf|al|ca|approx|est|etc|viz|Rs|Jan|Feb|Mar|Apr|Jun|Jul|Aug"
-    r"|Sep|Sept|Oct|Nov|Dec)\.$"
+    r"|Sep|Sept|Oct|Nov|Dec)\."
 )
-"""A piece ending so ("J.", "U.S.", "e.g.", "p.m.", "Dr.", "No.", "Dec.", "Rs.", also
-after an opening quote or bracket) does not end its sentence."""
-_ORDINAL_END = re.compile(r"(?:^|[\s(\[\"“'‘])\d{1,2}\.$")
+"""A piece whose last word is so ("J.", "U.S.", "e.g.", "p.m.", "Dr.", "No.", "Dec.",
+"Rs.", also after an opening quote or bracket) does not end its sentence."""
+_ORDINAL_END = re.compile(r"[(\[\"“'‘]?\d{1,2}\.")
 _MONTH_START = re.compile(rf"{_MONTH}(?![A-Za-z])")
 """A German ordinal day ("am 7. September") does not end its sentence before a month."""
 _SPACES = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
 _UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 
 
@@ -291,6 +299,8 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
         phrase = normalize_phrase(m[1] or m[2]).strip(" .,;:!?'\"")
         if phrase:
             facts.append(Fact("quote", m[0], phrase))
+    if not _DIGIT.search(plain):
+        return tuple(facts)  # every date and figure has a digit
     spans = []
     for m in _DATE.finditer(plain):
         if m["na"] is not None:
@@ -313,13 +323,27 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
 
 
 def _continues(previous: str, piece: str) -> bool:
-    """Whether `piece` goes on the sentence `previous` (the split before it was no end)."""
+    """Whether `piece` goes on the sentence `previous` (the split before it was no end).
+
+    Only the last word of `previous` is matched: a search anchored at its end
+    would scan the whole sentence at each split (most of the checks' time).
+    """
+    last = previous.rsplit(None, 1)[-1]
     return (
         piece[0].islower()
         or not _strip_citations(piece).strip(" .;,")
-        or bool(_ABBREVIATION.search(previous))
-        or bool(_ORDINAL_END.search(previous) and _MONTH_START.match(piece))
+        or bool(_ABBREVIATION.fullmatch(last))
+        or bool(_ORDINAL_END.fullmatch(last) and _MONTH_START.match(piece))
     )
+
+
+def _pieces(text: str) -> Iterator[str]:
+    start = 0
+    for m in _BREAK.finditer(text):
+        name = m.lastgroup or "gap"
+        yield text[start : m.start(name)]
+        start = m.end(name)
+    yield text[start:]
 
 
 def split_sentences(answer: str) -> list[str]:
@@ -336,7 +360,7 @@ def split_sentences(answer: str) -> list[str]:
     `packer.units`, whose rules are part of the packing output.
     """
     moved = _TRAILING_CITATIONS.sub(r"\2\1", answer)  # "x. [E1]" cites for x: "x [E1]."
-    pieces = [p.strip() for p in _SENTENCE_END.split(moved) if p and p.strip()]
+    pieces = [p.strip() for p in _pieces(moved) if p.strip()]
     sentences: list[str] = []
     for piece in pieces:
         if sentences and _continues(sentences[-1], piece):
