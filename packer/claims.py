@@ -226,22 +226,25 @@ class TextFacts:
 
 
 def text_facts(text: str) -> TextFacts:
-    """Every figure (also those inside dates, and unscaled too) and date of a text."""
+    """Every figure (also those inside dates, and unscaled too) and date of a text; its
+    ambiguous numeric dates in the order its unambiguous ones use (both when none says)."""
     numbers: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
         if _scale(m):
             numbers.add(number_value(m["int"], m["frac"], _scale(m)))
     dates: set[str] = set()
-    orders: set[str] = set()
+    numeric: list[dict[str, tuple[str, ...]]] = []
     for m in _DATE.finditer(text):
         if m["na"] is None:
             dates.update(_date_keys(m))
-            continue
-        readings = _numeric_readings(m)
-        if len(readings) == 1:
-            orders.update(readings)
-        dates.update(key for days in readings.values() for day in days for key in _day_keys(day))
+        else:
+            numeric.append(_numeric_readings(m))
+    orders = {order for readings in numeric if len(readings) == 1 for order in readings}
+    for readings in numeric:
+        settled = [days for order, days in readings.items() if order in orders]
+        for days in settled or readings.values():
+            dates.update(key for day in days for key in _day_keys(day))
     return TextFacts(
         frozenset(numbers), frozenset(dates), normalize_phrase(text), frozenset(orders)
     )

@@ -1,0 +1,188 @@
+"""How answers are read: dates, scales, scripts, sentences, citation forms, abstentions."""
+
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from packer.claims import MAX_RANGE, cited_labels, sentence_facts, split_sentences
+from packer.verify import Packet, verify_answer
+
+
+def _failed(answer: str, *blocks: str, uncovered: tuple[str, ...] = ()) -> list[str]:
+    packet = Packet(
+        request_id="q",
+        blocks={f"E{i}": b for i, b in enumerate(blocks, 1)},
+        uncovered=uncovered,
+    )
+    return verify_answer(answer, packet).failed
+
+
+NUMERIC = {
+    "mdy": lambda d: f"{d.month}/{d.day}/{d.year}",
+    "dmy": lambda d: f"{d.day}/{d.month}/{d.year}",
+    "dotted": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
+    "short_year": lambda d: f"{d.month}/{d.day}/{d.year % 100:02d}",
+    "iso_slashes": lambda d: f"{d.year}/{d.month:02d}/{d.day:02d}",
+}
+days = st.dates(min_value=date(1930, 1, 1), max_value=date(2029, 12, 30))
+
+
+@given(days, st.sampled_from(sorted(NUMERIC)))
+def test_a_numeric_date_is_supported_in_any_order(day: date, form: str) -> None:
+    block = f"It happened on {day.strftime('%d %B %Y')}."
+    assert _failed(f"It happened on {NUMERIC[form](day)} [E1].", block) == []
+
+
+@given(days, st.sampled_from(sorted(NUMERIC)), st.integers(min_value=1, max_value=40))
+def test_a_shifted_numeric_date_is_flagged_unless_a_reading_matches(
+    day: date, form: str, shift: int
+) -> None:
+    later = day + timedelta(days=shift)
+    swapped = {(later.day, later.month), (later.month, later.day)}
+    assume((day.month, day.day) not in swapped or day.year != later.year)
+    block = f"It happened on {day.strftime('%d %B %Y')}."
+    assert _failed(f"It happened on {NUMERIC[form](later)} [E1].", block) == ["figures_supported"]
+
+
+def test_an_ambiguous_date_is_read_in_the_order_the_evidence_uses() -> None:
+    dmy = "Filed 25/12/2020; heard 03/04/2021."
+    assert _failed("It was heard on 3/4/2021 [E1].", dmy) == []
+    assert _failed("It was heard on 4/3/2021 [E1].", dmy) == ["figures_supported"]
+    words = "Heard on 3 April 2021."  # no numeric order in the evidence: both readings
+    assert _failed("It was heard on 4/3/2021 [E1].", words) == []
+    assert _failed("It was heard on 3/4/2021 [E1].", words) == []
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["Dec. 12, 2019", "12th of December 2019", "12. Dezember 2019", "12. December 2019",
+     "Dec 12th, 2019", "2019-12-12", "12/12/2019", "12.12.2019"],
+)  # fmt: skip
+def test_date_spellings(written: str) -> None:
+    assert _failed(f"The deal closed on {written} [E1].", "It closed on December 12, 2019.") == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "block", "supported"),
+    [
+        ("3.5M", "3.5 million", True),
+        ("3.5 mn", "3,500,000", True),
+        ("$2B", "2 billion dollars", True),
+        ("1k", "1,000", True),
+        ("1K", "1000", True),
+        ("3.5bn", "3.5 million", False),
+        ("3.5 billion", "3.5 million", False),
+        ("$5m", "$5 million", True),
+        ("100m", "a 100m sprint", True),
+        ("45%", "45 percent", True),
+        ("0.45", "45 percent", False),
+        ("45%", "a share of 0.45", False),
+        ("2.5万", "25,000", True),
+    ],
+)
+def test_scales_and_percentages(answer: str, block: str, supported: bool) -> None:
+    failed = _failed(f"The figure is {answer} [E1].", f"The figure is {block}.")
+    assert failed == ([] if supported else ["figures_supported"])
+
+
+def test_numbers_beside_any_script_are_read_but_not_inside_latin_words() -> None:
+    assert _failed("数字是24[E1]。", "数字是24。") == []
+    assert _failed("数字是25[E1]。", "数字是24。") == ["figures_supported"]
+    assert _failed("Число 25 [E1].", "Число 24.") == ["figures_supported"]
+    assert [f.key for f in sentence_facts("An A320 and COVID19 in 2020.")] == ["2020"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "It was founded on Dec. 12, 2019 [E1].",
+        "The U.S. Army and Dr. Smith met in 2019, e.g. No. Five [E1].",
+        "He said “Dr. Smith left in 2019” [E1].",
+        "Smith (cf. ‘Mr. Jones’) left in 2019 [E1].",
+        "It was on the 12. December 2019 [E1].",
+        "J. R. R. Tolkien left in 2019 [E1].",
+        "Rs. 500 were paid in 2019 [E1].",
+        "Prices (approx. Fig. A) rose in 2019 [E1].",
+    ],
+)
+def test_abbreviations_do_not_end_a_sentence(answer: str) -> None:
+    block = 'On 12 December 2019 "Dr. Smith left in 2019"; Rs. 500 were paid, 2019.'
+    assert split_sentences(answer) == [answer]
+    assert "factual_sentences_cited" not in _failed(answer, block)
+
+
+def test_sentence_ends_in_other_scripts_and_lists() -> None:
+    assert split_sentences("数字是24[E1]。他走了。") == ["数字是24[E1]。", "他走了。"]
+    assert split_sentences("数字是24。[E1] Next.") == ["数字是24[E1]。", "Next."]
+    assert split_sentences("Items:\n- one [E1]\n- two [E2]") == [
+        "Items:",
+        "- one [E1]",
+        "- two [E2]",
+    ]
+
+
+@given(st.integers(min_value=1, max_value=60), st.integers(min_value=1, max_value=60))
+def test_a_range_is_each_label_or_one_unknown_label(first: int, last: int) -> None:
+    labels = cited_labels(f"It is so [E{first}-E{last}].")
+    if first <= last < first + MAX_RANGE:
+        assert labels == tuple(f"E{i}" for i in range(first, last + 1))
+    else:
+        assert labels == (f"E{first}-E{last}",)
+
+
+def test_range_citations_are_checked_label_by_label() -> None:
+    blocks = ("It opened in 2014.", "It has 40 staff.", "It is in Delft.")
+    assert _failed("It opened in 2014 with 40 staff [E1-E3].", *blocks) == []
+    for wrong in ("[E1-E400]", "[E3-E1]", "[E2-E4]"):
+        assert "labels_exist" in _failed(f"It opened in 2014 {wrong}.", *blocks)
+    assert _failed("It opened in 2014 [E1; E2 and E3].", *blocks) == []
+    assert cited_labels("See [2], [source 2], [e2] and E2.") == ()
+
+
+def test_empty_and_citation_less_answers_fail() -> None:
+    block = "It opened in 2014."
+    assert _failed("", block) == ["answered"]
+    assert _failed(" \n ", block) == ["answered"]
+    assert _failed("It is a fine place.", block) == ["cites_evidence"]
+    assert _failed("It opened in 2014.", block) == ["cites_evidence", "factual_sentences_cited"]
+    assert _failed("I'm sorry. The documents do not say when it opened.", block) == []
+    assert _failed("It is big. It is old. The sources do not say more.", block) == [
+        "cites_evidence"
+    ]
+
+
+NOT_COVERED = [
+    "I could not find anything about {x}.",
+    "The documents are silent on {x}.",
+    "There is no information about {x} in the sources.",
+    "None of the sources mention {x}.",
+    "The evidence does not address {x}.",
+    "{x} is not covered by the documents.",
+    "I was unable to find {x} in the provided documents.",
+    "The sources say nothing about {x}.",
+    "There's no mention of {x} in the evidence.",
+    "The provided context lacks information on {x}.",
+    "{x}: not stated in the sources.",
+    "Regarding {x}, the documents provide no details.",
+    "I couldn't find any details on {x}.",
+    "The passages don't say anything about {x}.",
+    "{x} isn't mentioned anywhere.",
+    "{x} is unknown.",
+    "Nothing is said about {x}.",
+    "{x} is beyond the scope of the documents.",
+]
+
+
+@pytest.mark.parametrize("phrase", NOT_COVERED)
+def test_ways_of_saying_a_facet_is_not_covered(phrase: str) -> None:
+    answer = "It opened in 2014 [E1]. " + phrase.format(x="return shipping")
+    assert _failed(answer, "It opened in 2014.", uncovered=("return shipping",)) == []
+    assert _failed(phrase.format(x="the opening date"), "It opened in 2014.") == []
+
+
+def test_a_claim_about_an_uncovered_facet_is_not_a_declaration() -> None:
+    answer = "It opened in 2014 [E1]. Return shipping is free for members [E1]."
+    failed = _failed(answer, "It opened in 2014.", uncovered=("return shipping",))
+    assert failed == ["uncovered_facets_declared"]
