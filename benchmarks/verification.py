@@ -628,6 +628,8 @@ def build_answers(cases: Sequence[Case], run_ids: frozenset[str]) -> list[Answer
     ids = sorted(run_ids)
     for n, case in enumerate(cases):
         sentences = correct_answer(case)
+        if not sentences:
+            continue  # no block has a sentence a writer would take: no correct answer to write
         for style, restyle in STYLES.items():
             styled = restyle(case, sentences, n)
             if styled is not None:

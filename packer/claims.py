@@ -117,7 +117,7 @@ _ABBREVIATION = re.compile(
 )
 """A piece whose last word is so ("J.", "U.S.", "e.g.", "p.m.", "Dr.", "No.", "Dec.",
 "Rs.", also after an opening quote or bracket) does not end its sentence."""
-_ORDINAL_END = re.compile(r"[(\[\"“'‘]?\d{1,2}\.")
+_ORDINAL_END = re.compile(r"(?:^|[^\d.])\d{1,2}\.$")
 _MONTH_START = re.compile(rf"{_MONTH}(?![A-Za-z])")
 """A German ordinal day ("am 7. September") does not end its sentence before a month."""
 _SPACES = re.compile(r"\s+")
@@ -336,7 +336,7 @@ def _continues(previous: str, piece: str) -> bool:
         piece[0].islower()
         or not _strip_citations(piece).strip(" .;,")
         or bool(_ABBREVIATION.fullmatch(last))
-        or bool(_ORDINAL_END.fullmatch(last) and _MONTH_START.match(piece))
+        or bool(_ORDINAL_END.search(last) and _MONTH_START.match(piece))
     )
 
 

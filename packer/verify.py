@@ -58,7 +58,8 @@ UNAVAILABLE_PHRASES = (
     r"|were\s+unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered|say|tell"
     r"|find|found|locate|located|confirm|confirmed|identify|identified|verify|verified"
     r"|establish|established|see|infer|inferred)",
-    r"\b(?:found|find|see|is|are|was|were|there\s+is|there's)\s+(?:nothing|no\s+mention)\b",
+    r"\b(?:found|find|see|is|are|was|were|there\s+is|there's|says?|said|tells?|contains?"
+    r"|mentions?|has|have|holds?|offers?|gives?|provides?)\s+(?:nothing|no\s+mention)\b",
     r"\bnothing\s+(?:about|on|regarding|concerning|is\s+said|was\s+found|in\s+the)\b",
     r"\b(?:silent|mute)\s+(?:on|about|regarding|as\s+to|concerning)\b",
     r"\bnone\s+of\s+the\s+(?:sources|documents|evidence|passages|records|blocks|texts"

@@ -186,3 +186,12 @@ def test_a_claim_about_an_uncovered_facet_is_not_a_declaration() -> None:
     answer = "It opened in 2014 [E1]. Return shipping is free for members [E1]."
     failed = _failed(answer, "It opened in 2014.", uncovered=("return shipping",))
     assert failed == ["uncovered_facets_declared"]
+
+
+def test_an_ordinal_day_glued_to_a_bracket_does_not_end_a_sentence() -> None:
+    answer = "Harry Prowell A.A.(10. Juli 1936 – 27 June 2000) was a runner [E1]."
+    assert split_sentences(answer) == [answer]
+    assert split_sentences("The battle (1–26. Juni 1918) was won [E1].") == [
+        "The battle (1–26. Juni 1918) was won [E1]."
+    ]
+    assert len(split_sentences("It ended in 2019. Juni came.")) == 2  # a year is no ordinal
