@@ -17,7 +17,8 @@ That answer is then written in each style a person or a model writes
 counted for it): the same dates as `7/22/2020`, `22/7/2020`, `22.07.2020`,
 `7/22/20`, `Dec. 12, 2019`, `22nd of July 2020`, `22. Juli 2020`; figures with
 scale suffixes (`3.5M`, `1k`, `3.5bn`, `2 million`), with and without digit
-groups, percent spelled or signed; the figure in a Chinese sentence; every
+groups, percent spelled or signed, in digits where the evidence spells them
+(`third`: `3rd`); the figure in a Chinese sentence; every
 phrasing of "not covered" in `ABSTENTIONS`; abbreviations (`U.S.`, `e.g.`,
 `Dr.`, `No.`, `St.`, after a quote mark) between a figure and its citation;
 quoted phrases; citations as ranges, lists, in parentheses, after the full
@@ -385,6 +386,27 @@ def _reformat_number(sentences: list[str], pick: int) -> list[str] | None:
     return None
 
 
+_SPELLED_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                  "eleven", "twelve"]  # fmt: skip
+_SPELLED_ORDINALS = ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+                     "ninth", "tenth"]  # fmt: skip
+_SPELLED = re.compile(rf"\b({'|'.join(_SPELLED_WORDS + _SPELLED_ORDINALS)})\b")
+
+
+def _digits(sentences: list[str]) -> list[str] | None:
+    """The answer with a number its evidence spells out written in digits ("third": "3rd")."""
+    for i in _cited(sentences):
+        s = sentences[i]
+        if m := _SPELLED.search(s):
+            word = m[1]
+            if word in _SPELLED_WORDS:
+                digits = str(_SPELLED_WORDS.index(word) + 2)
+            else:
+                digits = _ordinal(_SPELLED_ORDINALS.index(word) + 2)
+            return _replaced(sentences, i, s[: m.start()] + digits + s[m.end() :])
+    return None
+
+
 def _cjk(sentences: list[str], packet: Packet, change: bool) -> list[str] | None:
     """A factual sentence said in Chinese: "the figure is N" with its citations."""
     for i in _cited(sentences):
@@ -503,6 +525,7 @@ STYLES: dict[str, Style] = {
     **{name: _date_style(write, name) for name, write in DATE_STYLES.items()},
     "scale_suffix": lambda c, s, n: _rescale(s, n),
     "number_format": lambda c, s, n: _reformat_number(s, n),
+    "spelled_number_as_digits": lambda c, s, n: _digits(s),
     "cjk_sentence": lambda c, s, n: _cjk(s, c.packet, change=False),
     "not_covered_phrasing": lambda c, s, n: _abstaining(s, c.packet, n),
     "hedge_sentence": lambda c, s, n: (

@@ -6,20 +6,23 @@ Numbers: digit groups and trailing decimal zeros do not matter ("4,000" = "4000"
 suffix on the digits ("4M", "1k", "3.5bn", "$2B") or a CJK scale ("3万"), so
 "3.5bn" is 3,500,000,000 and does not match "3.5 million". In the evidence
 the unscaled value counts too ("$5m" in an answer, read unscaled, still finds
-"$5 million"), never in the answer. A number is read beside any script with
-no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic word
-("A320", "COVID19"). Percentages compare as written: "45%" is 45, never 0.45,
-unless the evidence writes 0.45 itself. Dates: "August 8, 2014", "8 August
-2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and "2014-08-08"
-are one date; "August 2014" is a month and "August 8" a day of the year, each
-found in any fuller date of the same month or day. A numeric date
-("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes a
-date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
-block that writes an unambiguous numeric date settles the order, otherwise
-any reading the block holds supports it. Nothing is guessed. Quoted phrases
-("..." or “...”) compare case-folded, with quotes, dashes and spacing unified.
-Spelled-out numbers ("four") are not figures here: a deterministic check
-cannot tell them from prose, so they are left to entailment checks.
+"$5 million"), never in the answer, and so do numbers spelled out ("four",
+"twenty-one", "third", "two million" are found by "4", "21", "3rd", "2M").
+A number is read beside any script with no letter case ("数字是24"), not
+inside a Latin, Greek or Cyrillic word ("A320", "COVID19"). Percentages
+compare as written: "45%" is 45, never 0.45, unless the evidence writes 0.45
+itself. Dates: "August 8, 2014", "8 August 2014", "Aug. 8, 2014", "8th of
+August 2014", "8. August 2014" and "2014-08-08" are one date; "August 2014"
+is a month and "August 8" a day of the year, each found in any fuller date
+of the same month or day. A numeric date ("7/22/2020", "22.07.2020",
+"7-22-20") is read in every order that makes a date (month/day, day/month;
+a two-digit year in 19xx and 20xx); a cited block that writes an
+unambiguous numeric date settles the order, otherwise any reading the block
+holds supports it. Nothing is guessed. Quoted phrases ("..." or “...”)
+compare case-folded, with quotes, dashes and spacing unified. Spelled-out
+numbers in an answer ("four") are not figures here: a deterministic check
+cannot tell them from prose ("one of them"), so they are left to entailment
+checks.
 
 Rejected: matching figures as substrings of the cited text ("40" would be
 found in "1400"), parsing numbers with locale rules (the evidence is
@@ -125,6 +128,90 @@ _DIGIT = re.compile(r"\d")
 _UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 
 
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_ORDINALS = [
+    "zeroth",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+]
+_TENTHS = [
+    "twentieth",
+    "thirtieth",
+    "fortieth",
+    "fiftieth",
+    "sixtieth",
+    "seventieth",
+    "eightieth",
+    "ninetieth",
+]
+_WORD_VALUES = {
+    **{w: i for i, w in enumerate(_UNITS)},
+    **{w: i for i, w in enumerate(_ORDINALS)},
+    **{w: 20 + 10 * i for i, w in enumerate(_TENS)},
+    **{w: 20 + 10 * i for i, w in enumerate(_TENTHS)},
+}
+_SPELLED = re.compile(
+    rf"\b(?:(?P<tens>{'|'.join(_TENS)})[-\s](?P<unit>{'|'.join(_UNITS[1:10] + _ORDINALS[1:10])})"
+    rf"|(?P<word>{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))}))\b"
+    r"(?:\s+(?P<scale>hundred|thousand|million|billion))?",
+    re.IGNORECASE,
+)
+"""Numbers the evidence spells out ("four", "twenty-one", "third", "two million"): an
+answer may write them in digits ("4", "21", "3rd", "2M"). Only the evidence is read so;
+an answer's spelled numbers are not figures (see the module docstring)."""
+
+
+def _spelled_numbers(text: str) -> Iterator[str]:
+    for m in _SPELLED.finditer(text):
+        if m["tens"]:
+            value = _WORD_VALUES[m["tens"].lower()] + _WORD_VALUES[m["unit"].lower()]
+        else:
+            value = _WORD_VALUES[m["word"].lower()]
+        scale = m["scale"].lower() if m["scale"] else None
+        if scale == "hundred":
+            value, scale = value * 100, None
+        yield number_value(str(value), None, scale)
+
+
 def normalize_phrase(text: str) -> str:
     """Case-folded text with quotes, dashes and runs of whitespace unified."""
     return _SPACES.sub(" ", text.translate(_UNIFY)).strip().casefold()
@@ -226,9 +313,10 @@ class TextFacts:
 
 
 def text_facts(text: str) -> TextFacts:
-    """Every figure (also those inside dates, and unscaled too) and date of a text; its
+    """Every figure (also those inside dates, unscaled too, and spelled out) and date of a
+    text; its
     ambiguous numeric dates in the order its unambiguous ones use (both when none says)."""
-    numbers: set[str] = set()
+    numbers: set[str] = set(_spelled_numbers(text))
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
         if _scale(m):

@@ -58,8 +58,10 @@ UNAVAILABLE_PHRASES = (
     r"|were\s+unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered|say|tell"
     r"|find|found|locate|located|confirm|confirmed|identify|identified|verify|verified"
     r"|establish|established|see|infer|inferred)",
-    r"\b(?:found|find|see|is|are|was|were|there\s+is|there's|says?|said|tells?|contains?"
-    r"|mentions?|has|have|holds?|offers?|gives?|provides?)\s+(?:nothing|no\s+mention)\b",
+    r"\b(?:says?|said|tells?|contains?|mentions?|states?|reports?|offers?|gives?|provides?)"
+    r"\s+nothing\b",
+    r"\b(?:found|finds?|see|there\s+is|there's|there\s+was)\s+(?:nothing|no\s+mention)"
+    r"\s+(?:about|on|regarding|concerning|of|in|further|more|else|relevant|specific)\b",
     r"\bnothing\s+(?:about|on|regarding|concerning|is\s+said|was\s+found|in\s+the)\b",
     r"\b(?:silent|mute)\s+(?:on|about|regarding|as\s+to|concerning)\b",
     r"\bnone\s+of\s+the\s+(?:sources|documents|evidence|passages|records|blocks|texts"

@@ -195,3 +195,32 @@ def test_an_ordinal_day_glued_to_a_bracket_does_not_end_a_sentence() -> None:
         "The battle (1–26. Juni 1918) was won [E1]."
     ]
     assert len(split_sentences("It ended in 2019. Juni came.")) == 2  # a year is no ordinal
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "She has nothing to hide in her new relationship.",
+        "There is nothing wrong with the engine.",
+        "The bridge was not built until 1990.",
+    ],
+)
+def test_claims_with_negations_are_not_abstentions(claim: str) -> None:
+    assert _failed(claim, "She spoke in 1990.") == ["cites_evidence"] + (
+        ["factual_sentences_cited"] if "1990" in claim else []
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "block"),
+    [
+        ("4 staff", "four staff"),
+        ("21 days", "twenty-one days"),
+        ("3rd album", "third album"),
+        ("2M people", "two million people"),
+        ("500 cars", "five hundred cars"),
+    ],
+)
+def test_digits_for_numbers_the_evidence_spells_out(answer: str, block: str) -> None:
+    assert _failed(f"It had {answer} [E1].", f"It had {block}.") == []
+    assert _failed(f"It had 9{answer[1:]} [E1].", f"It had {block}.") == ["figures_supported"]
