@@ -1,11 +1,11 @@
 """What an answer claims: its sentences, their citations, and the figures, dates and quotes
 they state, normalized so that equal values compare equal whatever their spelling.
 
-Numbers: digit groups and trailing decimal zeros do not matter ("4,000" = "4000",
-"2.50" = "2.5"); a scale multiplies, as a word ("4 million", "4 mn"), a
-suffix on the digits ("4M", "1k", "3.5bn", "$2B") or a CJK scale ("3万"), so
-"3.5bn" is 3,500,000,000 and does not match "3.5 million". In the evidence
-the unscaled value counts too ("$5m" in an answer, read unscaled, still finds
+Numbers: digit groups and trailing decimal zeros do not matter ("4,000" =
+"4 000" with a no-break or thin space = "4000", "2.50" = "2.5"); a scale
+multiplies, as a word ("4 million", "4 mn"), a suffix on the digits ("4M",
+"1k", "3.5bn", "$2B") or a CJK scale ("3万"), so "3.5bn" is 3,500,000,000
+and does not match "3.5 million". In the evidence the unscaled value counts too ("$5m" in an answer, read unscaled, still finds
 "$5 million"), never in the answer, and so do numbers spelled out ("four",
 "twenty-one", "third", "two million" are found by "4", "21", "3rd", "2M").
 A number is read beside any script with no letter case ("数字是24"), not
@@ -90,7 +90,7 @@ _SCALES = {
 """Scale words (after a space or not), digit suffixes (`k`, `K`, `M`, `B`; `m` only
 after a currency sign, as "100m" is a distance) and CJK scales, by value."""
 _NUMBER = re.compile(
-    rf"(?=[\d$£€¥₹])(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)"
+    rf"(?=[\d$£€¥₹])(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:[\u00a0\u202f\u2009]\d{{3}})+|\d+)"
     rf"(?:\.(?P<frac>\d+))?"
     r"(?:\s*(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
     rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
@@ -125,6 +125,9 @@ _MONTH_START = re.compile(rf"{_MONTH}(?![A-Za-z])")
 """A German ordinal day ("am 7. September") does not end its sentence before a month."""
 _SPACES = re.compile(r"\s+")
 _DIGIT = re.compile(r"\d")
+_GROUPING = str.maketrans("", "", ",\u00a0\u202f\u2009")
+"""Digit group separators: commas, and the no-break and thin spaces of "4 000" (a plain space
+is not one: "in 2019 150 people" is two numbers)."""
 _UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
 
 
@@ -220,7 +223,8 @@ def normalize_phrase(text: str) -> str:
 def number_value(integer: str, fraction: str | None, scale: str | None) -> str:
     """A number's canonical spelling: no digit groups, no trailing zeros, scale applied."""
     try:
-        value = Decimal(integer.replace(",", "") + ("." + fraction if fraction else ""))
+        digits = integer.translate(_GROUPING)
+        value = Decimal(digits + ("." + fraction if fraction else ""))
     except InvalidOperation:
         return integer
     if scale:
