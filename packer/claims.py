@@ -1,28 +1,28 @@
 """What an answer claims: its sentences, their citations, and the figures, dates and quotes
 they state, normalized so that equal values compare equal whatever their spelling.
 
-Numbers: digit groups and trailing decimal zeros do not matter ("4,000" =
-"4 000" with a no-break or thin space = "4000", "2.50" = "2.5"); a scale
+Numbers: digit groups and trailing decimal zeros do not matter ("4,000" = "4
+000" with a no-break or thin space = "4000", "2.50" = "2.5"); a scale
 multiplies, as a word ("4 million", "4 mn"), a suffix on the digits ("4M",
-"1k", "3.5bn", "$2B") or a CJK scale ("3万"), so "3.5bn" is 3,500,000,000
-and does not match "3.5 million". In the evidence the unscaled value counts too ("$5m" in an answer, read unscaled, still finds
-"$5 million"), never in the answer, and so do numbers spelled out ("four",
-"twenty-one", "third", "two million" are found by "4", "21", "3rd", "2M").
-A number is read beside any script with no letter case ("数字是24"), not
-inside a Latin, Greek or Cyrillic word ("A320", "COVID19"). Percentages
-compare as written: "45%" is 45, never 0.45, unless the evidence writes 0.45
-itself. Dates: "August 8, 2014", "8 August 2014", "Aug. 8, 2014", "8th of
-August 2014", "8. August 2014" and "2014-08-08" are one date; "August 2014"
-is a month and "August 8" a day of the year, each found in any fuller date
-of the same month or day. A numeric date ("7/22/2020", "22.07.2020",
-"7-22-20") is read in every order that makes a date (month/day, day/month;
-a two-digit year in 19xx and 20xx); a cited block that writes an
-unambiguous numeric date settles the order, otherwise any reading the block
-holds supports it. Nothing is guessed. Quoted phrases ("..." or “...”)
-compare case-folded, with quotes, dashes and spacing unified. Spelled-out
-numbers in an answer ("four") are not figures here: a deterministic check
-cannot tell them from prose ("one of them"), so they are left to entailment
-checks.
+"1k", "3.5bn", "$2B") or a CJK scale ("3万"), so "3.5bn" is 3,500,000,000 and
+does not match "3.5 million". In the evidence the unscaled value counts too
+("$5m" in an answer, read unscaled, still finds "$5 million"), never in the
+answer, and so do numbers spelled out ("four", "twenty-one", "third", "two
+million" are found by "4", "21", "3rd", "2M"). A number is read beside any
+script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic
+word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
+0.45, unless the evidence writes 0.45 itself. Dates: "August 8, 2014", "8
+August 2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and
+"2014-08-08" are one date; "August 2014" is a month and "August 8" a day of
+the year, each found in any fuller date of the same month or day. A numeric
+date ("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes
+a date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
+block that writes an unambiguous numeric date settles the order, otherwise any
+reading the block holds supports it. Nothing is guessed. Quoted phrases ("..."
+or “...”) compare case-folded, with quotes, dashes and spacing unified.
+Spelled-out numbers in an answer ("four") are not figures here: a
+deterministic check cannot tell them from prose ("one of them"), so they are
+left to entailment checks.
 
 Rejected: matching figures as substrings of the cited text ("40" would be
 found in "1400"), parsing numbers with locale rules (the evidence is
