@@ -388,21 +388,21 @@ def _reformat_number(sentences: list[str], pick: int) -> list[str] | None:
 
 _SPELLED_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                   "eleven", "twelve"]  # fmt: skip
-_SPELLED_ORDINALS = ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+_SPELLED_ORDINALS = ["third", "fourth", "fifth", "sixth", "seventh", "eighth",
                      "ninth", "tenth"]  # fmt: skip
-_SPELLED = re.compile(rf"\b({'|'.join(_SPELLED_WORDS + _SPELLED_ORDINALS)})\b")
+_SPELLED = re.compile(rf"(?<![-\w])({'|'.join(_SPELLED_WORDS + _SPELLED_ORDINALS)})(?![-\w])")
 
 
 def _digits(sentences: list[str]) -> list[str] | None:
     """The answer with a number its evidence spells out written in digits ("third": "3rd")."""
     for i in _cited(sentences):
         s = sentences[i]
-        if m := _SPELLED.search(s):
+        if '"' not in s and (m := _SPELLED.search(s)):  # a quoted phrase stays verbatim
             word = m[1]
             if word in _SPELLED_WORDS:
                 digits = str(_SPELLED_WORDS.index(word) + 2)
             else:
-                digits = _ordinal(_SPELLED_ORDINALS.index(word) + 2)
+                digits = _ordinal(_SPELLED_ORDINALS.index(word) + 3)
             return _replaced(sentences, i, s[: m.start()] + digits + s[m.end() :])
     return None
 

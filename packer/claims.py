@@ -192,9 +192,12 @@ _WORD_VALUES = {
     **{w: 20 + 10 * i for i, w in enumerate(_TENS)},
     **{w: 20 + 10 * i for i, w in enumerate(_TENTHS)},
 }
+_PROSE_WORDS = frozenset({"zero", "one", "zeroth", "first", "second"})
+"""Read only inside a compound ("twenty-one"): alone they are mostly prose ("one of them",
+"the first time", "a second"), and reading them would let a changed 1 or 2 pass."""
 _SPELLED = re.compile(
     rf"\b(?:(?P<tens>{'|'.join(_TENS)})[-\s](?P<unit>{'|'.join(_UNITS[1:10] + _ORDINALS[1:10])})"
-    rf"|(?P<word>{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))}))\b"
+    rf"|(?P<word>{'|'.join(sorted(set(_WORD_VALUES) - _PROSE_WORDS, key=len, reverse=True))}))\b"
     r"(?:\s+(?P<scale>hundred|thousand|million|billion))?",
     re.IGNORECASE,
 )
