@@ -836,7 +836,7 @@ def summary(result: dict[str, Any]) -> str:
     )
     for name, r in result["false_flags_by_style"].items():
         lines.append(f"    style {name:<30} {r['rate']:.4f} (n={r['n']})")
-    lines.append(f"  checks {result['answers_per_s']:,.0f} answers/s (one process, one core)")
+    lines.append(f"  checks {result['answers_per_s']:,.0f} answers per CPU second (one core)")
     if "wall" in result:
         wall = result["wall"]
         lines.append(
@@ -892,9 +892,10 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
         *styles,
         "",
-        f"Checks: {speed:,.0f} answers/s in one process "
+        f"Checks: {speed:,.0f} answers per CPU second of one process "
         f"({_met(speed >= targets['answers_per_s'])}, target >= "
-        f"{targets['answers_per_s']:,} per core).{wall_text}",
+        f"{targets['answers_per_s']:,} per core; load average "
+        f"{result.get('load_average', 0):.1f} on this shared machine).{wall_text}",
         "",
         __doc__.split("\n\n", 2)[2].strip(),
         "",
