@@ -36,13 +36,14 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
+from pipelines.command import UsageError, run_command
 from pipelines.options import (
     EvpackOptions,
     check_numbers,
+    check_writable,
     dataset_name,
     file_format,
     pin_local_runner,
-    print_help_if_asked,
 )
 from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import AUDIT_TABLES, OUTPUTS
@@ -122,7 +123,7 @@ class FailureLimit:
                 return cls(count=int(value))
         except ValueError:
             pass
-        raise ValueError(
+        raise UsageError(
             f"--max_failed must be a count (0, 25) or a share in percent (2%), got {text!r}"
         )
 
@@ -263,7 +264,7 @@ def run(argv: list[str] | None = None) -> Outcome:
     limit = FailureLimit.parse(opts.max_failed) if opts.max_failed is not None else None
     answer_set = opts.answer_set or answer_set_name(opts.answers)
     if not _SET_NAME.fullmatch(answer_set):
-        raise ValueError(
+        raise UsageError(
             f"--answer_set {answer_set!r} must be letters, digits and _.- (e.g. claude-run2)"
         )
     if shared.bigquery_dataset is not None:
@@ -275,6 +276,7 @@ def run(argv: list[str] | None = None) -> Outcome:
     if opts.requests:
         _require_files(opts.requests, "--requests")
     output = (shared.output or run_dir).rstrip("/")
+    check_writable(output)
     stale = _set_files(output, answer_set)
     if stale and not shared.overwrite:
         raise ValueError(
@@ -303,19 +305,18 @@ def run(argv: list[str] | None = None) -> Outcome:
     return summarize(output, answer_set, run_dir, limit)
 
 
-def main(argv: list[str] | None = None) -> int:
-    if print_help_if_asked(argv, "evpack verify", __doc__, HELP_SECTIONS):
-        return 0
-    logging.basicConfig(level=logging.WARNING)
+def _run_and_print(argv: list[str]) -> int:
     started = time.monotonic()
-    try:
-        outcome = run(argv)
-    except ValueError as err:
-        print(f"evpack verify: {err}", file=sys.stderr)
-        return 2
+    outcome = run(argv)
     print(outcome.summary)
     print(f"  done in {time.monotonic() - started:.1f} s")
     return GATE_EXCEEDED if outcome.gate_exceeded else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(
+        "evpack verify", __doc__, HELP_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
+    )
 
 
 if __name__ == "__main__":

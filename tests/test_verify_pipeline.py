@@ -212,3 +212,14 @@ def test_failure_limits_and_answer_set_names() -> None:
     assert verify.answer_set_name("gs://b/out/claude-*.jsonl.gz") == "claude"
     assert verify.answer_set_name("gs://b/*.jsonl") == "b"
     assert verify.answer_set_name("my answers.jsonl") == "my_answers"
+
+
+def test_a_misspelt_gate_flag_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--answers=a.jsonl", f"--run={tmp_path}", "--max_faild=0"]
+    assert verify.main(argv) == 2
+    assert "--max_failed" in capsys.readouterr().err
+    assert verify.main(["--answers=a.jsonl", f"--run={tmp_path}", "--max_failed=lots"]) == 2
+    assert "--max_failed must be" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
