@@ -17,7 +17,8 @@ That answer is then written in each style a person or a model writes
 counted for it): the same dates as `7/22/2020`, `22/7/2020`, `22.07.2020`,
 `7/22/20`, `Dec. 12, 2019`, `22nd of July 2020`, `22. Juli 2020`; figures with
 scale suffixes (`3.5M`, `1k`, `3.5bn`, `2 million`), with and without digit
-groups, percent spelled or signed, in digits where the evidence spells them
+groups, groups of dots, spaces or apostrophes, a decimal comma, percent spelled
+or signed, in digits where the evidence spells them
 (`third`: `3rd`); the figure in a Chinese sentence; every
 phrasing of "not covered" in `ABSTENTIONS`; abbreviations (`U.S.`, `e.g.`,
 `Dr.`, `No.`, `St.`, after a quote mark) between a figure and its citation;
@@ -367,6 +368,10 @@ def _rescale(sentences: list[str], pick: int, bump: bool = False) -> list[str] |
     return None
 
 
+GROUP_SEPARATORS = ("", ".", " ", "\u00a0", "'")
+"""How a figure's digit groups are written instead of commas: not at all, or as in other
+locales ("4.000", "4 000", "4'000")."""
+_DECIMAL = re.compile(r"(?<![\w.,])\d+\.\d{1,2}(?![\w.,]*\d)")
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)(?:%| percent\b| per cent\b)")
 _PLAIN_BIG = re.compile(r"(?<![\w.,])[1-9]\d{4,}(?![\w.,]*\d)")
 
@@ -380,9 +385,12 @@ def _reformat_number(sentences: list[str], pick: int) -> list[str] | None:
             if other != m[0]:
                 return _replaced(sentences, i, s[: m.start()] + other + s[m.end() :])
         if m := _GROUPED.search(s):
-            return _replaced(sentences, i, s[: m.start()] + m[0].replace(",", "") + s[m.end() :])
+            other = m[0].replace(",", GROUP_SEPARATORS[pick % len(GROUP_SEPARATORS)])
+            return _replaced(sentences, i, s[: m.start()] + other + s[m.end() :])
         if m := _PLAIN_BIG.search(_LABEL.sub("    ", s)):
             return _replaced(sentences, i, s[: m.start()] + f"{int(m[0]):,}" + s[m.end() :])
+        if m := _DECIMAL.search(_LABEL.sub("    ", s)):
+            return _replaced(sentences, i, s[: m.start()] + m[0].replace(".", ",") + s[m.end() :])
     return None
 
 

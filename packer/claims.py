@@ -96,6 +96,15 @@ _NUMBER = re.compile(
     rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
     r"|\s?(?P<cjk>[万亿]))?"
 )
+_GROUPED_OTHERWISE = re.compile(
+    rf"(?=\d)(?<![{_CASED}\d_.,])(?:(?P<int>\d{{1,3}}(?P<sep>[ .'’])\d{{3}}(?:(?P=sep)\d{{3}})*)"
+    r"(?:,(?P<frac>\d+))?|(?P<whole>\d+),(?P<dec>\d{1,2}))(?!\d|[.,'’]\d)"
+)
+"""Numbers written with other conventions: digit groups of dots, spaces or apostrophes
+("4.000", "1 000 000", "4'000") and a decimal comma ("3,5"). Each is read every way it
+can mean ("4.000": 4000 or 4; "5 100": 5100, or 5 and 100; "3,5": 3.5, or 3 and 5) and is
+supported when the cited block holds any one reading. Rejected: one locale per answer,
+guessed from its language (answers mix them, and a wrong guess fails silently)."""
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
 _CITATION = re.compile(r"\[([^\[\]\n]{1,200})\]|\(((?:\s*E\d+\s*(?:[,;–-]|and)?)+)\)")
 _LABEL_ITEM = re.compile(r"E\d+")
@@ -309,6 +318,8 @@ class TextFacts:
 
     def supports(self, fact: Fact) -> bool:
         if fact.kind == "number":
+            if fact.readings:
+                return any(all(k in self.numbers for k in keys) for _, keys in fact.readings)
             return fact.key in self.numbers
         if fact.kind == "date":
             if not fact.readings:
@@ -324,6 +335,7 @@ def text_facts(text: str) -> TextFacts:
     text; its
     ambiguous numeric dates in the order its unambiguous ones use (both when none says)."""
     numbers: set[str] = set(_spelled_numbers(text))
+    numbers.update(ways[0][0] for m in _GROUPED_OTHERWISE.finditer(text) for ways in [_ways(m)])
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
         if _scale(m):
@@ -389,6 +401,26 @@ def _strip_citations(text: str) -> str:
     return _CITATION.sub(" ", text)
 
 
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans already read as facts blanked out."""
+    for start, end in reversed(spans):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _ways(match: re.Match[str]) -> list[tuple[str, ...]]:
+    """The readings of a `_GROUPED_OTHERWISE` number, each the values that must all be found."""
+    if match["whole"] is not None:
+        return [(number_value(match["whole"], match["dec"], None),), (match["whole"], match["dec"])]
+    sep, pieces = match["sep"], match["int"].split(match["sep"])
+    ways = [(number_value("".join(pieces), match["frac"], None),)]
+    if sep == "." and len(pieces) == 2 and match["frac"] is None:
+        ways.append((number_value(pieces[0], pieces[1], None),))
+    if sep == " " and len(pieces) == 2 and pieces[1] != "000":
+        ways.append(tuple(number_value(p, None, None) for p in pieces))  # "5 100": 5 and 100?
+    return ways
+
+
 def sentence_facts(text: str) -> tuple[Fact, ...]:
     """The figures, dates and quoted phrases a sentence states (citations removed)."""
     plain = _strip_citations(text)
@@ -412,9 +444,13 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
         if keys:
             facts.append(Fact("date", m[0], keys[0]))
             spans.append(m.span())
-    rest = plain
-    for start, end in reversed(spans):
-        rest = rest[:start] + " " * (end - start) + rest[end:]
+    rest = _blanked(plain, spans)
+    spans = []
+    for m in _GROUPED_OTHERWISE.finditer(rest):
+        ways = _ways(m)
+        facts.append(Fact("number", m[0], ways[0][0], tuple(("all", w) for w in ways)))
+        spans.append(m.span())
+    rest = _blanked(rest, spans)
     for m in _NUMBER.finditer(rest):
         facts.append(Fact("number", m[0], number_value(m["int"], m["frac"], _scale(m))))
     return tuple(facts)

@@ -224,3 +224,25 @@ def test_claims_with_negations_are_not_abstentions(claim: str) -> None:
 def test_digits_for_numbers_the_evidence_spells_out(answer: str, block: str) -> None:
     assert _failed(f"It had {answer} [E1].", f"It had {block}.") == []
     assert _failed(f"It had 9{answer[1:]} [E1].", f"It had {block}.") == ["figures_supported"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "block", "supported"),
+    [
+        ("4.000 Mitarbeiter", "4,000 staff", True),
+        ("1 000 000 visitors", "1,000,000 visitors", True),
+        ("4'000 francs", "4000 francs", True),
+        ("3,5 Millionen", "3.5 million", True),
+        ("1.234.567,89 euros", "1,234,567.89 euros", True),
+        ("4.000 staff", "4 staff", True),  # a decimal point after all
+        ("5 100 people", "5 buses and 100 people", True),
+        ("4.500 staff", "4,000 staff", False),
+        ("3,6 Millionen", "3.5 million", False),
+        ("1 000 001 visitors", "1,000,000 visitors", False),
+    ],
+)
+def test_other_digit_group_and_decimal_conventions(
+    answer: str, block: str, supported: bool
+) -> None:
+    failed = _failed(f"There were {answer} [E1].", f"There were {block}.")
+    assert failed == ([] if supported else ["figures_supported"])
