@@ -223,3 +223,23 @@ def test_a_misspelt_gate_flag_is_refused_before_anything_runs(
     assert verify.main(["--answers=a.jsonl", f"--run={tmp_path}", "--max_failed=lots"]) == 2
     assert "--max_failed must be" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_answer_lines_keep_their_numbers_compressed_or_not(tmp_path: Path) -> None:
+    import gzip
+
+    from transforms.strict_json import Unreadable
+    from transforms.verify import numbered_lines
+
+    lines = b'{"a": 1}\n\n  \n{"b": 2}\r\n{"c": 3}'
+    plain, packed = tmp_path / "r.jsonl", tmp_path / "r.jsonl.gz"
+    plain.write_bytes(lines)
+    packed.write_bytes(gzip.compress(lines))
+    for path in (plain, packed):
+        assert list(numbered_lines(str(path))) == [
+            (str(path), 1, b'{"a": 1}'),
+            (str(path), 4, b'{"b": 2}'),
+            (str(path), 5, b'{"c": 3}'),
+        ]
+    ((_, number, gone),) = numbered_lines(str(tmp_path / "gone.jsonl"))
+    assert isinstance(gone, Unreadable) and number == 1  # a dead letter, not a crash
