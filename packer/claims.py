@@ -31,6 +31,7 @@ the answer's language (a guess that fails silently).
 """
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -308,19 +309,24 @@ class TextFacts:
     """The figures, dates and phrase text of one evidence block, ready for lookups.
 
     `orders` are the orders ("mdy", "dmy") its unambiguous numeric dates use:
-    an answer's numeric date is read only so when there are any.
+    an answer's numeric date is read only so when there are any. A scaled
+    figure of an answer is supported by any value it rounds from ("$3.5
+    million" by "$3,512,000", not by "$3,600,000"); an unscaled one only by
+    its own value.
     """
 
     numbers: frozenset[str]
     dates: frozenset[str]
     phrase_text: str
     orders: frozenset[str] = frozenset()
+    values: tuple[Decimal, ...] = ()
+    """`numbers` as sorted values, for the values a rounded figure may stand for."""
 
     def supports(self, fact: Fact) -> bool:
         if fact.kind == "number":
-            if fact.readings:
-                return any(all(k in self.numbers for k in keys) for _, keys in fact.readings)
-            return fact.key in self.numbers
+            if fact.key in self.numbers:
+                return True
+            return any(self._holds(how, keys) for how, keys in fact.readings)
         if fact.kind == "date":
             if not fact.readings:
                 return fact.key in self.dates
@@ -328,6 +334,14 @@ class TextFacts:
             chosen = usable or [days for _, days in fact.readings]
             return any(day in self.dates for days in chosen for day in days)
         return fact.key in self.phrase_text
+
+    def _holds(self, how: str, keys: tuple[str, ...]) -> bool:
+        """A number's reading: all of `keys` ("all"), or any value in [low, high) ("within")."""
+        if how == "all":
+            return all(k in self.numbers for k in keys)
+        low, high = Decimal(keys[0]), Decimal(keys[1])
+        at = bisect_left(self.values, low)
+        return at < len(self.values) and self.values[at] < high
 
 
 def text_facts(text: str) -> TextFacts:
@@ -352,8 +366,9 @@ def text_facts(text: str) -> TextFacts:
         settled = [days for order, days in readings.items() if order in orders]
         for days in settled or readings.values():
             dates.update(key for day in days for key in _day_keys(day))
+    values = tuple(sorted(v for v in map(_decimal, numbers) if v is not None))
     return TextFacts(
-        frozenset(numbers), frozenset(dates), normalize_phrase(text), frozenset(orders)
+        frozenset(numbers), frozenset(dates), normalize_phrase(text), frozenset(orders), values
     )
 
 
@@ -399,6 +414,13 @@ def cited_labels(text: str) -> tuple[str, ...]:
 
 def _strip_citations(text: str) -> str:
     return _CITATION.sub(" ", text)
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
 
 
 def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -452,8 +474,20 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
         spans.append(m.span())
     rest = _blanked(rest, spans)
     for m in _NUMBER.finditer(rest):
-        facts.append(Fact("number", m[0], number_value(m["int"], m["frac"], _scale(m))))
+        key = number_value(m["int"], m["frac"], _scale(m))
+        facts.append(Fact("number", m[0], key, _rounded_from(m, key)))
     return tuple(facts)
+
+
+def _rounded_from(match: re.Match[str], key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The values a scaled figure rounds from ("3.5 million": [3,450,000, 3,550,000)), as a
+    "within" reading; none for an unscaled one, whose every digit is a claim."""
+    scale = _scale(match)
+    if not scale:
+        return ()
+    half = Decimal(_SCALES[scale.lower()]) / 2 / Decimal(10) ** len(match["frac"] or "")
+    value = Decimal(key)
+    return (("within", (str(value - half), str(value + half))),)
 
 
 def _continues(previous: str, piece: str) -> bool:

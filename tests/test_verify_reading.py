@@ -1,6 +1,7 @@
 """How answers are read: dates, scales, scripts, sentences, citation forms, abstentions."""
 
 from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from hypothesis import assume, given
@@ -246,3 +247,33 @@ def test_other_digit_group_and_decimal_conventions(
 ) -> None:
     failed = _failed(f"There were {answer} [E1].", f"There were {block}.")
     assert failed == ([] if supported else ["figures_supported"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "block", "supported"),
+    [
+        ("$3.5 million", "$3,512,000", True),
+        ("$3.5 million", "$3,450,000", True),
+        ("$3.5 million", "$3,550,000", False),  # rounds to 3.6
+        ("$3.6 million", "$3,512,000", False),
+        ("1.2k staff", "1,234 staff", True),
+        ("3.5bn", "3,512,000", False),
+        ("1,235 staff", "1,234 staff", False),  # unscaled: every digit is a claim
+    ],
+)
+def test_a_scaled_figure_stands_for_the_values_it_rounds_from(
+    answer: str, block: str, supported: bool
+) -> None:
+    failed = _failed(f"It was {answer} [E1].", f"It was {block}.")
+    assert failed == ([] if supported else ["figures_supported"])
+
+
+@given(st.integers(min_value=1_000, max_value=10**12), st.sampled_from(["k", "M", "bn"]))
+def test_a_rounded_figure_is_supported_and_one_more_unit_is_not(value: int, suffix: str) -> None:
+    scale = {"k": 10**3, "M": 10**6, "bn": 10**9}[suffix]
+    assume(value >= scale)
+    tenths = (Decimal(value) * 10 / scale).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    written = f"{tenths / 10:.1f}{suffix}"
+    assert _failed(f"It was {written} [E1].", f"It was {value:,}.") == [], written
+    wrong = f"{(tenths + 1) / 10:.1f}{suffix}"
+    assert _failed(f"It was {wrong} [E1].", f"It was {value:,}.") == ["figures_supported"]
