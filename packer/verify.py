@@ -72,9 +72,10 @@ UNAVAILABLE_PHRASES = (
 facet): "no information on X", "X is not mentioned", "the documents do not say",
 "I could not find anything about X", "there is nothing about X", "the documents
 are silent on X", "none of the sources cover X", "X is unknown", "beyond the
-scope". A negated claim about the world ("the bridge was not built") is no
-such statement only when it names neither the sources nor a lack of them;
-telling them apart beyond these phrasings needs a model."""
+scope". A negated claim about the world ("the bridge was not built", "she has nothing
+to hide") is not one; a claim that happens to use one of these phrasings ("date of death
+unknown") reads as one: telling those apart needs a model. Tested phrase by phrase in
+tests/test_verify_reading.py."""
 _UNAVAILABLE = re.compile("|".join(UNAVAILABLE_PHRASES), re.IGNORECASE)
 _SOURCES = re.compile(
     r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?"
