@@ -42,8 +42,12 @@ from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, t
 from schemas.verification import CheckName, CheckResult
 
 UNAVAILABLE_PHRASES = (
-    r"\b(?:no|not\s+any|without|lack(?:s|ing)?(?:\s+any)?)\s+(?:\w+\s+){0,2}?(?:evidence"
-    r"|information|source|record|data|details?|mention|reference|indication|figures?|facts?)\b",
+    r"\b(?:no|not\s+any|not\s+enough|without|lack(?:s|ing)?(?:\s+any)?)\s+(?:\w+\s+){0,2}?"
+    r"(?:evidence|information|sources?|records?|data|details?|mentions?|references?"
+    r"|indications?|figures?|facts?)\b",
+    r"\b(?:not\s+possible|impossible)\s+to\s+(?:determine|tell|say|know|find|answer|confirm"
+    r"|establish)\b",
+    r"(?<![\w/])N/A(?![\w/])",
     r"(?:\bnot|n't)\s+(?:(?:be|been|explicitly|directly|clearly|specifically)\s+)?(?:available"
     r"|mentioned|stated|specified|provided|covered|given|found|known|addressed|included|listed"
     r"|discussed|reported|disclosed|described|documented|present|contained|indicated|clear"

@@ -173,6 +173,10 @@ NOT_COVERED = [
     "{x} is unknown.",
     "Nothing is said about {x}.",
     "{x} is beyond the scope of the documents.",
+    "It is not possible to determine {x} from the documents.",
+    "There are no records of {x}.",
+    "I do not have enough information about {x}.",
+    "{x}: N/A.",
 ]
 
 
