@@ -431,18 +431,21 @@ def check_writable(location: str, flag: str = "output") -> None:
     """Refuse before the run an output location that cannot be written: a file where the
     folder goes, a folder below a file, no write permission or a read-only filesystem.
 
-    The folder is created and a probe file written and removed, the one test that holds
-    for every cause (`os.access` is not asked: as root it answers yes on /proc). A
-    `gs://` location is checked when the run takes its lock.
+    A probe file is written in the folder, or in its nearest existing ancestor, and
+    removed at once: the one test that holds for every cause (`os.access` is not asked:
+    as root it answers yes on /proc), and nothing is left behind. A `gs://` location
+    is checked when the run takes its lock.
     """
     if "://" in location:
         return
     path = os.path.abspath(location)
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"--{flag} {location!r} is a file; name a folder for the outputs")
+    existing = path
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
     try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as err:
         raise UsageError(
