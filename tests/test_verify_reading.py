@@ -281,3 +281,25 @@ def test_a_rounded_figure_is_supported_and_one_more_unit_is_not(value: int, suff
     assert _failed(f"It was {written} [E1].", f"It was {value:,}.") == [], written
     wrong = f"{(tenths + 1) / 10:.1f}{suffix}"
     assert _failed(f"It was {wrong} [E1].", f"It was {value:,}.") == ["figures_supported"]
+
+
+PIECES = [*"0123456789.,/-:'\" []()E%$kMmB万。\n", "٣", "๓", "２", "Dec", "U.S.", "7. ",
+          "Juli", "N/A", " million", "\u00a0", "[E1-E3]", "1/2/20",
+          "the sources do not say"]  # fmt: skip
+answer_text = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+@given(answer_text, answer_text)
+def test_any_answer_against_any_block_gives_a_verdict(answer: str, block: str) -> None:
+    """Digits of any script, broken dates, ranges and scales: a verdict, never an exception."""
+    verdict = verify_answer(answer, Packet(request_id="q", blocks={"E1": block, "E2": answer}))
+    assert [c.name for c in verdict.checks][:3] == ["answered", "labels_exist", "cites_evidence"]
+
+
+@given(answer_text)
+def test_splitting_keeps_every_character(answer: str) -> None:
+    """Sentences may reorder a trailing citation before its full stop, never drop text."""
+    kept = "".join(split_sentences(answer))
+    assert sorted(kept.replace(" ", "").replace("\n", "").replace("\u00a0", "")) == sorted(
+        answer.replace(" ", "").replace("\n", "").replace("\u00a0", "")
+    )
