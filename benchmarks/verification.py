@@ -15,7 +15,7 @@ a declaration for each uncovered facet; an abstention for an empty packet.
 That answer is then written in each style a person or a model writes
 (`STYLES`; a style that finds nothing to restyle in an answer is not
 counted for it): the same dates as `7/22/2020`, `22/7/2020`, `22.07.2020`,
-`7/22/20`, `Dec. 12, 2019`, `22nd of July 2020`, `22. Juli 2020`; figures with
+`7/22/20`, `Dec. 12, 2019`, `22nd of July 2020`, `22. Juli 2020`, `2020年7月22日`; figures with
 scale suffixes (`3.5M`, `1k`, `3.5bn`, `2 million`), with and without digit
 groups, groups of dots, spaces or apostrophes, a decimal comma, percent spelled
 or signed, in digits where the evidence spells them
@@ -264,6 +264,7 @@ DATE_STYLES: dict[str, DateWriter] = {
     "date_abbreviated_month": lambda d: f"{_ABBREVIATED[d.month - 1]} {d.day}, {d.year}",
     "date_ordinal_of": lambda d: f"the {_ordinal(d.day)} of {_MONTHS[d.month - 1]} {d.year}",
     "date_german_ordinal": lambda d: f"{d.day}. {_GERMAN[d.month - 1]} {d.year}",
+    "date_cjk": lambda d: f"{d.year}年{d.month}月{d.day}日",
 }
 """Ways to write a date that the evidence writes in words or ISO."""
 

@@ -59,7 +59,8 @@ def test_an_ambiguous_date_is_read_in_the_order_the_evidence_uses() -> None:
 @pytest.mark.parametrize(
     "written",
     ["Dec. 12, 2019", "12th of December 2019", "12. Dezember 2019", "12. December 2019",
-     "Dec 12th, 2019", "2019-12-12", "12/12/2019", "12.12.2019"],
+     "Dec 12th, 2019", "2019-12-12", "12/12/2019", "12.12.2019", "2019年12月12日",
+     "2019년 12월 12일"],
 )  # fmt: skip
 def test_date_spellings(written: str) -> None:
     assert _failed(f"The deal closed on {written} [E1].", "It closed on December 12, 2019.") == []
@@ -303,3 +304,10 @@ def test_splitting_keeps_every_character(answer: str) -> None:
     assert sorted(kept.replace(" ", "").replace("\n", "").replace("\u00a0", "")) == sorted(
         answer.replace(" ", "").replace("\n", "").replace("\u00a0", "")
     )
+
+
+def test_cjk_dates_are_dates() -> None:
+    block = "It closed on December 12, 2019."
+    assert _failed("它于2019年12月12日关闭[E1]。", block) == []
+    assert _failed("它于2019年12月13日关闭[E1]。", block) == ["figures_supported"]
+    assert _failed("它在12月关闭[E1]。", block) == []  # a month alone: nothing to check
