@@ -33,8 +33,9 @@ of a conflict dropped, an uncovered facet answered, another request's
 evidence id, an empty or blank answer.
 
 Every answer is then a result line in each format (OpenAI, Anthropic,
-Vertex, plain) read back by `packer.answers`; the API failure classes
-(`errored`, a success without text) exist in the three API formats. A row's
+Vertex, Bedrock with an Anthropic model and as Converse, plain) read back
+by `packer.answers`; the API failure classes (`errored`, a success without
+text) exist in the five API formats. A row's
 outcome depends only on its status, text and packet, so each distinct text
 is checked once per packet. Recall of a class is the share of its answers
 failing the check meant to catch it (for API failures: not passing); the
@@ -44,7 +45,7 @@ process, the best of `--repeats` passes (the first warms the per-block text
 facts, memoized as in a run), in CPU seconds of that process: answers per
 second of one core, which the other jobs of a shared machine hardly move
 (its load average is recorded beside). Wall time: `evpack verify` as a command (`python -m
-pipelines.cli verify`, local runner) over `--wall` answers in all four
+pipelines.cli verify`, local runner) over `--wall` answers in all six
 formats against a run directory written from the packed requests.
 """
 
@@ -79,7 +80,13 @@ from benchmarks.adapters import (
 from packer import Catalog, PackerRuntime, pack_request
 from packer.answers import parse_answer_line, parse_prompt_line
 from packer.claims import cited_labels, parse_answer, split_sentences
-from packer.formats import VERTEX_ID_LABEL, anthropic_custom_id, format_line, vertex_custom_id
+from packer.formats import (
+    VERTEX_ID_LABEL,
+    anthropic_custom_id,
+    bedrock_record_id,
+    format_line,
+    vertex_custom_id,
+)
 from packer.verify import Packet, verify_answer
 from schemas import ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
@@ -107,7 +114,14 @@ CLASSES: dict[str, str] = {
     "api_no_content": "status",
 }
 """Each fault class and the check that must catch it (`status`: the row is an API failure)."""
-FORMATS = ("openai_batch", "anthropic_batch", "vertex_batch", "plain")
+FORMATS = (
+    "openai_batch",
+    "anthropic_batch",
+    "vertex_batch",
+    "bedrock_batch",
+    "bedrock_converse_batch",
+    "plain",
+)
 API_FAILURES = ("api_errored", "api_no_content")
 TARGET_RECALL = 0.99
 TARGET_FALSE_FLAGS = 0.01
@@ -706,6 +720,8 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
                 "message": {"content": content, "stop_reason": "end_turn"},
             }
         return json.dumps({"custom_id": key, "result": result})
+    if fmt.startswith("bedrock"):
+        return _bedrock_line(fmt, request_id, text, failure)
     request = {"labels": {VERTEX_ID_LABEL: vertex_custom_id(request_id)}}
     if failure == "api_errored":
         return json.dumps({"status": "RESOURCE_EXHAUSTED", "request": request})
@@ -713,6 +729,26 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
     if not failure:
         candidate = {"content": {"parts": [{"text": text}]}, "finishReason": "STOP"}
     return json.dumps({"status": "", "request": request, "response": {"candidates": [candidate]}})
+
+
+def _bedrock_line(fmt: str, request_id: str, text: str, failure: str | None) -> str:
+    """A Bedrock batch output record: the input echoed (an Anthropic body names its
+    `anthropic_version`, a Converse one does not) with the model's output or an error."""
+    converse = fmt == "bedrock_converse_batch"
+    echoed: dict[str, Any] = {"messages": []}
+    if not converse:
+        echoed["anthropic_version"] = "bedrock-2023-05-31"
+    line: dict[str, Any] = {"recordId": bedrock_record_id(request_id), "modelInput": echoed}
+    if failure == "api_errored":
+        return json.dumps({**line, "error": {"errorCode": 429, "errorMessage": "throttled"}})
+    if converse:
+        reasoning = {"text": None, "reasoningContent": {"reasoningText": {"text": "hm"}}}
+        blocks = [reasoning] if failure else [reasoning, {"text": text}]
+        output = {"output": {"message": {"role": "assistant", "content": blocks}}}
+    else:
+        content = [] if failure else [{"type": "text", "text": text}]
+        output = {"type": "message", "content": content, "stop_reason": "end_turn"}
+    return json.dumps({**line, "modelOutput": output})
 
 
 def _rate(values: Sequence[bool]) -> float:

@@ -306,3 +306,22 @@ def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path, fmt: str, model: str)
         (by_key[records[0]["recordId"]], "429: throttled")
     ]
     assert all(r["status"] == "succeeded" for r in rows if r not in errored)
+
+
+def test_a_bedrock_success_without_text_is_no_content() -> None:
+    anthropic = {
+        "recordId": "q1",
+        "modelInput": {"anthropic_version": "bedrock-2023-05-31", "messages": []},
+        "modelOutput": {"type": "message", "content": [], "stop_reason": "refusal"},
+    }
+    answer = parse_answer_line(_line(anthropic))
+    assert (answer.answer_format, answer.status) == ("bedrock_batch", "no_content")
+    assert "refusal" in (answer.error or "")
+    converse = {
+        "recordId": "q1",
+        "modelInput": {"messages": []},
+        "modelOutput": converse_output(),  # a reasoning block, no text
+    }
+    answer = parse_answer_line(_line(converse))
+    assert (answer.answer_format, answer.status) == ("bedrock_converse_batch", "no_content")
+    assert parse_answer_line(_line({**converse, "modelOutput": converse_output(" ")})).text == " "
