@@ -2,7 +2,7 @@
 
 Retrieval returns the same passages to many questions, so packing remembers
 what it computed per distinct text: token counts (in the `TokenCounter`),
-the facts of a text, its sentences, the link key of a title. Those memos
+the facts of a text, its sentences, its typed claims, the link key of a title. Those memos
 live here, as instance caches, and nowhere else in `packer/`:
 
 - a cold start is a new runtime, and a second worker (a test's, a
@@ -24,11 +24,13 @@ from functools import lru_cache
 
 from packer.records import TextFacts, text_facts, title_key
 from packer.tokens import TokenCounter
+from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
 
 TEXT_FACTS_ENTRIES = 32_768
 SENTENCES_ENTRIES = 8_192
 TITLE_ENTRIES = 65_536
+TYPED_CLAIMS_ENTRIES = 8_192
 
 
 class Memos:
@@ -40,6 +42,9 @@ class Memos:
             sentences_of
         )
         self.title_key: Callable[[str], str] = lru_cache(TITLE_ENTRIES)(title_key)
+        self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
+            TYPED_CLAIMS_ENTRIES
+        )(claims_of)
 
 
 class PackerRuntime:
