@@ -171,7 +171,7 @@ def build(
             | "ReadRequests" >> ReadRecords(requests, file_format(requests, "auto", "requests"))
             | "ParseRequests" >> ParseRequests("auto", max_record_bytes)
         )
-    lines = p | "ReadAnswers" >> ReadAnswerLines(answers)
+    lines = p | "ReadAnswers" >> ReadAnswerLines(answers, max_record_bytes)
     verified = lines | "Verify" >> VerifyAnswers(
         prompts, manifests, parsed.requests if parsed else None, exclusions
     )

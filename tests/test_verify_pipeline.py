@@ -243,3 +243,14 @@ def test_answer_lines_keep_their_numbers_compressed_or_not(tmp_path: Path) -> No
         ]
     ((_, number, gone),) = numbered_lines(str(tmp_path / "gone.jsonl"))
     assert isinstance(gone, Unreadable) and number == 1  # a dead letter, not a crash
+
+
+def test_an_answer_line_over_the_record_limit_is_cut_off_not_held(tmp_path: Path) -> None:
+    from transforms.strict_json import Unreadable
+    from transforms.verify import numbered_lines
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b"x" * 5000 + b"\n" + b'{"b": 2}\n')
+    (first, (_, number, big), last) = numbered_lines(str(path), limit=1000)
+    assert first[1:] == (1, b'{"a": 1}') and last[1:] == (3, b'{"b": 2}')
+    assert number == 2 and isinstance(big, Unreadable) and "max_record_bytes" in big.reason

@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 import apache_beam as beam
 from apache_beam import pvalue
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 
@@ -33,7 +32,7 @@ from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.verification import VerificationRow
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
-from transforms.record_files import matching_files
+from transforms.record_files import _lines, matching_files
 from transforms.strict_json import Refused, Unreadable, decode_text
 
 ROWS = "rows"
@@ -148,15 +147,19 @@ def verified_row(
     )
 
 
-def numbered_lines(path: str) -> Iterator[tuple[str, int, bytes | Unreadable]]:
-    """(path, 1-based line number, line) for each non-blank line of one JSONL file (compressed
-    ones by their suffix); an `Unreadable` where reading fails."""
+def numbered_lines(
+    path: str, limit: int | None = None
+) -> Iterator[tuple[str, int, bytes | Unreadable]]:
+    """(path, 1-based line number, line) for each non-blank line of one JSONL file, read as
+    `transforms.record_files` reads any (compressed by its suffix, a line over `limit` bytes
+    an `Unreadable` holding its head); an `Unreadable` where reading fails."""
     number = 0
     try:
-        with FileSystems.open(path) as handle:
-            for number, line in enumerate(iter(handle.readline, b""), 1):
-                if line.strip():
-                    yield path, number, line.removesuffix(b"\n").removesuffix(b"\r")
+        for number, line in enumerate(_lines(path, 0, None, limit), 1):
+            if isinstance(line, Unreadable):
+                yield path, number, line
+            elif line.strip():
+                yield path, number, line.removesuffix(b"\n").removesuffix(b"\r")
     except Exception as err:  # any failure to read is this file's dead letter
         reason = f"{path} cannot be read after line {number}: {type(err).__name__}: {err}"
         yield path, number + 1, Unreadable(reason)
@@ -165,16 +168,17 @@ def numbered_lines(path: str) -> Iterator[tuple[str, int, bytes | Unreadable]]:
 class ReadAnswerLines(beam.PTransform):
     """Answer files -> (path, line number, line), one file per worker."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, limit: int | None = None) -> None:
         super().__init__()
         self._pattern = pattern
+        self._limit = limit
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
         return (
             pbegin
             | "AnswerFiles" >> beam.Create(matching_files(self._pattern))
             | "SpreadFiles" >> beam.Reshuffle()
-            | "NumberedLines" >> beam.FlatMap(numbered_lines)
+            | "NumberedLines" >> beam.FlatMap(numbered_lines, self._limit)
         )
 
 
