@@ -102,12 +102,12 @@ def generate(
     `chunks` and `join` shape the passages (module docstring).
     """
     documents = -(-per_request // chunks)
-    if documents * join > len(pool.paragraphs):
-        raise ValueError(f"per_request {per_request} exceeds the pool of {len(pool.paragraphs)}")
-    rng = random.Random(seed)
     hot = min(hot_set, len(pool.paragraphs) // 2)
     n_hot = round(documents * repeat_fraction)
     starts = range(hot, len(pool.paragraphs) - join + 1)
+    if documents > len(pool.paragraphs) or documents - n_hot > len(starts):
+        raise ValueError(f"per_request {per_request} exceeds the pool of {len(pool.paragraphs)}")
+    rng = random.Random(seed)
     for r in range(requests):
         drawn = [(d, True) for d in rng.sample(range(hot), n_hot)] + [
             (d, False) for d in rng.sample(starts, documents - n_hot)
