@@ -7,11 +7,11 @@ by request_id, assemble each group.
 
 What the grouping moves between workers is a decoded record (`Entry`) keyed
 by its request_id, with an explicit coder (`EntryCoder`): four length-framed
-strings, deterministic, a fifth of the cost of the pickling fallback
-Beam would otherwise pick for a dataclass (4 against 19 us a 10 kB record). Rejected: grouping validated
-`Request`s (validation once, before the grouping), since a request costs
-eight times its record's text to pickle, and duplicates would be validated
-only to be dead-lettered.
+strings, deterministic, a fifth of the cost of the pickling fallback Beam
+would otherwise pick for a dataclass (4 against 19 us for a 10 kB record).
+Rejected: grouping validated `Request`s (validation once, before the
+grouping), since a request costs eight times its record's text to pickle,
+and duplicates would be validated only to be dead-lettered.
 """
 
 from collections.abc import Iterable, Iterator
