@@ -187,8 +187,9 @@ class EvpackOptions(PipelineOptions):
             choices=get_args(PromptFormat),
             help=(
                 "Shape of each prompt line: our messages JSON, or the input line of the "
-                "OpenAI Batch, Anthropic Message Batches or Vertex AI batch prediction API "
-                "(default: the config's prompt_format, messages). Part of config_hash."
+                "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
+                "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
+                "config's prompt_format, messages). Part of config_hash."
             ),
         )
         parser.add_argument(
@@ -337,7 +338,12 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     config = _read_config(path)
     if prompt_format is None or prompt_format == config.prompt_format:
         return config
-    return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
+        return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    except ValidationError as err:
+        raise UsageError(
+            f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
+        ) from err
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -431,18 +437,21 @@ def check_writable(location: str, flag: str = "output") -> None:
     """Refuse before the run an output location that cannot be written: a file where the
     folder goes, a folder below a file, no write permission or a read-only filesystem.
 
-    The folder is created and a probe file written and removed, the one test that holds
-    for every cause (`os.access` is not asked: as root it answers yes on /proc). A
-    `gs://` location is checked when the run takes its lock.
+    A probe file is written in the folder, or in its nearest existing ancestor, and
+    removed at once: the one test that holds for every cause (`os.access` is not asked:
+    as root it answers yes on /proc), and nothing is left behind. A `gs://` location
+    is checked when the run takes its lock.
     """
     if "://" in location:
         return
     path = os.path.abspath(location)
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"--{flag} {location!r} is a file; name a folder for the outputs")
+    existing = path
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
     try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as err:
         raise UsageError(
