@@ -2,7 +2,8 @@
 
     python -m benchmarks.report [--results benchmarks/results]
 
-Reads `speed.json` and `quality.json` (whichever exist) from the results
+Reads `speed.json`, `quality.json`, `scale.json`, `verification.json` and
+`meaning.json` (whichever exist) from the results
 directory and writes `REPORT.md`, `retention.png` and `throughput.png` beside them.
 """
 
@@ -17,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from benchmarks import adapters, quality, scale, speed, targets, verification
+from benchmarks import adapters, meaning, quality, scale, speed, targets, verification
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
 COMPARED = (
@@ -518,6 +519,9 @@ def write_report(results_dir: Path) -> Path:
     verification_file = results_dir / "verification.json"
     if verification_file.exists():
         parts += verification.report_section(json.loads(verification_file.read_text()))
+    meaning_file = results_dir / "meaning.json"
+    if meaning_file.exists():
+        parts += meaning.report_section(json.loads(meaning_file.read_text()))
     out = results_dir / "REPORT.md"
     out.write_text("\n".join(parts))
     return out
