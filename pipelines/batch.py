@@ -25,12 +25,13 @@ from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
     EvpackOptions,
     Settings,
+    check_numbers,
     create_audit_tables,
     pin_local_runner,
     resolve,
     settings_summary,
 )
-from pipelines.summary import RunSummary, summarize
+from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS, PACK_OUTPUTS
 from transforms.catalog_io import ReadCatalog
@@ -45,7 +46,14 @@ from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
 from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.staging import commit, files_under, staging_name
+from transforms.staging import (
+    acquire,
+    commit,
+    commit_finished,
+    files_under,
+    release,
+    staging_name,
+)
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -77,13 +85,27 @@ def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
     return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
 
 
-def build(p: beam.Pipeline, settings: Settings) -> None:
-    """Compose the batch job; every stage is a transform from `transforms/`."""
+@dataclass(frozen=True)
+class FinalCommit:
+    """A job's own last step: commit `staging` into `output` once every file is written."""
+
+    staging: str
+    output: str
+    overwrite: bool
+
+
+def build(p: beam.Pipeline, settings: Settings, final_commit: FinalCommit | None = None) -> None:
+    """Compose the batch job; every stage is a transform from `transforms/`.
+
+    With `final_commit` the job commits its own staged files as its last step
+    (the Dataflow launcher does not wait for the job to commit after it).
+    """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
     parsed = (
         p
-        | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+        | "ReadRequests"
+        >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
         | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     )
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
@@ -102,15 +124,21 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
     )
     sinks = replace(settings.sinks, output=out)  # files go where this run stages them
+    written = []
     if sinks.prompts_topic is not None:
         _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     else:
-        _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
+        written.append(prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits))
+    writers = {
+        "manifests": WriteAuditRows("manifests", sinks, manifest_row_id),
+        "exclusions": WriteAuditRows("exclusions", sinks, exclusion_row_id),
+        "exclusion_counts": WriteAuditRows("exclusion_counts", sinks),
+        "dead_letters": WriteAuditRows("dead_letters", sinks),
+    }
     refused = (
-        manifests.rows | "WriteManifests" >> WriteAuditRows("manifests", sinks, manifest_row_id),
-        exclusions.rows
-        | "WriteExclusions" >> WriteAuditRows("exclusions", sinks, exclusion_row_id),
-        counts.rows | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks),
+        manifests.rows | "WriteManifests" >> writers["manifests"],
+        exclusions.rows | "WriteExclusions" >> writers["exclusions"],
+        counts.rows | "WriteCounts" >> writers["exclusion_counts"],
     )
     dead_letters = (
         (
@@ -126,9 +154,22 @@ def build(p: beam.Pipeline, settings: Settings) -> None:
         | "CountDeadLetters" >> CountDeadLetters()
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
+    refused_letters = dead_letters | "WriteDeadLetters" >> writers["dead_letters"]
     if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
-        _ = refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        written.append(
+            refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        )
+    written += [w.written for w in writers.values() if w.written is not None]
+    if final_commit is not None:
+        _ = (
+            p
+            | "CommitOnce" >> beam.Create([final_commit])
+            | "Commit"
+            >> beam.Map(
+                lambda c, *_: commit_finished(c.staging, c.output, FILE_TYPES, c.overwrite),
+                *[beam.pvalue.AsList(files) for files in written],
+            )
+        )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -167,37 +208,70 @@ def start(
     there, for `run` to commit; without it, in place, after deleting the
     outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
     passes `clear_outputs=False`: it must return at once and may not reach the
-    output bucket, so each job writes to a fresh prefix.
+    output bucket, so the job stages its files and commits them itself as its
+    last step (`transforms.staging.commit_finished`).
     """
     options = PipelineOptions(argv)
     settings = resolve(options)
+    overwrite = options.view_as(EvpackOptions).overwrite
+    final_commit = None
     if clear_outputs:
-        stale = earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+        stale = earlier_run(settings.output, overwrite)
         if stale and staging is None:
             FileSystems.delete(stale)
+    else:
+        staging = staging or staging_name()
+        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
     pin_local_runner(options, LOCAL_RUNNER)
     if settings.create_tables:
         create_audit_tables(settings.sinks)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
-    build(pipeline, written)
+    build(pipeline, written, final_commit)
     return pipeline.run(), settings
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
-    """Run the batch job to completion, commit its outputs and summarize it.
+    """Run the batch job to completion under the output's lock, commit its outputs, summarize.
 
-    Raises `RunFailed` when the pipeline fails once it has written files.
+    Raises `OutputBusy` (a ValueError) when another run holds the output, and
+    `RunFailed` when the pipeline or the commit fails once files were written.
     """
     started = time.monotonic()
+    options = PipelineOptions(argv)
+    settings = resolve(options)
+    check_numbers(max_dead_letter_percent=options.view_as(EvpackOptions).max_dead_letter_percent)
     staging = staging_name()
+    output = settings.output
+    lock = acquire(output, staging)
     try:
-        result, settings = start(argv, staging=staging)
+        replaced = earlier_run(output, options.view_as(EvpackOptions).overwrite)
+        result = _finished(argv, output, staging)
+        try:
+            commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
+        except Exception as err:
+            raise RunFailed(
+                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
+                f"found it (nothing of this run moved in); this run's files are under "
+                f"{output}/{staging}/"
+            ) from err
+    finally:
+        release(lock)
+    elapsed = time.monotonic() - started
+    files = output_files(output)
+    letters = sampled_letters(files["dead_letters"])
+    summary = summarize(result.metrics(), elapsed, files, letters)
+    return BatchRun(settings=settings, summary=summary)
+
+
+def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResult:
+    """Start the job into `staging` and wait for it; a failure names what it left."""
+    try:
+        result, _ = start(argv, staging=staging)
         result.wait_until_finish()
     except Exception as err:
-        output = PipelineOptions(argv).view_as(EvpackOptions).output
-        if not output or not FileSystems.exists(f"{output}/{staging}"):
+        if not FileSystems.exists(f"{output}/{staging}"):
             raise  # it failed before writing anything: bad flags, an unreadable catalog
         left = files_under(f"{output}/{staging}")
         raise RunFailed(
@@ -205,20 +279,22 @@ def run(argv: list[str] | None = None) -> BatchRun:
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "
             f"files are under {output}/{staging}/, safe to delete"
         ) from err
-    stale = earlier_run(settings.output, overwrite=True)
-    commit(f"{settings.output}/{staging}", settings.output, FILE_TYPES, stale)
-    elapsed = time.monotonic() - started
-    summary = summarize(result.metrics(), elapsed, output_files(settings.output))
-    return BatchRun(settings=settings, summary=summary)
+    return result
 
 
 def _run_and_print(argv: list[str]) -> int:
-    print(run(argv).summary.render())
+    finished = run(argv)
+    print(finished.summary.render())
+    limit = PipelineOptions(argv).view_as(EvpackOptions).max_dead_letter_percent
+    hopeless = finished.summary.hopeless(limit)
+    if hopeless is not None:
+        raise CommandFailed(f"{hopeless}; see the top errors and hints above")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry: run, print the summary; bad flags exit 2 with the reason."""
+    """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
+    made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
     return run_command(
         "evpack batch",
         "Pack request files into prompts and audit tables.",

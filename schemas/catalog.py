@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from schemas._types import NonEmptyStr, UtcDatetime, refuse_repeats
+from schemas._types import EffectiveDatetime, NonEmptyStr, refuse_repeats
 
 
 class Revision(BaseModel):
@@ -11,7 +11,7 @@ class Revision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     revision_id: NonEmptyStr
-    effective_at: UtcDatetime
+    effective_at: EffectiveDatetime
     supersedes: str | None = None
 
 

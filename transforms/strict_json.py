@@ -63,16 +63,18 @@ def as_text(payload: bytes | str) -> str:
 class Unreadable:
     """What a file reader gives in place of a record's bytes when (the rest of) a file cannot
     be read: a truncated or corrupt file becomes one refused record that names it, not a
-    failed job nor records missing without a word."""
+    failed job nor records missing without a word. Also a record too large to hold: `head`
+    is its first bytes, kept for the dead letter."""
 
     reason: str
+    head: bytes = b""
 
 
 def decode_text(payload: bytes | Unreadable, max_bytes: int | None = None) -> str | Refused:
     """The record's text: size first (unless `max_bytes` is None), then strict UTF-8 (one
     leading BOM dropped). Every reader of records decodes them here."""
     if isinstance(payload, Unreadable):
-        return Refused(payload.reason, "")
+        return Refused(payload.reason, as_text(payload.head))
     if max_bytes is not None and len(payload) > max_bytes:
         return Refused(
             f"record of {len(payload)} bytes exceeds --max_record_bytes={max_bytes}",
