@@ -168,7 +168,8 @@ def build(
         )
         parsed = (
             p
-            | "ReadRequests" >> ReadRecords(requests, file_format(requests, "auto", "requests"))
+            | "ReadRequests"
+            >> ReadRecords(requests, file_format(requests, "auto", "requests"), max_record_bytes)
             | "ParseRequests" >> ParseRequests("auto", max_record_bytes)
         )
     lines = p | "ReadAnswers" >> ReadAnswerLines(answers, max_record_bytes)

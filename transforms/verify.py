@@ -32,7 +32,7 @@ from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.verification import VerificationRow
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
-from transforms.record_files import _lines, matching_files
+from transforms.record_files import file_lines, matching_files
 from transforms.strict_json import Refused, Unreadable, decode_text
 
 ROWS = "rows"
@@ -155,7 +155,7 @@ def numbered_lines(
     an `Unreadable` holding its head); an `Unreadable` where reading fails."""
     number = 0
     try:
-        for number, line in enumerate(_lines(path, 0, None, limit), 1):
+        for number, line in enumerate(file_lines(path, 0, None, limit), 1):
             if isinstance(line, Unreadable):
                 yield path, number, line
             elif line.strip():
