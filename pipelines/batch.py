@@ -34,12 +34,10 @@ from pipelines.options import (
 from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS, PACK_OUTPUTS
-from transforms.catalog_io import ReadCatalog
-from transforms.catalog_join import JoinedCatalog
-from transforms.catalog_lookup import BigtableCatalog
+from transforms.catalog.factory import catalog_provider
 from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
-from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
+from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
@@ -72,17 +70,8 @@ def output_files(output: str) -> dict[str, str]:
 
 def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
     """The pack step, the catalog where the chosen mode keeps it (see `--catalog_mode`)."""
-    return PackRequests(settings.config, catalog_provider(p, settings), settings.event_time)
-
-
-def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
-    """How the pack step finds each request's catalog entries in the chosen mode."""
-    source = settings.catalog
-    if source.mode == "join":
-        return JoinedCatalog(source.pattern, source.file_format)
-    if source.mode == "bigtable":
-        return BigtableCatalog(source.bigtable)
-    return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
+    provider = catalog_provider(p, settings.catalog, streaming=False)
+    return PackRequests(settings.config, provider, settings.event_time)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from apache_beam.runners.runner import PipelineResult
 
 from pipelines.command import run_command
 from pipelines.options import (
-    CatalogSource,
     EvpackOptions,
     check_numbers,
     create_audit_tables,
@@ -36,11 +35,11 @@ from pipelines.options import (
 )
 from schemas import PackingConfig
 from transforms.bigquery_io import RecentRequestIds
-from transforms.catalog_lookup import BigtableCatalog
-from transforms.catalog_refresh import RefreshingCatalogFile, load_snapshot
+from transforms.catalog.factory import CatalogSource, catalog_provider
+from transforms.catalog.refresh import load_snapshot
 from transforms.dead_letters import bounded
 from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
-from transforms.pack import CatalogProvider, PackRequests
+from transforms.pack import PackRequests
 from transforms.pubsub_io import (
     PublishMessages,
     ReadRequestRecords,
@@ -182,21 +181,6 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     )
 
 
-def catalog_provider(settings: StreamSettings) -> CatalogProvider:
-    """Where the pack step finds the catalog: the re-read file, or Bigtable lookups.
-
-    Either way a catalog change applies within `--catalog_refresh_seconds`.
-    """
-    source = settings.catalog
-    if source.bigtable is not None:
-        return BigtableCatalog(source.bigtable)
-    return RefreshingCatalogFile(
-        source.pattern,  # type: ignore[arg-type]
-        source.file_format,  # type: ignore[arg-type]
-        source.refresh_seconds,
-    )
-
-
 def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     """Wire the streaming job into `pipeline`."""
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
@@ -213,7 +197,9 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         settings.max_record_bytes, settings.dedup_ttl_seconds, remembered
     )
     # Requests are packed at their element timestamp unless they carry a time.
-    packed = parsed.requests | "Pack" >> PackRequests(settings.config, catalog_provider(settings))
+    # The catalog file is re-read while the job runs, or looked up in Bigtable.
+    provider = catalog_provider(pipeline, settings.catalog, streaming=True)
+    packed = parsed.requests | "Pack" >> PackRequests(settings.config, provider)
     packed.lines | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     rejected_manifests = packed.manifests | "WriteManifests" >> WriteAuditRows(
         "manifests", sinks, row_id=manifest_row_id
