@@ -22,6 +22,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
+from packer.formats import FILE_LIMITS
 from pipelines.command import run_command
 from pipelines.options import (
     EvpackOptions,
@@ -37,18 +38,15 @@ from schemas import PackingConfig
 from transforms.bigquery_io import RecentRequestIds
 from transforms.catalog.factory import CatalogSource, catalog_provider
 from transforms.catalog.refresh import load_snapshot
-from transforms.dead_letters import bounded
+from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
 from transforms.pack import PackRequests
 from transforms.pubsub_io import (
-    PublishMessages,
     ReadRequestRecords,
-    dead_letter_message,
     emulator_receives_large_messages,
-    prompt_message,
 )
-from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.stats import CountDeadLetters, SummarizeWindows
+from transforms.sinks import Sinks
+from transforms.stats import SummarizeWindows
 from transforms.stream_parse import ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
@@ -200,45 +198,22 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     # The catalog file is re-read while the job runs, or looked up in Bigtable.
     provider = catalog_provider(pipeline, settings.catalog, streaming=True)
     packed = parsed.requests | "Pack" >> PackRequests(settings.config, provider)
-    packed.lines | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
-    rejected_manifests = packed.manifests | "WriteManifests" >> WriteAuditRows(
-        "manifests", sinks, row_id=manifest_row_id
+    letters = DeadLetters()
+    letters.add(read.dead_letters, parsed.dead_letters)
+    plan = OutputPlan(
+        sinks=sinks,
+        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        count_exclusions=WindowedExclusionCounts(
+            settings.window_seconds, settings.allowed_lateness_seconds
+        ),
+        dead_letter_topic=settings.dead_letter_topic,
     )
-    rejected_exclusions = packed.exclusions | "WriteExclusions" >> WriteAuditRows(
-        "exclusions", sinks, row_id=exclusion_row_id
-    )
-    rejected_counts = (
-        packed.exclusions
-        | "CountPerWindow"
-        >> WindowedExclusionCounts(settings.window_seconds, settings.allowed_lateness_seconds)
-        | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks)
-    )
-    dead_letters = (
-        (
-            read.dead_letters,
-            parsed.dead_letters,
-            packed.dead_letters,
-            rejected_manifests,
-            rejected_exclusions,
-            rejected_counts,
-        )
-        | "AllDeadLetters" >> beam.Flatten()
-        | "CountDeadLetters" >> CountDeadLetters()
-        | "Bound" >> beam.Map(bounded)
-    )
+    dead_letters = write_outputs(packed, letters, plan).dead_letters
     _ = (
         (packed.prompts, dead_letters)
         | "Summarized" >> beam.Flatten()
         | "SummarizeWindows"
         >> SummarizeWindows(settings.window_seconds, settings.allowed_lateness_seconds)
-    )
-    rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows(
-        "dead_letters", sinks
-    )
-    (
-        (dead_letters, rejected_dead_letters | "BoundRejected" >> beam.Map(bounded))
-        | "DeadLettersToPublish" >> beam.Flatten()
-        | "PublishDeadLetters" >> PublishMessages(settings.dead_letter_topic, dead_letter_message)
     )
 
 
