@@ -2,9 +2,9 @@
 
 Every output is first checked with its sink's own encoder (`EncodableRows`),
 so a row no sink can take costs that row, never the run, in either job.
-Prompts go to `--prompts_topic` when named, else to prompt files; audit rows
-to their `WriteAuditRows` sink; exclusions are counted by the job's own
-counter (the whole run in batch, per window in streaming).
+Prompts and audit rows go where `transforms.sinks` chooses; exclusions are
+counted by the job's own counter (the whole run in batch, per window in
+streaming).
 
 Dead letters are collected in one place, as Beam's error-handler idiom does:
 each stage adds its dead-letter collection to the job's `DeadLetters`, which
@@ -28,10 +28,15 @@ from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.dead_letters import bounded
 from transforms.files import WriteJsonl
 from transforms.pack import PackOutputs
-from transforms.prompt_files import WritePromptLines
-from transforms.pubsub_io import PublishMessages, dead_letter_message, prompt_message
+from transforms.pubsub_io import PublishMessages, dead_letter_message
 from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
-from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
+from transforms.sinks import (
+    Sinks,
+    WriteAuditRows,
+    exclusion_row_id,
+    manifest_row_id,
+    write_prompts,
+)
 from transforms.stats import CountDeadLetters
 
 
@@ -77,13 +82,9 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     letters.add(packed.dead_letters)
     files = []
     prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters)
-    if sinks.prompts_topic is not None:
-        _ = prompts | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
-    else:
-        output = _require_output(sinks, "prompts")
-        files.append(
-            prompts | "WritePrompts" >> WritePromptLines(output, "prompts", plan.prompt_limits)
-        )
+    prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
+    if prompt_files is not None:
+        files.append(prompt_files)
     manifests = _encodable(
         packed.manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters
     )
