@@ -35,7 +35,7 @@ from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.tables import OUTPUTS, PACK_OUTPUTS
 from transforms.catalog.factory import catalog_provider
 from transforms.counts import CountExclusions
-from transforms.files import output_prefix
+from transforms.io.files import output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests

@@ -29,11 +29,11 @@ from schemas import PackingConfig
 from schemas._types import UtcDatetime, describe_validation_error
 from schemas.config import PromptFormat
 from schemas.tables import AUDIT_TABLES
-from transforms.bigquery_io import bigquery_client, create_tables
 from transforms.catalog.bigtable import CachedLookup
 from transforms.catalog.bigtable_table import TableAddress
 from transforms.catalog.factory import CATALOG_MODES, CatalogMode, CatalogSource
 from transforms.catalog.side_input import catalog_documents, snapshot
+from transforms.io.bigquery import bigquery_client, create_tables
 from transforms.names import (
     DEFAULT_CATALOG_CACHE_ENTRIES,
     DEFAULT_CATALOG_REFRESH_SECONDS,

@@ -35,16 +35,16 @@ from pipelines.options import (
     resource_name,
 )
 from schemas import PackingConfig
-from transforms.bigquery_io import RecentRequestIds
 from transforms.catalog.factory import CatalogSource, catalog_provider
 from transforms.catalog.refresh import load_snapshot
-from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
-from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
-from transforms.pack import PackRequests
-from transforms.pubsub_io import (
+from transforms.io.bigquery import RecentRequestIds
+from transforms.io.pubsub import (
     ReadRequestRecords,
     emulator_receives_large_messages,
 )
+from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
+from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
+from transforms.pack import PackRequests
 from transforms.sinks import Sinks
 from transforms.stats import SummarizeWindows
 from transforms.stream_parse import ParseRequestStream

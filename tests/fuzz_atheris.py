@@ -29,7 +29,7 @@ from schemas import DeadLetter
 from tests.batch_run import ROOT, SAMPLES
 from tests.test_fuzz_boundary import assert_encodes
 from transforms.catalog.side_input import parse_catalog_row
-from transforms.pubsub_io import split_payload
+from transforms.io.pubsub import split_payload
 
 MAX_BYTES = 1 << 20
 

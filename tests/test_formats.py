@@ -31,7 +31,7 @@ from schemas.config import FormatModels, model_misfit
 from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
-from transforms.prompt_files import WritePromptLines
+from transforms.io.prompt_files import WritePromptLines
 
 PROMPT = PromptMessage.model_validate(
     {

@@ -15,7 +15,7 @@ from pipelines.batch import run as run_batch
 from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
 from tests.factories import candidate, document, request
 from tests.stream_harness import Routes, drain, publish, streaming_job
-from transforms.bigquery_io import bigquery_client
+from transforms.io.bigquery import bigquery_client
 
 pytestmark = pytest.mark.emulators
 

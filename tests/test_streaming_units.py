@@ -22,7 +22,7 @@ from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from tests.factories import candidate, document, request
 from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
-from transforms.pubsub_io import (
+from transforms.io.pubsub import (
     dead_letter_message,
     event_timestamp,
     prompt_message,

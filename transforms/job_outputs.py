@@ -26,9 +26,9 @@ from pydantic import BaseModel
 from packer.formats import FileLimits
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from transforms.dead_letters import bounded
-from transforms.files import WriteJsonl
+from transforms.io.files import WriteJsonl
+from transforms.io.pubsub import PublishMessages, dead_letter_message
 from transforms.pack import PackOutputs
-from transforms.pubsub_io import PublishMessages, dead_letter_message
 from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
 from transforms.sinks import (
     Sinks,

@@ -7,7 +7,7 @@ Sources and sinks are choices, not pipelines; both jobs read the same flags:
   per `--window_seconds` window);
 - prompts go to `--prompts_topic` when named, else to files under `--output`.
 
-BigQuery: streaming inserts (`transforms.bigquery_io`) everywhere the
+BigQuery: streaming inserts (`transforms.io.bigquery`) everywhere the
 emulator may stand in, and batch load jobs (`WriteToBigQuery` with
 `FILE_LOADS`, staged under `--temp_location`) on Dataflow, where loads are the
 idiomatic, free and all-or-nothing path; a load that fails fails the job. A
@@ -23,22 +23,16 @@ the prompt choice lived in the batch job).
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import apache_beam as beam
-from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery
 
 from packer.formats import FileLimits, PromptLine
 from schemas import DeadLetter
-from schemas.bigquery import bigquery_schema
-from schemas.tables import OUTPUTS
-from transforms.bigquery_io import WriteToBigQueryRows, to_bigquery_row
-from transforms.files import WriteJsonl, WriteParquet
-from transforms.prompt_files import WritePromptLines
-from transforms.pubsub_io import PublishMessages, prompt_message
-
-RowId = Callable[[dict[str, Any]], str]
-"""A row's BigQuery insertId, so a retried insert does not duplicate it."""
+from transforms.io.base import AuditSink, RowId
+from transforms.io.bigquery import InsertRows, LoadJobRows
+from transforms.io.files import FileRows
+from transforms.io.prompt_files import WritePromptLines
+from transforms.io.pubsub import PublishMessages, prompt_message
 
 
 @dataclass(frozen=True)
@@ -64,88 +58,13 @@ def exclusion_row_id(row: dict) -> str:
     return f"{row['request_id']}/{row['evidence_id']}"
 
 
-class WriteFiles(beam.PTransform):
-    """Rows of one named output as files under `output` (its file type from the table)."""
-
-    def __init__(self, output: str, name: str, window_seconds: int | None = None) -> None:
-        super().__init__()
-        self._output = output
-        self._name = name
-        self._window = window_seconds
-
-    def expand(self, rows: beam.PCollection) -> beam.pvalue.PDone:
-        table = OUTPUTS[self._name]
-        if table.file_type == "parquet":
-            return rows | WriteParquet(self._output, self._name, table.model, self._window)
-        return rows | WriteJsonl(self._output, self._name, self._window)
-
-
-@dataclass(frozen=True)
-class Written:
-    """What a backend made of a table's rows: the rows it refused, the files it wrote."""
-
-    refused: beam.PCollection[DeadLetter] | None = None
-    files: beam.PCollection | None = None
-
-
-class AuditSink(Protocol):
-    """One backend for audit rows, built from the run's `Sinks` (see `AUDIT_SINKS`)."""
-
-    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written: ...
-
-
-class FileRows:
-    """Audit rows as files under `--output` (Parquet, JSONL for dead letters)."""
-
-    def __init__(self, sinks: Sinks) -> None:
-        self._output = sinks.output
-        self._window = sinks.window_seconds
-
-    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
-        if self._output is None:
-            raise ValueError(f"no sink for {name}: pass --output or --bigquery_dataset")
-        return Written(files=rows | "Files" >> WriteFiles(self._output, name, self._window))
-
-
-class LoadJobRows:
-    """Audit rows as BigQuery load jobs (batch on Dataflow); a failed load fails the job."""
-
-    def __init__(self, sinks: Sinks) -> None:
-        self._dataset = sinks.dataset
-
-    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
-        _ = (
-            rows
-            | "ToRow" >> beam.Map(to_bigquery_row)
-            | "Load"
-            >> WriteToBigQuery(
-                f"{self._dataset}.{name}".replace(".", ":", 1),
-                schema={"fields": bigquery_schema(OUTPUTS[name].model)},
-                method=WriteToBigQuery.Method.FILE_LOADS,
-                create_disposition=BigQueryDisposition.CREATE_NEVER,
-                write_disposition=BigQueryDisposition.WRITE_APPEND,
-            )
-        )
-        return Written()
-
-
-class InsertRows:
-    """Audit rows as BigQuery streaming inserts; the rows refused come back as dead letters."""
-
-    def __init__(self, sinks: Sinks) -> None:
-        self._dataset = sinks.dataset
-
-    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
-        table_id = f"{self._dataset}.{name}"
-        return Written(refused=rows | "Insert" >> WriteToBigQueryRows(table_id, row_id=row_id))
-
-
 AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
-    "files": FileRows,
-    "bigquery_load_jobs": LoadJobRows,
-    "bigquery_inserts": InsertRows,
+    "files": lambda sinks: FileRows(sinks.output, sinks.window_seconds),
+    "bigquery_load_jobs": lambda sinks: LoadJobRows(str(sinks.dataset)),
+    "bigquery_inserts": lambda sinks: InsertRows(str(sinks.dataset)),
 }
-"""Every backend of the audit rows, by name; a new backend is one class and one entry."""
+"""Every backend of the audit rows, by name, built from the flags; a new backend is one
+class in `transforms/io/` and one entry here (`audit_sink` picks the name)."""
 
 
 def audit_sink(sinks: Sinks) -> str:
