@@ -44,6 +44,7 @@ from transforms.names import (
     FileFormat,
     InputShape,
 )
+from transforms.record_files import matchable, matching_files
 from transforms.sinks import Sinks
 
 _LOG = logging.getLogger(__name__)
@@ -430,8 +431,7 @@ def _matches(pattern: str, flag: str) -> None:
             f"--{flag} {pattern!r} is a folder; pass a glob of its record files, "
             f"e.g. --{flag}='{glob}'"
         )
-    found = FileSystems.match([pattern])[0].metadata_list
-    if not found:
+    if not matching_files(pattern):
         raise UsageError(f"--{flag} {pattern!r} matches no file; check the path or glob")
 
 
@@ -464,7 +464,7 @@ def check_writable(location: str, flag: str = "output") -> None:
 
 def _catalog_bytes(pattern: str) -> int | None:
     """The total size of the catalog files, or None when it cannot be told (no match)."""
-    found = FileSystems.match([pattern])[0].metadata_list
+    found = FileSystems.match([matchable(pattern)])[0].metadata_list
     return sum(m.size_in_bytes for m in found) if found else None
 
 

@@ -34,7 +34,9 @@ from transforms.record_files import (
     ReadRecords,
     file_records,
     jsonl_records,
+    matching_files,
     parquet_records,
+    some_files,
 )
 from transforms.request_records import decode
 from transforms.strict_json import Unreadable
@@ -369,3 +371,19 @@ def test_a_parquet_row_group_over_the_limit_per_row_is_not_read(tmp_path: Path) 
     assert peak < 8 * READ_CHUNK, peak
     read = [p for _, p in file_records(str(path), "parquet", limit=128 << 20)]
     assert [len(p) for p in read] == [(64 << 20) + len(b'{"q": ""}')]
+
+
+def test_a_bare_glob_matches_in_the_working_folder_and_lists_no_deeper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--input '*.jsonl'` (Beam alone finds nothing for a glob without a folder); a
+    dangling link beside it is named, one in a subfolder the glob does not reach is not."""
+    (tmp_path / "a.jsonl").write_text('{"x": 1}\n')
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deep.jsonl").symlink_to(tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    assert matching_files("*.jsonl") == ["./a.jsonl"]
+    assert some_files("*.jsonl") == ["./a.jsonl", "gone.jsonl"]
+    assert some_files(f"{tmp_path}/*.jsonl") == [f"{tmp_path}/a.jsonl", f"{tmp_path}/gone.jsonl"]
+    assert f"{tmp_path}/sub/deep.jsonl" in some_files(f"{tmp_path}/*/*.jsonl")

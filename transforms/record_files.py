@@ -167,9 +167,17 @@ def parquet_records(source: str, table: pa.Table) -> Iterator[Record]:
         yield source, row_payload(row)
 
 
+def matchable(pattern: str) -> str:
+    """`pattern` as Beam's filesystems can match it: a bare local glob (`*.jsonl`) as
+    `./*.jsonl`, for which Beam's local filesystem otherwise finds nothing."""
+    if _is_local(pattern) and not os.path.dirname(pattern) and set("*?[") & set(pattern):
+        return f"./{pattern}"
+    return pattern
+
+
 def matching_files(pattern: str) -> list[str]:
     """The files matching `pattern`, local or gs://, sorted (none is an empty list)."""
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    return sorted(m.path for m in FileSystems.match([matchable(pattern)])[0].metadata_list)
 
 
 def _is_local(path: str) -> bool:
@@ -184,15 +192,22 @@ def _unlisted(pattern: str) -> list[str]:
     file either. Each is returned here so that it becomes a dead letter. The
     same walk (links not followed: a link loop cannot make it endless) and
     Beam's own pattern syntax, so both see the same names. A folder under a
-    `**` glob is left out: its files are matched themselves.
+    `**` glob is left out: its files are matched themselves. Without `**` the walk goes
+    no deeper than the pattern names, so `/data/*.jsonl` never lists all of `/data`.
     """
     if not _is_local(pattern):
         return []  # an object store holds objects only
     matches = re.compile(FileSystem.translate_pattern(pattern)).match
     root = os.path.dirname(re.split(r"[*?\[]", pattern, maxsplit=1)[0])
+    start = root or "."
+    levels = None if "**" in pattern else pattern[len(root) :].lstrip("/").count("/")
     found = []
-    for folder, folders, files in os.walk(root or "."):
-        for name in (*folders, *files):
+    for folder, folders, files in os.walk(start):
+        names = (*folders, *files)
+        level = 0 if folder == start else os.path.relpath(folder, start).count("/") + 1
+        if levels is not None and level >= levels:
+            folders[:] = []  # names below cannot match: listed here, not entered
+        for name in names:
             path = os.path.join(folder, name) if root else os.path.relpath(folder + "/" + name)
             if not matches(path) or os.path.isfile(path):
                 continue
