@@ -14,10 +14,11 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
 from packer.formats import FILE_LIMITS
@@ -40,6 +41,7 @@ from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
 from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
 from transforms.parse import ParseRequests
+from transforms.progress import ProgressMonitor, TrackProgress, input_size
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
@@ -77,15 +79,19 @@ def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
     return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
 
 
-def build(p: beam.Pipeline, settings: Settings) -> None:
-    """Compose the batch job; every stage is a transform from `transforms/`."""
+def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = None) -> None:
+    """Compose the batch job; every stage is a transform from `transforms/`.
+
+    With `progress_board`, the records read are counted there against the input's size
+    (`transforms.progress`).
+    """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
-    parsed = (
-        p
-        | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
-        | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
-    )
+    records = p | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+    if progress_board is not None:
+        size = input_size(settings.input, settings.input_format)
+        records = records | "Progress" >> TrackProgress(str(progress_board), size)
+    parsed = records | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
     out = settings.output
     limits = FILE_LIMITS[settings.config.prompt_format]
@@ -181,8 +187,12 @@ def start(
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
-    build(pipeline, written)
-    return pipeline.run(), settings
+    if options.view_as(StandardOptions).runner != LOCAL_RUNNER:
+        build(pipeline, written)  # a remote runner shows its own progress
+        return pipeline.run(), settings
+    with ProgressMonitor() as progress:  # the local runner returns once the run is over
+        build(pipeline, written, progress.board)
+        return pipeline.run(), settings
 
 
 def run(argv: list[str] | None = None) -> BatchRun:

@@ -41,7 +41,6 @@ from typing import Any, Literal
 import duckdb
 import matplotlib
 import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
@@ -49,7 +48,7 @@ from pydantic import BaseModel
 from pipelines.views import VIEWS_DIR, View, load_views
 from schemas.arrow import arrow_schema
 from schemas.tables import AUDIT_TABLES
-from transforms.record_files import matching_files
+from transforms.record_files import matching_files, read_parquet
 
 matplotlib.use("Agg")  # files only, no display
 from matplotlib import pyplot as plt  # after choosing the backend
@@ -130,10 +129,9 @@ def _read_bytes(path: str) -> bytes:
 def read_table(path: str, model: type[BaseModel]) -> pa.Table:
     """One audit file as Arrow rows of `model`'s derived schema (JSONL is validated first)."""
     schema = arrow_schema(model)
-    data = _read_bytes(path)
     if path.endswith(".parquet"):
-        return pq.read_table(pa.BufferReader(data), schema=schema)
-    lines = data.decode("utf-8").splitlines()
+        return read_parquet(path, schema=schema)
+    lines = _read_bytes(path).decode("utf-8").splitlines()
     records = [model.model_validate_json(line).model_dump() for line in lines if line.strip()]
     return pa.Table.from_pylist(records, schema=schema)
 

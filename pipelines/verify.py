@@ -19,7 +19,6 @@ import time
 from collections import Counter
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -39,7 +38,7 @@ from schemas.verification import VerificationRow
 from transforms.bigquery_io import WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
-from transforms.record_files import ReadRecords, matching_files
+from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.verify import VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
@@ -124,7 +123,7 @@ def verification_row_id(row: dict) -> str:
 def summarize(output: str) -> str:
     """Rows by status and failed checks, read back from the written files."""
     files = matching_files(f"{output_prefix(output, 'verifications')}-*.parquet")
-    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    rows = [r for f in files for r in read_parquet(f).to_pylist()]
     status = Counter(r["status"] for r in rows)
     checked = [r for r in rows if r["passed"] is not None]
     failed = Counter(name for r in checked for name in r["failed_checks"])
