@@ -41,7 +41,7 @@ from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
 from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
 from transforms.parse import ParseRequests
-from transforms.progress import ProgressMonitor, TrackProgress, input_size
+from transforms.progress import PACKED, READ, ProgressMonitor, TrackProgress, input_size
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
@@ -90,9 +90,12 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
     records = p | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
     if progress_board is not None:
         size = input_size(settings.input, settings.input_format)
-        records = records | "Progress" >> TrackProgress(str(progress_board), size)
+        board = str(progress_board)
+        records = records | "ProgressRead" >> TrackProgress(board, READ, size)
     parsed = records | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
+    if progress_board is not None:
+        _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
     out = settings.output
     limits = FILE_LIMITS[settings.config.prompt_format]
     prompts = packed.lines | "EncodePrompts" >> EncodableRows("prompts", prompt_line_encoder)

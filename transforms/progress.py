@@ -4,9 +4,10 @@ the total, the rate and the time left, one line for the whole run whatever the w
 The total is known before the run starts: the sum of the input files' sizes (plain
 JSONL), or of their row counts from the Parquet footers; compressed JSONL has no
 known total, so its line gives what was read and the rate only. `TrackProgress`,
-right after the read, counts each worker's records and bytes and writes them, at
-most once a second, to its own small file on a local progress board (a temp
-directory made for the run), with the total and the wall time of its first record;
+after the read and after the pack step, counts each worker's records (and bytes)
+read and requests packed, and writes them, at most once a second, to its own small
+file on a local progress board (a temp directory made for the run), with the total
+and the wall time of its first element;
 `ProgressMonitor`, a thread of the process that started the run, sums the board
 every `PROGRESS_SECONDS` and logs one line, the rate counted from the first record
 read (not from the start, which loads the tokenizer and catalog).
@@ -28,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,30 +73,50 @@ def input_size(pattern: str, file_format: FileFormat) -> InputSize:
 
 
 @dataclass(frozen=True)
-class Progress:
-    """The board summed at one moment."""
+class Stage:
+    """One counted stage summed over the workers: elements, payload bytes, seconds since
+    its first element."""
 
-    records: int
+    count: int
     bytes: int
+    seconds: float
+
+    def rate(self, value: int) -> float:
+        """`value` per second, over one second at least (a first instant says nothing)."""
+        return value / max(self.seconds, 1.0)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The board summed at one moment: records read of the input's `size`, requests packed."""
+
+    read: Stage
+    packed: Stage | None
     size: InputSize
-    elapsed: float
 
     def render(self) -> str:
-        """One line: done of total (percent), rate, time left."""
-        done = self.records if self.size.unit == "records" else self.bytes
-        amount = _amount(done, self.size.unit)
-        rate = done / self.elapsed if self.elapsed > 0 else 0.0
-        parts = [f"{self.records:,} records read"]
-        if self.size.unit == "bytes":
-            parts.append(amount)
-        if self.size.total:
-            share = min(done / self.size.total, 1.0)
-            parts[-1] += f" of {_amount(self.size.total, self.size.unit)} ({share:.0%})"
-        parts.append(f"{_amount(int(rate), self.size.unit)}/s")
-        if self.size.total and rate > 0:
-            left = max(self.size.total - done, 0) / rate
-            parts.append(f"about {_duration(left)} left")
-        return "evpack progress: " + ", ".join(parts)
+        """One line: read of total (percent), then packed of read, each with rate and time
+        left. The job packs only once every record is read (one request per request_id)."""
+        size, read = self.size, self.read
+        done = read.count if size.unit == "records" else read.bytes
+        line = f"evpack progress: read {read.count:,} records"
+        if size.unit == "bytes":
+            line += f", {_amount(read.bytes, 'bytes')}"
+        if size.total:
+            line += f" of {_amount(size.total, size.unit)} ({min(done / size.total, 1.0):.0%})"
+        if self.packed is None:
+            rate = read.rate(done)
+            line += f", {_amount(int(rate), size.unit)}/s"
+            if size.total and rate > 0:
+                line += f", about {_duration(max(size.total - done, 0) / rate)} left to read"
+            return line
+        packed = self.packed.count
+        rate = self.packed.rate(packed)
+        line += f"; packed {packed:,} of them ({min(packed / max(read.count, 1), 1.0):.0%})"
+        line += f", {rate:.1f} requests/s"
+        if rate > 0:
+            line += f", about {_duration(max(read.count - packed, 0) / rate)} left to pack"
+        return line
 
 
 def _amount(value: int, unit: str) -> str:
@@ -114,48 +136,66 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+READ, PACKED = "read", "packed"
+"""The counted stages: records read (against the input's size), requests packed."""
+
+
 def read_board(board: Path, now: float) -> Progress | None:
-    """Every worker's counts on the board summed at wall time `now`; None before any."""
-    records = read = 0
-    first = now
+    """Every worker's counts on the board summed at wall time `now`; None before any read."""
+    count: dict[str, int] = defaultdict(int)
+    read_bytes: dict[str, int] = defaultdict(int)
+    first: dict[str, float] = {}
     size = None
     for path in board.glob("*.json"):
         counts = json.loads(path.read_text(encoding="utf-8"))  # whole: written by a rename
-        records += counts["records"]
-        read += counts["bytes"]
-        first = min(first, counts["since"])
-        size = InputSize(counts["unit"], counts["total"])
-    return Progress(records, read, size, now - first) if size else None
+        stage = counts["stage"]
+        count[stage] += counts["count"]
+        read_bytes[stage] += counts["bytes"]
+        first[stage] = min(first.get(stage, now), counts["since"])
+        if counts["total"] is not None or size is None:
+            size = InputSize(counts["unit"], counts["total"])
+
+    def stage(name: str) -> Stage | None:
+        if name not in first:
+            return None
+        return Stage(count[name], read_bytes[name], now - first[name])
+
+    read = stage(READ)
+    if read is None or size is None:
+        return None
+    return Progress(read, stage(PACKED), size)
 
 
 class _Tally(beam.DoFn):
-    """Counts records and payload bytes, passing them on; writes the counts to the board."""
+    """Counts elements (and the bytes of record payloads), passing them on; writes the
+    counts to the board."""
 
-    def __init__(self, board: str, size: InputSize) -> None:
+    def __init__(self, board: str, stage: str, size: InputSize) -> None:
         self._board = board
+        self._stage = stage
         self._size = size
 
     def setup(self) -> None:
-        self._path = Path(self._board) / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
-        self._records = 0
+        name = f"{self._stage}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
+        self._path = Path(self._board) / name
+        self._count = 0
         self._bytes = 0
         self._since = 0.0
         self._flushed = 0.0
 
-    def process(self, record: tuple[str, Any]) -> Any:
-        if not self._records:
+    def process(self, element: Any) -> Any:
+        if not self._count:
             self._since = time.time()
-        self._records += 1
-        payload = record[1]
-        if isinstance(payload, bytes):
-            self._bytes += len(payload) + 1  # and its line break
+        self._count += 1
+        if isinstance(element, tuple) and isinstance(element[1], bytes):
+            self._bytes += len(element[1]) + 1  # a record's payload and its line break
         now = time.monotonic()
         if now - self._flushed >= FLUSH_SECONDS:
             self._flush(now)
-        yield record
+        yield element
 
     def finish_bundle(self) -> None:
-        if self._records:
+        if self._count:
             self._flush(time.monotonic())
 
     def _flush(self, now: float) -> None:
@@ -163,7 +203,8 @@ class _Tally(beam.DoFn):
         if not self._path.parent.is_dir():  # the run is over, or the board is elsewhere
             return
         counts = {
-            "records": self._records,
+            "stage": self._stage,
+            "count": self._count,
             "bytes": self._bytes,
             "since": self._since,
             "unit": self._size.unit,
@@ -175,24 +216,27 @@ class _Tally(beam.DoFn):
 
 
 class TrackProgress(beam.PTransform[beam.PCollection[Any], beam.PCollection[Any]]):
-    """Records pass through; each worker's count of them lands on the progress `board`,
-    beside the input's `size`."""
+    """Elements pass through; each worker's count of them at `stage` lands on the progress
+    `board`, beside the input's `size`."""
 
-    def __init__(self, board: str, size: InputSize) -> None:
+    def __init__(self, board: str, stage: str, size: InputSize) -> None:
         super().__init__()
         self._board = board
+        self._stage = stage
         self._size = size
 
-    def expand(self, records: beam.PCollection[Any]) -> beam.PCollection[Any]:
-        return records | "Tally" >> beam.ParDo(_Tally(self._board, self._size))
+    def expand(self, items: beam.PCollection[Any]) -> beam.PCollection[Any]:
+        return items | "Tally" >> beam.ParDo(_Tally(self._board, self._stage, self._size))
 
 
 class ProgressMonitor:
-    """A context: makes the board, logs the run's progress from it, removes it on exit."""
+    """A context: makes the board, logs the run's progress from it every `PROGRESS_SECONDS`,
+    keeps the last count as `final` (logged at DEBUG) and removes the board on exit."""
 
-    def __init__(self, seconds: float = PROGRESS_SECONDS) -> None:
+    def __init__(self) -> None:
         self.board = Path(tempfile.mkdtemp(prefix="evpack-progress-"))
-        self._seconds = seconds
+        self.final: Progress | None = None
+        self._seconds = PROGRESS_SECONDS
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="evpack-progress", daemon=True)
 
@@ -203,6 +247,9 @@ class ProgressMonitor:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self.final = self.progress()
+        if self.final is not None:
+            _LOG.debug("%s (final)", self.final.render())
         shutil.rmtree(self.board, ignore_errors=True)
 
     def progress(self) -> Progress | None:
