@@ -22,6 +22,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from packer.formats import FILE_LIMITS
+from packer.version import BUILDER_VERSION
 from pipelines.options import (
     EvpackOptions,
     Settings,
@@ -33,7 +34,8 @@ from pipelines.options import (
 )
 from pipelines.summary import RunSummary, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
-from schemas.tables import OUTPUTS, PACK_OUTPUTS
+from schemas.run import RunRecord
+from schemas.tables import BATCH_OUTPUTS, OUTPUTS
 from transforms.catalog_io import ReadCatalog
 from transforms.catalog_join import JoinedCatalog
 from transforms.catalog_lookup import BigtableCatalog
@@ -55,7 +57,7 @@ LOCAL_RUNNER = "FnApiRunner"
 _LOG = logging.getLogger(__name__)
 
 
-FILE_TYPES = {name: OUTPUTS[name].file_type for name in PACK_OUTPUTS}
+FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
 """The outputs of a run as files under --output, and their file type (`schemas.tables`)."""
 
 
@@ -77,6 +79,23 @@ def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
     if source.mode == "bigtable":
         return BigtableCatalog(source.bigtable)
     return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
+
+
+def run_record(settings: Settings) -> RunRecord:
+    """What the run reads and how, for `runs/` (the report's run panel)."""
+    config = settings.config
+    return RunRecord(
+        builder_version=BUILDER_VERSION,
+        config_hash=config.config_hash(),
+        prompt_format=config.prompt_format,
+        model=config.model,
+        input=settings.input or "",
+        input_format=settings.input_format or "",
+        input_shape=settings.input_shape,
+        catalog=settings.catalog.pattern,
+        catalog_mode=settings.catalog.mode,
+        event_time=settings.event_time,
+    )
 
 
 def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = None) -> None:
@@ -111,6 +130,11 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
         | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
     )
     sinks = replace(settings.sinks, output=out)  # files go where this run stages them
+    _ = (
+        p
+        | "RunRecord" >> beam.Create([run_record(settings)])
+        | "WriteRunRecord" >> WriteJsonl(out, "runs")
+    )
     if sinks.prompts_topic is not None:
         _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     else:

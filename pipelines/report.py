@@ -6,11 +6,12 @@
 One folder: `index.html` and its PNGs, nothing fetched (no CDN, no script
 library), so it opens offline and can be attached to a ticket. The page reads
 top down as one looks at a run: what ran (inputs, catalog, config hash, prompt
-format, event time, builder version, from the manifests and the prompt files),
-how large the prompts were, why records were refused (dead letters by stage,
-commonest errors first, an example each), why candidates were left out (a
-reason opens to example requests), how model answers fared (per check, the
-failing answers with their sentences), then every dashboard view.
+format, event time, builder version, from the run record of `runs/`, the
+manifests and the prompt files), how large the prompts were, why records were
+refused (dead letters by stage, commonest errors first, an example each), why
+candidates were left out (a reason opens to example requests), how model
+answers fared (per check, the failing answers with their sentences), then
+every dashboard view.
 
 Figures are the dashboard views (`pipelines.views`), run by DuckDB over the
 audit tables, so the report and a BigQuery dashboard agree; the drill-downs
@@ -47,6 +48,7 @@ from pydantic import BaseModel
 
 from pipelines.views import VIEWS_DIR, View, load_views
 from schemas.arrow import arrow_schema
+from schemas.run import RunRecord
 from schemas.tables import AUDIT_TABLES
 from transforms.record_files import matching_files, read_parquet
 
@@ -177,6 +179,16 @@ def prompt_format(audit_dir: str) -> str | None:
                 keys = json.loads(line).keys()
                 return next((f for k, f in PROMPT_FORMATS.items() if k in keys), "unknown")
     return None
+
+
+def run_records(audit_dir: str) -> list[RunRecord]:
+    """The run records of `runs/` (a batch run writes one; older runs and streaming none)."""
+    return [
+        RunRecord.model_validate_json(line)
+        for path in matching_files(f"{audit_dir}/runs/*.jsonl")
+        for line in _read_bytes(path).decode("utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def run_views(con: duckdb.DuckDBPyConnection, views: Sequence[View]) -> list[Figure]:
@@ -368,9 +380,20 @@ def run_panel(con: duckdb.DuckDBPyConnection, audit: str, counts: dict[str, int]
         con, "SELECT source, COUNT(*) FROM {s}.dead_letters GROUP BY source ORDER BY source"
     )
     fmt = prompt_format(audit)
+    runs = run_records(audit)
+    unrecorded = "- (no run record in runs/: a streaming run, or an older batch run)"
     records = counts["manifests"] + counts["dead_letters"]
     pairs: list[tuple[str, Any]] = [
         ("run folder", audit),
+        (
+            "input",
+            "; ".join(f"{r.input} ({r.input_format}, shape {r.input_shape})" for r in runs)
+            or unrecorded,
+        ),
+        (
+            "catalog",
+            "; ".join(f"{r.catalog or 'Bigtable'} ({r.catalog_mode})" for r in runs) or unrecorded,
+        ),
         ("builder version", _distinct(con, "builder_version")),
         ("config hash", _distinct(con, "config_hash")),
         ("prompt format", fmt or "- (no prompt files: prompts went to Pub/Sub, or none)"),
@@ -399,10 +422,9 @@ def run_panel(con: duckdb.DuckDBPyConnection, audit: str, counts: dict[str, int]
         ("answers verified", counts["verifications"]),
     ]
     intro = (
-        "The run's identity as its manifests record it (a run packed with one config and "
-        "builder shows one value of each), and its totals. The input and catalog files "
-        "are named by the command line that started the run; the folder records the input "
-        "files that had records refused."
+        "What ran: the input and catalog from the run record, the rest as the manifests "
+        "record it (a run packed with one config and builder shows one value of each), "
+        "and the run's totals."
     )
     empty = None if counts["manifests"] else "No manifests: the run packed no request."
     return Panel("run", "Run", intro, _pairs(pairs), empty)

@@ -21,7 +21,7 @@ def test_a_finished_run_leaves_no_staging_behind(tmp_path: Path) -> None:
     out = tmp_path / "out"
     finished = run(flags(SAMPLES / "requests.jsonl", out))
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["dead_letters", "exclusion_counts", "exclusions", "manifests", "prompts"]
+        ["dead_letters", "exclusion_counts", "exclusions", "manifests", "prompts", "runs"]
     )
     assert not list(out.glob("*/beam-temp-*"))
     assert len(read_outputs(out).prompts) == finished.summary.prompts_out

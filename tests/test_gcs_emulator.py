@@ -97,6 +97,7 @@ def test_a_gs_run_commits_the_same_outputs_as_a_local_run(
         "exclusions",
         "exclusion_counts",
         "dead_letters",
+        "runs",
     }
     assert not [n for n in names if "/.tmp-" in n or "beam-temp" in n]  # staging is gone
     from_bucket = read_outputs(_download(client, "runs/one", tmp_path / "bucket"))
@@ -157,3 +158,4 @@ def test_verify_replay_and_report_read_the_run_from_the_bucket(
     answers = len(ANSWERS.read_text().splitlines())
     assert f"{answers} answers" in text  # the verifications were read from the bucket
     assert gs_run in text
+    assert f"<td>{inputs['requests']} (jsonl, shape auto)</td>" in text  # the run record

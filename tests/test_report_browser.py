@@ -69,6 +69,8 @@ def test_a_run_before_verify_says_how_to_fill_the_verification_panel(
     assert panels["verification"] == "yes"
     assert panels["verification_daily"] == "yes"
     assert f"evpack verify --answers 'results/*.jsonl' --run {run_dir}" in dom
+    assert f"<td>{SAMPLES / 'requests.jsonl'} (jsonl, shape auto)</td>" in dom  # the run record
+    assert f"<td>{SAMPLES / 'catalog.jsonl'} (side_input)</td>" in dom
     filled = {k for k, v in panels.items() if v == "no"}
     assert {"run", "distributions", "dead_letters", "exclusions"} <= filled
 

@@ -77,7 +77,7 @@ def test_a_view_over_a_missing_table_is_skipped_and_named(gcp_emulators: object)
     create_tables(client, dataset, [t for n, t in AUDIT_TABLES.items() if n != "dead_letters"])
     done = create_views(client, dataset)
     readers = {"dead_letter_rate", "dead_letters_by_error"}
-    assert done.skipped == dict.fromkeys(readers, ["dead_letters"])
+    assert done.skipped == {view: ["dead_letters"] for view in readers}
     assert len(done.created) == len(EXPECTED) - len(readers)
 
 
