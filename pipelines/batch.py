@@ -234,9 +234,10 @@ def run(argv: list[str] | None = None) -> BatchRun:
         result.wait_until_finish()
     except Exception as err:
         output = PipelineOptions(argv).view_as(EvpackOptions).output
-        if not output or not FileSystems.exists(f"{output}/{staging}"):
+        left = files_under(f"{output}/{staging}") if output else []
+        # files, not only the directory: Cloud Storage has none, only objects under a prefix
+        if not left and not (output and FileSystems.exists(f"{output}/{staging}")):
             raise  # it failed before writing anything: bad flags, an unreadable catalog
-        left = files_under(f"{output}/{staging}")
         raise RunFailed(
             f"the run failed ({type(err).__name__}: {err}); nothing was committed under "
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "

@@ -350,6 +350,14 @@ def _pairs(pairs: Sequence[tuple[str, Any]]) -> str:
     return f"<table class=pairs>{rows}</table>"
 
 
+def _drill(items: Sequence[tuple[str, str]]) -> str:
+    """(summary, body) pairs as drill-downs, the first one open so the page shows an example."""
+    return "".join(
+        f"<details{' open' if k == 0 else ''}><summary>{summary}</summary>{body}</details>"
+        for k, (summary, body) in enumerate(items)
+    )
+
+
 def _excerpt(text: str | None, limit: int = 240) -> str:
     if text is None:
         return ""
@@ -471,8 +479,8 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, Figure]
     errors = figures["dead_letters_by_error"]
     intro = (
         "Input records the run refused, by stage: every refused record is one dead letter "
-        "with its reason, never a crash. Numbers in errors are masked (N) so one cause "
-        "counts once."
+        "with its reason, never a crash. Numbers and hashes in errors are masked (N) so one "
+        "cause counts once."
     )
     if not errors.rows:
         return Panel(
@@ -506,12 +514,10 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, Figure]
                     ("payload", _excerpt(payload_row[2])),
                 ]
             )
-            items.append(
-                f"<details><summary>{count} × {html.escape(pattern)}</summary>{detail}</details>"
-            )
+            items.append((f"{count} × {html.escape(pattern)}", detail))
         more = len(rows) - len(top)
         tail = f"<p class=note>{more} rarer errors not shown.</p>" if more > 0 else ""
-        body.append(f"<h3>{html.escape(stage)}</h3>{''.join(items)}{tail}")
+        body.append(f"<h3>{html.escape(stage)}</h3>{_drill(items)}{tail}")
     return Panel("dead_letters", "Dead letters", intro, "".join(body))
 
 
@@ -538,25 +544,26 @@ def exclusion_panel(con: duckdb.DuckDBPyConnection) -> Panel:
             f"WHERE reason = ? ORDER BY request_id, evidence_id LIMIT {EXAMPLES}",
             reason,
         )
-        items.append(
-            f"<details><summary>{html.escape(reason)}: {count} candidates in {requests} "
-            f"requests</summary>{_table(columns, rows)}</details>"
-        )
-    return Panel("exclusions", "Exclusions", intro, "".join(items))
+        summary = f"{html.escape(reason)}: {count} candidates in {requests} requests"
+        items.append((summary, _table(columns, rows)))
+    return Panel("exclusions", "Exclusions", intro, _drill(items))
 
 
-VERIFY_NOTE = (
-    "<p>What <code>evpack verify</code> checks, deterministically: cited labels exist in "
-    "the packet, no id of other evidence leaks, sentences stating figures cite a block, "
-    "those figures, dates and quotations appear in a cited block, flagged conflicts and "
-    "uncovered facets are declared, an empty packet gets an abstention, and no text of a "
-    "gated-out candidate appears. What it does not check: whether a cited block means what "
-    "the sentence says (paraphrase, negation, units, spelled-out numbers); that needs a "
-    "model.</p><p>To gate a release on it, fail when the share of checked answers that "
-    "pass drops, e.g. over the Parquet rows: <code>SELECT COUNT_IF(passed) / "
-    "COUNT_IF(passed IS NOT NULL) FROM 'run/verifications/*.parquet'</code>, or on the "
-    "<code>verification_daily</code> view in BigQuery.</p>"
-)
+def _verify_note(audit: str) -> str:
+    """What verification decides and does not, and how to gate on it."""
+    rows = html.escape(f"'{audit}/verifications/*.parquet'")
+    return (
+        "<p>What <code>evpack verify</code> checks, deterministically: cited labels exist in "
+        "the packet, no id of other evidence leaks, sentences stating figures cite a block, "
+        "those figures, dates and quotations appear in a cited block, flagged conflicts and "
+        "uncovered facets are declared, an empty packet gets an abstention, and no text of a "
+        "gated-out candidate appears. What it does not check: whether a cited block means "
+        "what the sentence says (paraphrase, negation, units, spelled-out numbers); that "
+        "needs a model.</p><p>To gate a release on it, fail when the share of checked "
+        "answers that pass drops, e.g. in DuckDB: <code>SELECT COUNT_IF(passed) / "
+        f"COUNT_IF(passed IS NOT NULL) FROM {rows}</code>, or on the "
+        "<code>verification_daily</code> view in BigQuery.</p>"
+    )
 
 
 def verification_panel(
@@ -574,16 +581,16 @@ def verification_panel(
             f"--run {html.escape(audit)}</code> with the batch API's results, then this "
             "report again."
         )
-        return Panel("verification", "Verification", intro, VERIFY_NOTE, hint)
+        return Panel("verification", "Verification", intro, _verify_note(audit), hint)
     answers = sum(n for _, n in statuses)
     body = [
         f"<p>{answers} answers: " + ", ".join(f"{n} {html.escape(s)}" for s, n in statuses),
         "</p>",
         _table(checks.columns, checks.rows),
     ]
-    for name, _answers, _passed, failed, _skipped in checks.rows:
-        if not failed:
-            continue
+    items = []
+    failing = sorted((r for r in checks.rows if r[3]), key=lambda r: (-r[3], r[0]))
+    for name, _answers, _passed, failed, _skipped in failing:
         columns, rows = _query(
             con,
             "SELECT v.answer_key, v.request_id, c.offending, c.sentences, c.detail "
@@ -591,11 +598,10 @@ def verification_panel(
             f"WHERE c.name = ? AND c.outcome = 'fail' ORDER BY v.answer_key LIMIT {EXAMPLES}",
             name,
         )
-        body.append(
-            f"<details><summary>{html.escape(name)}: {failed} failing answers</summary>"
-            f"{_table(columns, rows, 'wrap')}</details>"
-        )
-    return Panel("verification", "Verification", intro, "".join(body) + VERIFY_NOTE)
+        summary = f"{html.escape(name)}: {failed} failing answers"
+        items.append((summary, _table(columns, rows, "wrap")))
+    body.append(_drill(items))
+    return Panel("verification", "Verification", intro, "".join(body) + _verify_note(audit))
 
 
 def view_panel(figure: Figure, out_dir: Path) -> Panel:

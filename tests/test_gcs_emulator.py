@@ -17,7 +17,7 @@ import pytest
 from google.cloud import storage
 
 from pipelines import replay, report, verify
-from pipelines.batch import run
+from pipelines.batch import RunFailed, run
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.emulators import Emulators
 
@@ -112,13 +112,9 @@ def test_a_gs_run_commits_the_same_outputs_as_a_local_run(
     assert {d["source"] for d in from_bucket.dead_letters} == {_gs(SAMPLES / "requests.jsonl")}
 
 
-def test_a_failed_gs_run_commits_nothing(
+def test_a_failed_gs_run_commits_nothing_and_names_what_it_left(
     client: storage.Client, inputs: dict[str, str], tmp_path: Path
 ) -> None:
-    """The earlier run stays as it was. Cloud Storage has no directories: this run fails in
-    the pack step before a shard exists, so no staging object is left and the error is the
-    cause itself (on a local disk, Beam's empty temp folders remain and `RunFailed` names
-    them)."""
     output = f"gs://{BUCKET}/runs/failing"
     run(_argv(inputs["requests"], inputs["catalog"], output))
     before = {b.name: b.md5_hash for b in client.list_blobs(BUCKET, prefix="runs/failing/")}
@@ -126,11 +122,16 @@ def test_a_failed_gs_run_commits_nothing(
     broken = tmp_path / "catalog.jsonl"
     broken.write_text("\n".join([rows[0].replace('"deleted": false', '"deleted": 7'), *rows[1:]]))
     catalog = _upload(client, broken, "in/broken-catalog.jsonl")
-    with pytest.raises(ValueError, match=r"broken-catalog\.jsonl: bad document row"):
-        run(_argv(inputs["requests"], catalog, output, "--catalog_mode=join", "--overwrite"))
+    argv = _argv(inputs["requests"], catalog, output, "--catalog_mode=join", "--overwrite")
+    with pytest.raises(RunFailed, match=r"nothing was committed under gs://") as failed:
+        run(argv)
     after = {b.name: b.md5_hash for b in client.list_blobs(BUCKET, prefix="runs/failing/")}
-    assert after == before
-    assert len(before) >= 5  # one file per output at least
+    staged = {name for name in after if "/.tmp-" in name}
+    assert staged  # the run record at least was written before the pack step failed
+    staging = next(iter(staged)).split("/")[2]
+    assert f"{output}/{staging}/" in str(failed.value)
+    assert {k: v for k, v in after.items() if k not in staged} == before  # earlier run intact
+    assert len(before) >= 6  # one file per output at least
 
 
 def test_verify_replay_and_report_read_the_run_from_the_bucket(
