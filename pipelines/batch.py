@@ -23,12 +23,12 @@ from apache_beam.runners.runner import PipelineResult
 
 from packer.formats import FILE_LIMITS
 from packer.version import BUILDER_VERSION
+from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
     EvpackOptions,
     Settings,
     create_audit_tables,
     pin_local_runner,
-    print_help_if_asked,
     resolve,
     settings_summary,
 )
@@ -179,7 +179,7 @@ def earlier_run(output: str, overwrite: bool) -> list[str]:
     return stale
 
 
-class RunFailed(RuntimeError):
+class RunFailed(CommandFailed):
     """The pipeline failed after it started writing; the message says what it left behind."""
 
 
@@ -250,24 +250,20 @@ def run(argv: list[str] | None = None) -> BatchRun:
     return BatchRun(settings=settings, summary=summary)
 
 
+def _run_and_print(argv: list[str]) -> int:
+    print(run(argv).summary.render())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry: run, print the summary; bad flags exit 2 with the reason."""
-    if print_help_if_asked(
-        argv, "evpack batch", "Pack request files into prompts and audit tables."
-    ):
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("apache_beam").setLevel(logging.WARNING)
-    try:
-        finished = run(argv)
-    except ValueError as err:
-        print(f"evpack batch: {err}", file=sys.stderr)
-        return 2
-    except RunFailed as err:
-        print(f"evpack batch: {err}", file=sys.stderr)
-        return 1
-    print(finished.summary.render())
-    return 0
+    return run_command(
+        "evpack batch",
+        "Pack request files into prompts and audit tables.",
+        ((EvpackOptions, None),),
+        _run_and_print,
+        argv,
+    )
 
 
 if __name__ == "__main__":

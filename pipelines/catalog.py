@@ -18,6 +18,7 @@ import argparse
 import sys
 from typing import get_args
 
+from pipelines.command import CommandParser, run_parsed
 from pipelines.options import file_format
 from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
 from transforms.catalog_io import catalog_documents
@@ -25,7 +26,7 @@ from transforms.names import FileFormat
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evpack catalog", description=__doc__.splitlines()[0])
+    parser = CommandParser("evpack catalog", __doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     load = commands.add_parser("load", help="write a catalog file into the Bigtable table")
     load.add_argument("--catalog", required=True, help="JSONL or Parquet file or glob.")
@@ -42,14 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help="Table to write (created when missing); --bigtable_table of the jobs reading it.",
     )
-    args = parser.parse_args(argv)
-    try:
-        fmt = file_format(args.catalog, args.catalog_format, "catalog")
-        address = TableAddress(args.bigtable_project, args.bigtable_instance, args.bigtable_table)
-        result = load_catalog(create_table(address), catalog_documents(args.catalog, fmt))
-    except ValueError as err:
-        print(f"evpack catalog load: {err}", file=sys.stderr)
-        return 2
+    return run_parsed(parser, _load, argv)
+
+
+def _load(args: argparse.Namespace) -> int:
+    fmt = file_format(args.catalog, args.catalog_format, "catalog")
+    address = TableAddress(args.bigtable_project, args.bigtable_instance, args.bigtable_table)
+    result = load_catalog(create_table(address), catalog_documents(args.catalog, fmt))
     print(
         f"{address.table}: {result.written} documents written, "
         f"{result.marked_deleted} no longer in the file marked deleted"
@@ -58,4 +58,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -19,6 +19,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, 
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines import batch, streaming
+from pipelines.command import UsageError, run_command
+from pipelines.options import EvpackOptions
 
 PIPELINE_ENV = "EVPACK_PIPELINE"
 PIPELINES = ("batch", "streaming")
@@ -45,20 +47,20 @@ def submit(pipeline: str, argv: list[str]) -> PipelineResult:
     if pipeline == "batch":
         result, _ = batch.start(argv, clear_outputs=False)
         return result
-    raise ValueError(f"{PIPELINE_ENV} must be one of {', '.join(PIPELINES)}, got {pipeline!r}")
+    raise UsageError(f"{PIPELINE_ENV} must be one of {', '.join(PIPELINES)}, got {pipeline!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Submit the pipeline named by `EVPACK_PIPELINE`; bad flags exit 2 with the reason."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     pipeline = os.environ.get(PIPELINE_ENV, "")
-    try:
-        submit(pipeline, sys.argv[1:] if argv is None else argv)
-    except ValueError as err:
-        print(f"evpack launch: {err}", file=sys.stderr)
-        return 2
-    _LOG.info("submitted the %s job", pipeline)
-    return 0
+    sections = streaming.HELP_SECTIONS if pipeline == "streaming" else ((EvpackOptions, None),)
+
+    def submitted(args: list[str]) -> int:
+        submit(pipeline, args)
+        _LOG.info("submitted the %s job", pipeline)
+        return 0
+
+    return run_command("evpack launch", __doc__, sections, submitted, argv)
 
 
 if __name__ == "__main__":

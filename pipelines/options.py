@@ -8,10 +8,11 @@ checks them and returns plain settings; every error says how to fix it.
 import argparse
 import json
 import logging
-from collections.abc import Sequence
+import os
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 from apache_beam.io.filesystems import FileSystems
@@ -23,6 +24,7 @@ from apache_beam.options.pipeline_options import (
 from pydantic import TypeAdapter, ValidationError
 
 from packer.tokens import TokenCounter, TokenizerError
+from pipelines.command import UsageError
 from schemas import PackingConfig
 from schemas._types import UtcDatetime, describe_validation_error
 from schemas.config import PromptFormat
@@ -273,6 +275,8 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
     if topic is not None:
         resource_name(topic, "prompts_topic", "topics")
     output = opts.output.rstrip("/") if opts.output else None
+    if output is not None:
+        check_writable(output)
     if output is None and (dataset is None or topic is None):
         missing = "audit rows" if dataset is None else "prompts"
         raise ValueError(
@@ -291,59 +295,6 @@ def create_audit_tables(sinks: Sinks) -> None:
     project = sinks.dataset.split(".")[0]
     tables = create_tables(bigquery_client(project), sinks.dataset, AUDIT_TABLES.values())
     _LOG.info("audit tables ready in %s: %s", sinks.dataset, ", ".join(tables))
-
-
-Section = tuple[type[PipelineOptions], frozenset[str] | None]
-"""An options class whose flags a command reads: all of them (None), or only those named."""
-
-
-class _Only:
-    """Forwards `add_argument` for the named flags only (all when `names` is None)."""
-
-    def __init__(self, target: argparse._ArgumentGroup, names: frozenset[str] | None) -> None:
-        self._target = target
-        self._names = names
-
-    def add_argument(self, *flags: str, **kwargs: Any) -> None:
-        if self._names is None or flags[0].removeprefix("--") in self._names:
-            self._target.add_argument(*flags, **kwargs)
-
-
-def usage(
-    prog: str, description: str, sections: Sequence[Section] = ((EvpackOptions, None),)
-) -> str:
-    """Help text of a command: the flags of each options class it reads, one section each.
-
-    Beam's own parser would print only `-h`: `PipelineOptions` parses flags
-    leniently and leaves `--help` to the caller. Each section is titled by its
-    class's docstring; a command that reads a few flags of a shared class
-    (verify reads `--run` and `--output` of the packer's) names them, so its help
-    lists no flag it ignores.
-    """
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=description,
-        epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    for options, names in sections:
-        title = (options.__doc__ or options.__name__).splitlines()[0].rstrip(".")
-        group = parser.add_argument_group(title)
-        options._add_argparse_args(cast(argparse.ArgumentParser, _Only(group, names)))
-    return parser.format_help()
-
-
-def print_help_if_asked(
-    argv: Sequence[str] | None,
-    prog: str,
-    description: str,
-    sections: Sequence[Section] = ((EvpackOptions, None),),
-) -> bool:
-    """Print the command's help (see `usage`) when `argv` holds -h or --help; say whether."""
-    if not argv or not {"-h", "--help"} & set(argv):
-        return False
-    print(usage(prog, description, sections))
-    return True
 
 
 @dataclass(frozen=True)
@@ -460,12 +411,47 @@ def _require(value: str | None, flag: str, example: str) -> str:
 
 
 def _matches(pattern: str, flag: str) -> None:
-    """Fail early when a local pattern matches nothing (remote ones are checked by the read)."""
+    """Fail early when a local pattern matches nothing, or names a folder (remote patterns
+    are checked by the read). A folder would be read file by file, scripts and answers
+    included, and end as a run of dead letters."""
     if "://" in pattern:
         return
+    if os.path.isdir(pattern):
+        glob = f"{pattern.rstrip('/')}/*.jsonl"
+        raise UsageError(
+            f"--{flag} {pattern!r} is a folder; pass a glob of its record files, "
+            f"e.g. --{flag}='{glob}'"
+        )
     found = FileSystems.match([pattern])[0].metadata_list
     if not found:
-        raise ValueError(f"--{flag} {pattern!r} matches no file; check the path or glob")
+        raise UsageError(f"--{flag} {pattern!r} matches no file; check the path or glob")
+
+
+def check_writable(location: str, flag: str = "output") -> None:
+    """Refuse before the run an output location that cannot be written: a file where the
+    folder goes, a folder below a file, no write permission or a read-only filesystem.
+
+    A probe file is written in the folder, or in its nearest existing ancestor, and
+    removed at once: the one test that holds for every cause (`os.access` is not asked:
+    as root it answers yes on /proc), and nothing is left behind. A `gs://` location
+    is checked when the run takes its lock.
+    """
+    if "://" in location:
+        return
+    path = os.path.abspath(location)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--{flag} {location!r} is a file; name a folder for the outputs")
+    existing = path
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise UsageError(
+            f"--{flag} {location!r} cannot be written ({err.strerror or err}); "
+            "choose a writable folder"
+        ) from err
 
 
 def _catalog_bytes(pattern: str) -> int | None:
@@ -584,8 +570,34 @@ _DIRECT_NAMES = {None, "DirectRunner", "SwitchingDirectRunner"}
 """Runner names that would make Beam try to download the Prism runner first."""
 
 
+SUPPORTED_RUNNERS = frozenset(
+    {"DirectRunner", "SwitchingDirectRunner", "FnApiRunner", "BundleBasedDirectRunner"}
+    | {"DataflowRunner"}
+)
+"""Runners this project is tested on: Beam's in-process local runners (`FnApiRunner` for
+batch, `BundleBasedDirectRunner` for streaming; `DirectRunner` is pinned to them) and
+Dataflow (its job request is built in the tests). Rejected: passing others through.
+Beam's Dask runner, tried, fails after writing nothing (`Delete operation failed`);
+the Prism, Flink and Spark runners download or need a cluster and are not verified."""
+
+
+def check_runner(options: PipelineOptions) -> None:
+    """Refuse a runner this project does not support, naming the supported ones."""
+    runner = options.view_as(StandardOptions).runner
+    if runner is None:
+        return
+    name = runner if isinstance(runner, str) else type(runner).__name__
+    if name.rsplit(".", 1)[-1] not in SUPPORTED_RUNNERS:
+        raise UsageError(
+            f"--runner={name} is not supported; use the default local runner (DirectRunner: "
+            "FnApiRunner for batch, BundleBasedDirectRunner for streaming) or DataflowRunner"
+        )
+
+
 def pin_local_runner(options: PipelineOptions, local_runner: str) -> None:
-    """Replace the Prism-first DirectRunner by an in-process runner; others stay."""
+    """Refuse an unsupported runner, then replace the Prism-first DirectRunner by an
+    in-process runner; others stay."""
+    check_runner(options)
     standard = options.view_as(StandardOptions)
     if standard.runner in _DIRECT_NAMES:
         standard.runner = local_runner

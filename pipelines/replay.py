@@ -21,7 +21,8 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER, pack_transform
-from pipelines.options import EvpackOptions, pin_local_runner, print_help_if_asked, resolve
+from pipelines.command import run_command
+from pipelines.options import EvpackOptions, pin_local_runner, resolve
 from schemas import ManifestRow
 from schemas.replay import ReplayRow
 from transforms.files import WriteParquet, output_prefix
@@ -96,17 +97,21 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
     return "\n".join(lines), not differing
 
 
-def main(argv: list[str] | None = None) -> int:
-    if print_help_if_asked(argv, "evpack replay", __doc__):
-        return 0
-    logging.basicConfig(level=logging.WARNING)
-    try:
-        summary, reproduced = run(argv)
-    except ValueError as err:
-        print(f"evpack replay: {err}", file=sys.stderr)
-        return 2
+def _run_and_print(argv: list[str]) -> int:
+    summary, reproduced = run(argv)
     print(summary)
     return 0 if reproduced else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(
+        "evpack replay",
+        __doc__,
+        ((EvpackOptions, None),),
+        _run_and_print,
+        argv,
+        log_level=logging.WARNING,
+    )
 
 
 if __name__ == "__main__":

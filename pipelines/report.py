@@ -46,6 +46,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
 
+from pipelines.command import CommandParser, run_parsed
 from pipelines.views import VIEWS_DIR, View, load_views
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
@@ -713,7 +714,7 @@ def write_report(audit_dir: str | Path, out_dir: Path, views_dir: Traversable = 
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry (`evpack report`); a bad directory exits 2 with the reason."""
-    parser = argparse.ArgumentParser(prog="evpack report", description=__doc__.splitlines()[0])
+    parser = CommandParser("evpack report", __doc__.splitlines()[0])
     parser.add_argument("--audit", required=True, help="output directory of a run (local or gs://)")
     parser.add_argument(
         "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
@@ -724,12 +725,11 @@ def main(argv: list[str] | None = None) -> int:
         default=VIEWS_DIR,
         help="directory of the view SQL files (default: those installed with the package)",
     )
-    args = parser.parse_args(argv)
-    try:
-        page = write_report(args.audit, args.out, args.views)
-    except ValueError as err:
-        print(f"evpack report: {err}", file=sys.stderr)
-        return 2
+    return run_parsed(parser, _write, argv)
+
+
+def _write(args: argparse.Namespace) -> int:
+    page = write_report(args.audit, args.out, args.views)
     print(f"wrote {page}")
     return 0
 

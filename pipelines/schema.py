@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import schemas
+from pipelines.command import CommandParser, run_parsed
 from schemas import Request
 
 DEFAULT_PATH = Path(schemas.__file__).parent / "request.schema.json"
@@ -21,10 +22,13 @@ def request_schema_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evpack schema", description=__doc__)
+    parser = CommandParser("evpack schema", __doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_PATH, help="where to write")
     parser.add_argument("--check", action="store_true", help="fail if the file is stale")
-    args = parser.parse_args(argv)
+    return run_parsed(parser, _write, argv)
+
+
+def _write(args: argparse.Namespace) -> int:
     text = request_schema_text()
     if args.check:
         current = args.out.read_text() if args.out.exists() else ""

@@ -22,6 +22,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
+from pipelines.command import run_command
 from pipelines.options import (
     CatalogSource,
     EvpackOptions,
@@ -29,7 +30,6 @@ from pipelines.options import (
     create_audit_tables,
     load_config,
     pin_local_runner,
-    print_help_if_asked,
     resolve_catalog,
     resolve_sinks,
     resource_name,
@@ -279,17 +279,14 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     return result
 
 
+def _run(argv: list[str]) -> int:
+    run(argv)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m pipelines.streaming` and `evpack stream`."""
-    if print_help_if_asked(argv, "evpack stream", __doc__, HELP_SECTIONS):
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    try:
-        run(argv)
-    except ValueError as err:
-        print(f"evpack stream: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_command("evpack stream", __doc__, HELP_SECTIONS, _run, argv)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ instead. Set `BIGQUERY_EMULATOR_HOST` to create them in the local emulator.
 import argparse
 import sys
 
+from pipelines.command import CommandParser, run_parsed
 from pipelines.options import dataset_name
 from pipelines.views import create_views
 from schemas.tables import AUDIT_TABLES
@@ -19,7 +20,7 @@ from transforms.bigquery_io import bigquery_client, create_tables
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="evpack tables", description=__doc__.splitlines()[0])
+    parser = CommandParser("evpack tables", __doc__.splitlines()[0])
     parser.add_argument("--dataset", required=True, help="Target dataset as PROJECT.DATASET.")
     parser.add_argument(
         "--table",
@@ -28,11 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         help="A table to create (repeatable); default: all audit tables.",
     )
     parser.add_argument("--location", help="Dataset location when it is created, e.g. EU.")
-    args = parser.parse_args(argv)
-    try:
-        dataset_name(args.dataset, "dataset")
-    except ValueError as err:
-        parser.error(str(err))
+    return run_parsed(parser, _create, argv)
+
+
+def _create(args: argparse.Namespace) -> int:
+    dataset_name(args.dataset, "dataset")
     project = args.dataset.split(".")[0]
     tables = [AUDIT_TABLES[name] for name in args.table or AUDIT_TABLES]
     client = bigquery_client(project)
@@ -47,4 +48,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

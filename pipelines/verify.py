@@ -24,13 +24,14 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import LOCAL_RUNNER
+from pipelines.command import run_command
 from pipelines.options import (
     EvpackOptions,
     check_numbers,
+    check_writable,
     dataset_name,
     file_format,
     pin_local_runner,
-    print_help_if_asked,
 )
 from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import AUDIT_TABLES, OUTPUTS
@@ -159,6 +160,7 @@ def run(argv: list[str] | None = None) -> str:
     if opts.requests:
         _require_files(opts.requests, "--requests")
     output = (shared.output or run_dir).rstrip("/")
+    check_writable(output)
     stale = [
         f
         for name in VERIFY_OUTPUTS
@@ -181,19 +183,17 @@ def run(argv: list[str] | None = None) -> str:
     return summarize(output)
 
 
-def main(argv: list[str] | None = None) -> int:
-    if print_help_if_asked(argv, "evpack verify", __doc__, HELP_SECTIONS):
-        return 0
-    logging.basicConfig(level=logging.WARNING)
+def _run_and_print(argv: list[str]) -> int:
     started = time.monotonic()
-    try:
-        summary = run(argv)
-    except ValueError as err:
-        print(f"evpack verify: {err}", file=sys.stderr)
-        return 2
-    print(summary)
+    print(run(argv))
     print(f"  done in {time.monotonic() - started:.1f} s")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(
+        "evpack verify", __doc__, HELP_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ tables are created when missing. See `transforms.verify_stream` for the join.
 """
 
 import argparse
-import logging
 import sys
 
 import apache_beam as beam
@@ -20,12 +19,12 @@ from apache_beam.io.gcp.pubsub import ReadFromPubSub
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
+from pipelines.command import run_command
 from pipelines.options import (
     EvpackOptions,
     check_numbers,
     dataset_name,
     pin_local_runner,
-    print_help_if_asked,
     resource_name,
 )
 from pipelines.streaming import LOCAL_RUNNER
@@ -89,17 +88,14 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     return result
 
 
+def _run(argv: list[str]) -> int:
+    run(argv)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     sections = ((VerifyStreamOptions, None), (EvpackOptions, frozenset({"bigquery_dataset"})))
-    if print_help_if_asked(argv, "evpack verify-stream", __doc__, sections):
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    try:
-        run(argv)
-    except ValueError as err:
-        print(f"evpack verify-stream: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_command("evpack verify-stream", __doc__, sections, _run, argv)
 
 
 if __name__ == "__main__":

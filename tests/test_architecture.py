@@ -1,5 +1,6 @@
 """ARCHITECTURE.md names every module of the layers, and only modules that exist."""
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -28,3 +29,51 @@ def test_every_named_module_exists() -> None:
     for layer, name in re.findall(rf"`({'|'.join(LAYERS)})[./](\w+)", PAGE):
         exists = (ROOT / layer / f"{name}.py").exists() or (ROOT / layer / name).exists()
         assert exists or hasattr(importlib.import_module(layer), name), f"{layer}.{name}"
+
+
+def imported_layers(path: Path) -> set[tuple[str, int]]:
+    """The project layers a module imports, with the line of each import (lazy ones too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found |= {(n.split(".")[0], node.lineno) for n in names if n.split(".")[0] in LAYERS}
+    return found
+
+
+def upward_imports(root: Path) -> list[str]:
+    """Every import under `root` that points up the layer list (schemas < ... < pipelines)."""
+    found = []
+    for rank, layer in enumerate(LAYERS):
+        for path in sorted((root / layer).rglob("*.py")):
+            for target, line in sorted(imported_layers(path)):
+                if LAYERS.index(target) > rank:
+                    found.append(f"{path.relative_to(root)}:{line} imports {target}")
+    return found
+
+
+def test_imports_only_point_down_the_layers() -> None:
+    """The rule ARCHITECTURE.md states: an import only points down schemas, packer,
+    transforms, pipelines (a pure `packer/` never reaches Beam through `transforms/`)."""
+    assert upward_imports(ROOT) == []
+
+
+def test_the_layer_check_fails_on_an_upward_import(tmp_path: Path) -> None:
+    for layer in LAYERS:
+        (tmp_path / layer).mkdir()
+    (tmp_path / "packer" / "bad.py").write_text("import os\nfrom transforms.pack import X\n")
+    (tmp_path / "pipelines" / "fine.py").write_text("from packer import pack_request\n")
+    assert upward_imports(tmp_path) == ["packer/bad.py:2 imports transforms"]
+
+
+def test_packer_imports_no_beam() -> None:
+    """Pure decision logic: no module of `packer/` or `schemas/` imports Apache Beam."""
+    for layer in ("schemas", "packer"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"^\s*(import|from) apache_beam", text, re.M), path

@@ -1,0 +1,267 @@
+"""One runner for every `evpack` command: strict flags, one usage-error type, one logging setup.
+
+Every entry point's `main(argv)` hands its body to `run_command` (commands built
+on Beam's `PipelineOptions`) or parses with `CommandParser` (plain argparse
+commands). Either way:
+
+- an unknown or misspelt flag stops the command before anything runs, exit 2,
+  one line naming the flag and the closest real one. Beam parses its options
+  leniently (an unknown flag is only a logged warning, and `--prompt-format`
+  with dashes silently means the default format), so the flags are checked
+  here against the command's own options and Beam's standard ones;
+- a `UsageError` (or any `ValueError` raised while resolving flags) is one line
+  on stderr and exit 2; a `CommandFailed` (the run started, then failed) is one
+  line and exit 1; missing Google Cloud credentials are one line with the fix;
+- logging is configured once, the same way for every command.
+
+Rejected: argparse's own `error()` for the Beam commands (a usage dump of
+hundreds of Beam flags, and no suggestion), and keeping `ValueError` as the only
+exit-2 channel (pydantic's validation errors are `ValueError`s too, so a bug in
+a model could pass as a user's mistake): new code raises `UsageError`.
+"""
+
+import argparse
+import difflib
+import logging
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn, cast
+
+from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
+class UsageError(ValueError):
+    """Something the user must fix in the command line or its inputs: exit 2, one line.
+
+    A `ValueError` so that the checks that predate it, and their tests, keep working.
+    """
+
+
+class CommandFailed(RuntimeError):
+    """The command started its work and failed; the message says what it left behind."""
+
+
+Section = tuple[type[PipelineOptions], frozenset[str] | None]
+"""An options class whose flags a command reads: all of them (None), or only those named."""
+
+
+class _Only:
+    """Forwards `add_argument` for the named flags only (all when `names` is None)."""
+
+    def __init__(self, target: Any, names: frozenset[str] | None) -> None:
+        self._target = target
+        self._names = names
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> None:
+        if self._names is None or flags[0].removeprefix("--") in self._names:
+            self._target.add_argument(*flags, **kwargs)
+
+    def add_value_provider_argument(self, *flags: str, **kwargs: Any) -> None:
+        if self._names is None or flags[0].removeprefix("--") in self._names:
+            self._target.add_value_provider_argument(*flags, **kwargs)
+
+
+def add_section(parser: Any, section: Section) -> None:
+    """Declare the flags of one section on `parser` (an argparse parser or group)."""
+    options, names = section
+    options._add_argparse_args(cast(argparse.ArgumentParser, _Only(parser, names)))
+
+
+def closest(flag: str, known: Iterable[str]) -> str | None:
+    """The real flag `flag` most likely meant (dashes read as underscores), if any is close."""
+    name = flag.split("=", 1)[0]
+    candidates = sorted(set(known))
+    folded = {c.replace("-", "_"): c for c in candidates}
+    if name.replace("-", "_") in folded and name.startswith("--"):
+        return folded[name.replace("-", "_")]
+    match = difflib.get_close_matches(name.replace("-", "_"), list(folded), n=1, cutoff=0.6)
+    return folded[match[0]] if match else None
+
+
+def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
+    """One line naming the unknown arguments and, for a flag, the closest real one."""
+    flags = [arg for arg in unknown if arg.startswith("-")]
+    if not flags:
+        return f"unexpected argument {unknown[0]!r}: every value follows its flag"
+    first = flags[0]
+    hint = closest(first, known)
+    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
+    fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
+    return f"unknown flag {first.split('=', 1)[0]}{more}{fix}"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse for plain commands: no abbreviations, errors as one-line `UsageError`s."""
+
+    def __init__(self, prog: str, description: str | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(prog=prog, description=description, allow_abbrev=False, **kwargs)
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        known = self._option_flags()
+        unknown_flags = [
+            a for a in args or [] if a.startswith("--") and a.split("=", 1)[0] not in known
+        ]
+        if unknown_flags:  # before argparse complains of a required flag the typo meant
+            raise UsageError(unknown_flag_message(unknown_flags, known))
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            raise UsageError(unknown_flag_message(unknown, self._option_flags()))
+        return parsed
+
+    def _option_flags(self) -> list[str]:
+        """Every flag of this parser and of its subcommands (`evpack catalog load`)."""
+        flags = []
+        for action in self._actions:
+            flags += action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    flags += sub._option_flags()
+        return flags
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+class _StrictBeamParser(_BeamArgumentParser):
+    """Beam's parser (it knows value-provider flags), raising instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _beam_option_classes() -> list[type[PipelineOptions]]:
+    """Beam's own option classes (runner, project, workers, ...): they pass through."""
+    return [
+        cls for cls in PipelineOptions.__subclasses__() if cls.__module__.startswith("apache_beam.")
+    ]
+
+
+def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
+    """Refuse any argument that is not a flag of `sections` or one of Beam's options.
+
+    Raises `UsageError` naming the first unknown flag and the closest real one;
+    a bad value for a typed flag (`--max_record_bytes=abc`) is refused the same way.
+    """
+    parser = _StrictBeamParser(allow_abbrev=False, add_help=False, conflict_handler="resolve")
+    for cls in _beam_option_classes():
+        cls._add_argparse_args(parser)
+    for section in sections:
+        add_section(parser, section)
+    _, unknown = parser.parse_known_args(list(argv))
+    if unknown:
+        own = _section_flags(sections)
+        known = own or [f for a in parser._actions for f in a.option_strings]
+        hint_pool = own if closest(unknown[0], own) else known
+        raise UsageError(unknown_flag_message(unknown, hint_pool))
+
+
+def _section_flags(sections: Sequence[Section]) -> list[str]:
+    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    parser.add_value_provider_argument = parser.add_argument  # type: ignore[attr-defined]
+    for section in sections:
+        add_section(parser, section)
+    return [f for action in parser._actions for f in action.option_strings]
+
+
+def usage(prog: str, description: str, sections: Sequence[Section]) -> str:
+    """Help text of a command: the flags of each options class it reads, one section each.
+
+    Beam's own parser would print only `-h`: `PipelineOptions` parses flags
+    leniently and leaves `--help` to the caller. Each section is titled by its
+    class's docstring; a command that reads a few flags of a shared class names
+    them, so its help lists no flag it ignores.
+    """
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=description,
+        epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for section in sections:
+        options = section[0]
+        title = (options.__doc__ or options.__name__).splitlines()[0].rstrip(".")
+        add_section(parser.add_argument_group(title), section)
+    return parser.format_help()
+
+
+def configure_logging(level: int) -> None:
+    """The one logging setup: our messages at `level`, Beam's own only from warnings up."""
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+    logging.getLogger("apache_beam").setLevel(max(level, logging.WARNING))
+
+
+CREDENTIALS_FIX = (
+    "no Google Cloud credentials found: run `gcloud auth application-default login`, "
+    "or set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or point "
+    "BIGQUERY_EMULATOR_HOST / PUBSUB_EMULATOR_HOST / BIGTABLE_EMULATOR_HOST at an emulator"
+)
+
+
+def _is_credentials_error(err: BaseException) -> bool:
+    """Missing application-default credentials, however deep the client raised them."""
+    try:
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:  # pragma: no cover - google-auth comes with apache-beam[gcp]
+        return False
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, DefaultCredentialsError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def guarded(prog: str, body: Callable[[], int]) -> int:
+    """Run `body`, mapping the errors a user can act on to one line and an exit status."""
+    try:
+        return body()
+    except CommandFailed as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 1
+    except ValueError as err:  # UsageError, and the checks that predate it
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if not _is_credentials_error(err):
+            raise
+        print(f"{prog}: {CREDENTIALS_FIX}", file=sys.stderr)
+        return 2
+
+
+def run_command(
+    prog: str,
+    description: str,
+    sections: Sequence[Section],
+    body: Callable[[list[str]], int],
+    argv: Sequence[str] | None,
+    *,
+    log_level: int = logging.INFO,
+) -> int:
+    """The `main` of a command built on `PipelineOptions`: help, strict flags, logging, errors."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(args):
+        print(usage(prog, description, sections))
+        return 0
+    configure_logging(log_level)
+
+    def checked() -> int:
+        check_flags(args, sections)
+        return body(args)
+
+    return guarded(prog, checked)
+
+
+def run_parsed(
+    parser: CommandParser,
+    body: Callable[[argparse.Namespace], int],
+    argv: Sequence[str] | None,
+    *,
+    log_level: int = logging.WARNING,
+) -> int:
+    """The `main` of a plain argparse command: strict flags, logging, errors (--help exits 0)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    configure_logging(log_level)
+    return guarded(parser.prog, lambda: body(parser.parse_args(args)))

@@ -1,0 +1,183 @@
+"""Every command refuses what it cannot do before anything runs: exit 2 and one line.
+
+Unknown or misspelt flags (Beam alone would only log a warning and run with the
+default), a folder as input, an output that cannot be written, an unsupported
+runner and missing Google Cloud credentials.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines import cli
+from pipelines.command import (
+    UsageError,
+    _beam_option_classes,
+    add_section,
+    check_flags,
+    closest,
+    unknown_flag_message,
+)
+from pipelines.options import EvpackOptions
+from tests.strategies import examples
+
+SAMPLES = Path(__file__).parent.parent / "samples"
+BATCH = [
+    "batch",
+    "--input",
+    str(SAMPLES / "requests.jsonl"),
+    "--catalog",
+    str(SAMPLES / "catalog.jsonl"),
+]
+
+
+def refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one stderr line of a command that must exit 2."""
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_command_refuses_an_unknown_flag(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [command, "load"] if command == "catalog" else [command]
+    err = refusal([*args, "--no_such_flag", "1"], capsys)
+    assert err.startswith(f"evpack {command}") and "unknown flag --no_such_flag" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "typo", "meant"),
+    [
+        (["batch"], "--prompt-format", "--prompt_format"),
+        (["batch"], "--ouptut", "--output"),
+        (["verify"], "--requets", "--requests"),
+        (["replay"], "--cataloge", "--catalog"),
+        (["stream"], "--subscripton", "--subscription"),
+        (["verify-stream"], "--prompt_ttl_second", "--prompt_ttl_seconds"),
+        (["tables"], "--datset", "--dataset"),
+        (["report"], "--audti", "--audit"),
+        (["schema"], "--chek", "--check"),
+        (["catalog", "load"], "--catalg", "--catalog"),
+    ],
+)
+def test_a_misspelt_flag_names_the_closest_real_one(
+    args: list[str], typo: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refusal([*args, typo, "x"], capsys)
+    assert f"unknown flag {typo}" in err and f"did you mean {meant}?" in err
+
+
+def test_beam_flags_pass_and_a_flag_of_another_command_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --answers is a flag of verify, not of batch: refused, not silently ignored
+    err = refusal([*BATCH, "--output", str(tmp_path), "--answers", "a.jsonl"], capsys)
+    assert "unknown flag --answers" in err
+    # Beam's own flags pass the check (the run then goes as far as the catalog)
+    args = [*BATCH, "--output", str(tmp_path / "o"), "--direct_num_workers", "1"]
+    args += ["--max_record_bytes", "not-a-number"]
+    assert "--max_record_bytes" in refusal(args, capsys)
+
+
+def test_a_folder_as_input_is_refused_with_the_glob(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["batch", "--input", str(SAMPLES), "--catalog", str(SAMPLES / "catalog.jsonl")]
+    err = refusal([*args, "--output", str(tmp_path)], capsys)
+    assert "is a folder" in err and f"{SAMPLES}/*.jsonl" in err
+
+
+def test_an_output_that_cannot_be_written_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert "is a file" in refusal([*BATCH, "--output", str(a_file)], capsys)
+    assert "cannot be written" in refusal([*BATCH, "--output", str(a_file / "sub")], capsys)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK) and os.geteuid() == 0:
+            target = "/proc/evpack-out"  # root writes anywhere but a pseudo filesystem
+        else:
+            target = str(locked / "out")
+        assert "cannot be written" in refusal([*BATCH, "--output", target], capsys)
+    finally:
+        locked.chmod(0o700)
+    assert not list(tmp_path.glob("**/*.parquet"))
+
+
+@pytest.mark.parametrize("runner", ["DaskRunner", "FlinkRunner", "PrismRunner"])
+def test_an_unsupported_runner_is_refused(
+    runner: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refusal([*BATCH, "--output", str(tmp_path), "--runner", runner], capsys)
+    assert f"--runner={runner} is not supported" in err and "DataflowRunner" in err
+
+
+def test_missing_credentials_are_one_line_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("BIGQUERY_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "BIGTABLE_EMULATOR_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "no-key.json"))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")  # never ask a metadata server from a test
+    err = refusal(["tables", "--dataset", "p.d"], capsys)
+    assert "no Google Cloud credentials found" in err and "GOOGLE_APPLICATION_CREDENTIALS" in err
+
+
+def test_the_module_entry_point_reads_sys_argv() -> None:
+    """`python -m pipelines.streaming --help` lists the flags (it printed an empty usage)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pipelines.streaming", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "--subscription" in out and "--window_seconds" in out
+
+
+def test_closest_reads_dashes_as_underscores_and_declines_far_guesses() -> None:
+    known = ["--prompt_format", "--output", "--input"]
+    assert closest("--prompt-format=x", known) == "--prompt_format"
+    assert closest("--zzzzzz", known) is None
+    assert "see --help" in unknown_flag_message(["--zzzzzz"], known)
+    assert "unexpected argument" in unknown_flag_message(["stray"], known)
+
+
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30
+    )
+)
+@settings(max_examples=examples(200), deadline=None)
+def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
+    """Whatever follows `--`: a flag batch or Beam declares passes, anything else is refused."""
+    flag = f"--{name}"
+    known = batch_flags()
+    try:
+        check_flags([flag, "1"], ((EvpackOptions, None),))
+    except UsageError as err:
+        assert flag.split("=", 1)[0] not in known or "argument" in str(err)
+    else:
+        assert flag.split("=", 1)[0] in known
+
+
+def batch_flags() -> set[str]:
+    """Every flag `evpack batch` accepts: its own and Beam's standard options."""
+    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    parser.add_value_provider_argument = parser.add_argument  # type: ignore[attr-defined]
+    for cls in _beam_option_classes():
+        cls._add_argparse_args(parser)
+    add_section(parser, (EvpackOptions, None))
+    return {f for action in parser._actions for f in action.option_strings}
