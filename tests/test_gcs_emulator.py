@@ -8,6 +8,10 @@ credentials, `Client.create_anonymous_client()`), and the client honours the var
 What the emulator cannot show: Beam first looks for Application Default Credentials
 and, finding none here, retries for about 25 s before it connects anonymously (once
 per process, cached); on Dataflow the workers' service account takes that place.
+Not Beam, but on the same path: pyarrow's own `gs://` filesystem (Arrow's C++
+Cloud Storage client) ignores `STORAGE_EMULATOR_HOST` and waits on the metadata
+server for credentials, so audit Parquet is read back through Beam's filesystems
+(`transforms.record_files.read_parquet`); `pq.read_table("gs://...")` would hang here.
 """
 
 from collections.abc import Iterator

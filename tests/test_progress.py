@@ -53,6 +53,8 @@ def test_the_total_is_the_bytes_of_jsonl_or_the_rows_of_parquet(tmp_path: Path) 
     assert input_size(f"{tmp_path}/*.parquet", "parquet") == InputSize("records", 15)
     (tmp_path / "in.jsonl.gz").write_bytes(b"")
     assert input_size(f"{tmp_path}/*.gz", "jsonl") == InputSize("bytes", None)
+    (tmp_path / "part-2.parquet").write_bytes(b'{"request_id": "not parquet"}\n')
+    assert input_size(f"{tmp_path}/*.parquet", "parquet") == InputSize("records", None)
 
 
 @given(

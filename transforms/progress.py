@@ -58,13 +58,17 @@ class InputSize:
 
 
 def input_size(pattern: str, file_format: FileFormat) -> InputSize:
-    """The size of the input before reading it: Parquet rows, or bytes of plain JSONL."""
+    """The size of the input before reading it: Parquet rows, or bytes of plain JSONL
+    (unknown, None, for compressed JSONL or a file that is not Parquet)."""
     paths = matching_files(pattern)
     if file_format == "parquet":
         rows = 0
         for path in paths:
-            with FileSystems.open(path) as handle:
-                rows += pq.ParquetFile(handle).metadata.num_rows
+            try:
+                with FileSystems.open(path) as handle:
+                    rows += pq.ParquetFile(handle).metadata.num_rows
+            except Exception:  # not Parquet: the reader makes it a dead letter, not us a crash
+                return InputSize("records", None)
         return InputSize("records", rows)
     if any(is_compressed(p) for p in paths):
         return InputSize("bytes", None)
