@@ -32,7 +32,7 @@ import json
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from importlib.resources.abc import Traversable
@@ -94,10 +94,6 @@ PLOTS: dict[str, Plot] = {
     "dead_letter_rate": Plot("bars", "builder_version", ("dead_letter_rate",), None, "share"),
     "verification_daily": Plot(
         "bars", "day", ("passed", "unsupported_figures", "leaks"), "tenant_id", "answers"
-    ),
-    "dead_letters_by_error": Plot("stacked", "stage", ("dead_letters",), None, "dead letters"),
-    "verification_checks": Plot(
-        "stacked", "check_name", ("passed", "failed", "skipped"), None, "answers"
     ),
 }
 """The drawing of each known view; a view without one is shown as a table only."""
@@ -683,14 +679,13 @@ def write_report(audit_dir: str | Path, out_dir: Path, views_dir: Traversable = 
     figures = {f.view.name: f for f in run_views(con, views)}
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = totals(con)
-    builders: list[Callable[[], Panel]] = [
-        lambda: run_panel(con, audit, counts),
-        lambda: distribution_panel(con, figures, out_dir),
-        lambda: dead_letter_panel(con, figures),
-        lambda: exclusion_panel(con),
-        lambda: verification_panel(con, figures, audit),
+    panels = [
+        run_panel(con, audit, counts),
+        distribution_panel(con, figures, out_dir),
+        dead_letter_panel(con, figures),
+        exclusion_panel(con),
+        verification_panel(con, figures, audit),
     ]
-    panels = [build() for build in builders]
     dashboards = [view_panel(f, out_dir) for name, f in figures.items() if name not in PANELS]
     nav = (
         "".join(f"<a href='#{html.escape(p.key)}'>{html.escape(p.title)}</a>" for p in panels)
