@@ -643,7 +643,7 @@ _STYLE = (
     "table{border-collapse:collapse;margin:.5em 0 1em}"
     "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "th{background:#f2f2f2}table.pairs td{max-width:60em;overflow-wrap:anywhere}"
+    "th{background:#f2f2f2}table.pairs td{max-width:60em;overflow-wrap:anywhere;text-align:left}"
     "table.wrap td{max-width:32em;overflow-wrap:anywhere}"
     "img{display:block;max-width:100%;margin:.5em 0}"
     "details{margin:.3em 0;padding:.3em .6em;background:#fafafa;border:1px solid #e5e5e5}"
