@@ -42,11 +42,11 @@ from typing import Any, Literal
 import duckdb
 import matplotlib
 import pyarrow as pa
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
 
-from pipelines.command import CommandParser, run_parsed
+from pipelines.command import CommandParser, UsageError, run_parsed
 from pipelines.views import VIEWS_DIR, View, load_views
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
@@ -145,7 +145,10 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     con.execute(f"CREATE SCHEMA {SCHEMA}")
     found = False
     for table, model in AUDIT_MODELS.items():
-        files = table_files(audit, table)
+        try:
+            files = table_files(audit, table)
+        except BeamIOError as err:  # e.g. a bucket that does not exist
+            raise UsageError(f"--audit {audit} cannot be listed: {err}") from err
         found = found or bool(files)
         parts = [read_table(f, model) for f in files] or [arrow_schema(model).empty_table()]
         con.register("_rows", pa.concat_tables(parts))

@@ -164,3 +164,11 @@ def test_verify_replay_and_report_read_the_run_from_the_bucket(
     assert f"{answers} answers" in text  # the verifications were read from the bucket
     assert gs_run in text
     assert f"<td>{inputs['requests']} (jsonl, shape auto)</td>" in text  # the run record
+
+
+def test_a_report_on_a_missing_bucket_is_one_line(
+    client: storage.Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = report.main(["--audit", "gs://no-such-bucket/run", "--out", str(tmp_path)])
+    assert code == 2
+    assert "--audit gs://no-such-bucket/run cannot be listed" in capsys.readouterr().err
