@@ -174,10 +174,11 @@ PROMPT_FORMATS: dict[str, str] = {
 def prompt_format(audit_dir: str) -> str | None:
     """The format of the run's prompt lines, from the first line's keys (None: no prompts)."""
     for path in matching_files(f"{audit_dir}/prompts/*.jsonl"):
-        for line in _read_bytes(path).decode("utf-8").splitlines():
-            if line.strip():
-                keys = json.loads(line).keys()
-                return next((f for k, f in PROMPT_FORMATS.items() if k in keys), "unknown")
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            for line in iter(handle.readline, b""):  # a shard can be large: its first line
+                if line.strip():
+                    keys = json.loads(line).keys()
+                    return next((f for k, f in PROMPT_FORMATS.items() if k in keys), "unknown")
     return None
 
 
