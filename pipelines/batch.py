@@ -101,8 +101,8 @@ def run_record(settings: Settings) -> RunRecord:
 def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = None) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`.
 
-    With `progress_board`, the records read are counted there against the input's size
-    (`transforms.progress`).
+    With `progress_board`, the records read (against the input's size) and the requests
+    packed are counted there (`transforms.progress`). The run record goes to `runs/`.
     """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
