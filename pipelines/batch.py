@@ -43,7 +43,14 @@ from transforms.counts import CountExclusions
 from transforms.files import WriteJsonl, output_prefix
 from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
 from transforms.parse import ParseRequests
-from transforms.progress import PACKED, READ, ProgressMonitor, TrackProgress, input_size
+from transforms.progress import (
+    PACKED,
+    READ,
+    REFUSED,
+    ProgressMonitor,
+    TrackProgress,
+    input_size,
+)
 from transforms.prompt_files import WritePromptLines
 from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
@@ -101,8 +108,9 @@ def run_record(settings: Settings) -> RunRecord:
 def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = None) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`.
 
-    With `progress_board`, the records read (against the input's size) and the requests
-    packed are counted there (`transforms.progress`). The run record goes to `runs/`.
+    With `progress_board`, the records read (against the input's size), the requests
+    packed and the records refused are counted there (`transforms.progress`). The run
+    record goes to `runs/`.
     """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
@@ -158,6 +166,8 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
         | "AllDeadLetters" >> beam.Flatten()
         | "CountDeadLetters" >> CountDeadLetters()
     )
+    if progress_board is not None:
+        _ = dead_letters | "ProgressRefused" >> TrackProgress(board, REFUSED, size)
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
     if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files

@@ -41,7 +41,9 @@ def test_progress_counts_every_record_and_request_of_the_run(
     assert _number(r"read ([\d,]+) records", final) == summary.records_in
     assert summary.records_in == len(input_lines(REQUESTS))
     assert "(100%)" in final  # every byte of the file: no blank line, `\n` line breaks
-    assert _number(r"packed ([\d,]+) of them", final) == summary.prompts_out
+    assert _number(r"packed ([\d,]+)", final) == summary.prompts_out
+    assert _number(r"refused ([\d,]+)", final) == summary.dead_letters_total
+    assert "of them (100%)" in final  # every record read was packed or refused
     assert not list(Path(tempfile.gettempdir()).glob("evpack-progress-*/*"))  # cleaned up
 
 
@@ -62,14 +64,15 @@ def test_the_total_is_the_bytes_of_jsonl_or_the_rows_of_parquet(tmp_path: Path) 
     share=st.floats(0, 1),
     seconds=st.floats(0, 10**5),
     packed_share=st.none() | st.floats(0, 1),
+    refused=st.integers(0, 10**12),
 )
 def test_the_line_says_done_of_total_and_never_more_than_all(
-    total: int, share: float, seconds: float, packed_share: float | None
+    total: int, share: float, seconds: float, packed_share: float | None, refused: int
 ) -> None:
     done = int(total * share)
     read = Stage(count=done, bytes=done, seconds=seconds)
     packed = None if packed_share is None else Stage(int(done * packed_share), 0, seconds)
-    line = Progress(read, packed, InputSize("bytes", total)).render()
+    line = Progress(read, packed, InputSize("bytes", total), refused).render()
     percents = [int(p) for p in re.findall(r"\((\d+)%\)", line)]
     assert len(percents) == (1 if packed is None else 2)
     assert all(0 <= p <= 100 for p in percents)

@@ -4,13 +4,13 @@ the total, the rate and the time left, one line for the whole run whatever the w
 The total is known before the run starts: the sum of the input files' sizes (plain
 JSONL), or of their row counts from the Parquet footers; compressed JSONL has no
 known total, so its line gives what was read and the rate only. `TrackProgress`,
-after the read and after the pack step, counts each worker's records (and bytes)
-read and requests packed, and writes them, at most once a second, to its own small
-file on a local progress board (a temp directory made for the run), with the total
-and the wall time of its first element;
-`ProgressMonitor`, a thread of the process that started the run, sums the board
-every `PROGRESS_SECONDS` and logs one line, the rate counted from the first record
-read (not from the start, which loads the tokenizer and catalog).
+after the read, after the pack step and on the dead letters, counts each worker's
+records (and bytes) read, requests packed and records refused, and writes them, at
+most once a second, to its own small file on a local progress board (a temp
+directory made for the run), with the total and the wall time of its first
+element; `ProgressMonitor`, a thread of the process that started the run, sums the
+board every `PROGRESS_SECONDS` and logs one line, each rate counted from its
+stage's first element (not from the start, which loads the tokenizer and catalog).
 
 Rejected: logging from the workers (with `--direct_running_mode=multi_processing`
 each worker is a process whose INFO lines Beam forwards at the level of its own
@@ -92,11 +92,13 @@ class Stage:
 
 @dataclass(frozen=True)
 class Progress:
-    """The board summed at one moment: records read of the input's `size`, requests packed."""
+    """The board summed at one moment: records read of the input's `size`, requests packed,
+    records refused (dead letters)."""
 
     read: Stage
     packed: Stage | None
     size: InputSize
+    refused: int = 0
 
     def render(self) -> str:
         """One line: read of total (percent), then packed of read, each with rate and time
@@ -115,11 +117,15 @@ class Progress:
                 line += f", about {_duration(max(size.total - done, 0) / rate)} left to read"
             return line
         packed = self.packed.count
+        finished = packed + self.refused
         rate = self.packed.rate(packed)
-        line += f"; packed {packed:,} of them ({min(packed / max(read.count, 1), 1.0):.0%})"
+        line += f"; packed {packed:,}"
+        if self.refused:
+            line += f" and refused {self.refused:,}"
+        line += f" of them ({min(finished / max(read.count, 1), 1.0):.0%})"
         line += f", {rate:.1f} requests/s"
         if rate > 0:
-            line += f", about {_duration(max(read.count - packed, 0) / rate)} left to pack"
+            line += f", about {_duration(max(read.count - finished, 0) / rate)} left to pack"
         return line
 
 
@@ -140,8 +146,9 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-READ, PACKED = "read", "packed"
-"""The counted stages: records read (against the input's size), requests packed."""
+READ, PACKED, REFUSED = "read", "packed", "refused"
+"""The counted stages: records read (against the input's size), requests packed, records
+refused as dead letters (a refused record is done too)."""
 
 
 def read_board(board: Path, now: float) -> Progress | None:
@@ -167,7 +174,7 @@ def read_board(board: Path, now: float) -> Progress | None:
     read = stage(READ)
     if read is None or size is None:
         return None
-    return Progress(read, stage(PACKED), size)
+    return Progress(read, stage(PACKED), size, count[REFUSED])
 
 
 class _Tally(beam.DoFn):
