@@ -166,8 +166,9 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
         | "AllDeadLetters" >> beam.Flatten()
         | "CountDeadLetters" >> CountDeadLetters()
     )
-    if progress_board is not None:
-        _ = dead_letters | "ProgressRefused" >> TrackProgress(board, REFUSED, size)
+    if progress_board is not None:  # not the flattened letters: sinks add theirs at the end
+        for stage, letters in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
+            _ = letters | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
     if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files

@@ -12,6 +12,10 @@ element; `ProgressMonitor`, a thread of the process that started the run, sums t
 board every `PROGRESS_SECONDS` and logs one line, each rate counted from its
 stage's first element (not from the start, which loads the tokenizer and catalog).
 
+The local runner runs one fused stage at a time, so the dead letters of the parse
+step may be counted only once packing is over: until then the pack stage's percent
+and time left are bounds (they reckon with every record read still to pack).
+
 Rejected: logging from the workers (with `--direct_running_mode=multi_processing`
 each worker is a process whose INFO lines Beam forwards at the level of its own
 loggers, which the CLI keeps at WARNING: nothing shows for minutes; and N
