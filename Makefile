@@ -16,7 +16,8 @@ $(BIN)/evpack: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-# The round trip too: prompts as Anthropic Message Batches requests, the hand-written
+# The round trip too: prompts as Anthropic Message Batches requests (for the config's
+# models.anthropic_batch, a claude-* model), the hand-written
 # results of samples/answers_anthropic_good_and_bad.jsonl verified, and the report.
 demo: $(BIN)/evpack
 	$(BIN)/evpack batch --input samples/requests.jsonl --catalog samples/catalog.jsonl \

@@ -13,6 +13,13 @@ Result lines, as each provider documents them:
   response: {candidates: [{content: {parts: [{text}]}}]}}`; a non-empty
   `status` is an error. The request id is the `labels.request_id` of the
   echoed request (`packer.formats`).
+- Amazon Bedrock batch inference output (`<input>.jsonl.out`): `{recordId,
+  modelInput, modelOutput}`, `modelOutput` being the InvokeModel response
+  body (for Anthropic models a Messages API message: `content: [{type: text,
+  text}]`; for a Converse job a Converse response: `output: {message:
+  {content: [{text}]}}`, each block carrying every member of the content
+  union, the others null), or `{recordId, modelInput, error: {errorCode,
+  errorMessage}}`.
 - Plain: `{request_id, answer}`.
 
 Each line's format is told from its keys, so one answers file may mix them.
@@ -26,7 +33,7 @@ from typing import Any
 from packer.formats import VERTEX_ID_LABEL
 from packer.layout import parse_blocks
 
-AnswerFormat = str  # "openai_batch", "anthropic_batch", "vertex_batch" or "plain"
+AnswerFormat = str  # "plain" or a PromptFormat: "openai_batch", "bedrock_converse_batch", ...
 
 
 class AnswerError(ValueError):
@@ -90,11 +97,50 @@ def _anthropic(line: dict[str, Any]) -> Answer:
     if kind != "succeeded":
         error = _message(result.get("error")) or kind
         return Answer(key, "anthropic_batch", kind, "", error)
-    content = (result.get("message") or {}).get("content") or []
-    text = "".join(
+    return Answer(key, "anthropic_batch", "succeeded", _message_text(result.get("message")), None)
+
+
+def _message_text(message: Any) -> str:
+    """The text blocks of an Anthropic Messages API response, joined."""
+    content = (message if isinstance(message, dict) else {}).get("content") or []
+    return "".join(
         b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
     )
-    return Answer(key, "anthropic_batch", "succeeded", text, None)
+
+
+def _bedrock(line: dict[str, Any]) -> Answer:
+    """A Bedrock output line; the job was of type Converse when the echoed input is no
+    Anthropic InvokeModel body (which always names its `anthropic_version`)."""
+    key = _key(line.get("recordId"), "recordId")
+    echoed = line.get("modelInput")
+    converse = isinstance(echoed, dict) and "anthropic_version" not in echoed
+    fmt = "bedrock_converse_batch" if converse else "bedrock_batch"
+    if line.get("error"):
+        error = line["error"]
+        if isinstance(error, dict) and "errorMessage" in error:
+            error = f"{error.get('errorCode', 'error')}: {error['errorMessage']}"
+        return Answer(key, fmt, "errored", "", _message(error))
+    output = line.get("modelOutput")
+    if not converse and isinstance(output, dict) and isinstance(output.get("content"), list):
+        return Answer(key, fmt, "succeeded", _message_text(output), None)
+    message = (output.get("output") or {}).get("message") if isinstance(output, dict) else None
+    if (
+        not converse
+        or not isinstance(message, dict)
+        or not isinstance(message.get("content"), list)
+    ):
+        raise AnswerError(
+            "Bedrock result whose modelOutput is neither the Anthropic message nor the Converse "
+            "response its modelInput asked for"
+        )
+    text = "".join(_block_text(b) for b in message["content"])
+    return Answer(key, fmt, "succeeded", text, None)
+
+
+def _block_text(block: Any) -> str:
+    """The text of a Converse content block (one with `text` set; the union's others are null)."""
+    text = block.get("text") if isinstance(block, dict) else None
+    return text if isinstance(text, str) else ""
 
 
 def _vertex(line: dict[str, Any]) -> Answer:
@@ -144,10 +190,12 @@ def parse_answer_line(line: str) -> Answer:
         return _openai(value)
     if "request" in value and ("response" in value or "status" in value):
         return _vertex(value)
+    if "recordId" in value and ("modelOutput" in value or "error" in value):
+        return _bedrock(value)
     if "request_id" in value and "answer" in value:
         return _plain(value)
     raise AnswerError(
-        "not an OpenAI, Anthropic or Vertex batch result, nor a {request_id, answer} line"
+        "not an OpenAI, Anthropic, Vertex or Bedrock batch result, nor a {request_id, answer} line"
     )
 
 
@@ -169,6 +217,14 @@ def _user_text(value: dict[str, Any]) -> tuple[str, str]:
         return value["custom_id"], "".join(m["content"] for m in messages if m["role"] == "user")
     if "params" in value:
         return value["custom_id"], "".join(m["content"] for m in value["params"]["messages"])
+    if "modelInput" in value:
+        messages = value["modelInput"]["messages"]
+        return value["recordId"], "".join(
+            m["content"]
+            if isinstance(m["content"], str)
+            else "".join(map(_block_text, m["content"]))
+            for m in messages
+        )
     request = value["request"]
     return request["labels"][VERTEX_ID_LABEL], "".join(
         p["text"] for c in request["contents"] for p in c["parts"]

@@ -11,15 +11,31 @@
   generationConfig: {maxOutputTokens}, labels: {request_id}}}`. Vertex has no
   per-line id, but echoes the request in its output: the id travels in the
   request's `labels` (billing metadata, passed through, ignored by the model).
+- `bedrock_batch`: an Amazon Bedrock batch inference input record, `{recordId,
+  modelInput}`, `modelInput` being the InvokeModel body of an Anthropic model
+  on Bedrock: `{anthropic_version: bedrock-2023-05-31, max_tokens, system,
+  messages}`. Bedrock takes the model per job (CreateModelInvocationJob's
+  `modelId`), not per line, so the line names none; the config's model for the
+  format is checked to be an Anthropic one (`schemas.config.MODEL_RULES`) and
+  stamped on the manifests.
+- `bedrock_converse_batch`: the same record for a job of invocation type
+  Converse, `modelInput` being a Converse request, `{system: [{text}],
+  messages: [{role, content: [{text}]}], inferenceConfig: {maxTokens}}`: the
+  shape every Bedrock text model takes (Amazon Nova, Llama, Mistral, ...).
+  Both are kept: the InvokeModel body is Anthropic's own API, which the
+  `anthropic_batch` lines already use, and the default invocation type.
 
 `max_tokens` / `maxOutputTokens` is the answer the ledger reserved, so the
 provider never lets the answer outgrow the room the budget kept for it.
 
 Custom ids. OpenAI takes any string, so its `custom_id` is the request id.
 Anthropic's must match `^[a-zA-Z0-9_-]{1,64}$`, Vertex label values
-`^[a-z0-9_-]{0,63}$`. A request id that does not fit is mapped to `h-` + the
-first 32 hex digits of its SHA-256 (an id that fits but already has that
-shape is mapped too, so the map is one-to-one but for a 128-bit collision).
+`^[a-z0-9_-]{0,63}$`; Bedrock documents its `recordId` as an "alphanumeric
+string" with no length, so we keep `^[a-zA-Z0-9]{1,64}$` (Anthropic's length).
+A request id that does not fit is mapped to `h-` (Bedrock: `h`, a hyphen not
+being alphanumeric) + the first 32 hex digits of its SHA-256 (an id that fits
+but already has that shape is mapped too, so the map is one-to-one but for a
+128-bit collision).
 The map is a pure function of the request id: `evpack verify` recomputes it
 from the manifests, so nothing else has to carry it. Rejected: dead-lettering
 such requests (their ids come from upstream and are often URLs or emails)
@@ -39,20 +55,22 @@ from schemas.config import PromptFormat
 
 OPENAI_URL = "/v1/chat/completions"
 VERTEX_ID_LABEL = "request_id"
-_HASHED = re.compile(r"h-[0-9a-f]{32}")
+BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 _ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _VERTEX_ID = re.compile(r"[a-z0-9_-]{1,63}")
+_BEDROCK_ID = re.compile(r"[a-zA-Z0-9]{1,64}")
 
 
-def hashed_id(request_id: str) -> str:
+def hashed_id(request_id: str, prefix: str = "h-") -> str:
     """The mapped id of a request id that a provider's id rules do not admit."""
-    return "h-" + hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:32]
+    return prefix + hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:32]
 
 
-def _fitted(request_id: str, allowed: re.Pattern[str]) -> str:
-    if allowed.fullmatch(request_id) and not _HASHED.fullmatch(request_id):
+def _fitted(request_id: str, allowed: re.Pattern[str], prefix: str = "h-") -> str:
+    hashed_shape = re.fullmatch(re.escape(prefix) + "[0-9a-f]{32}", request_id)
+    if allowed.fullmatch(request_id) and not hashed_shape:
         return request_id
-    return hashed_id(request_id)
+    return hashed_id(request_id, prefix)
 
 
 def anthropic_custom_id(request_id: str) -> str:
@@ -65,9 +83,21 @@ def vertex_custom_id(request_id: str) -> str:
     return _fitted(request_id, _VERTEX_ID)
 
 
+def bedrock_record_id(request_id: str) -> str:
+    """The request id, or its hash (`h` + hex) when it is not a Bedrock alphanumeric id."""
+    return _fitted(request_id, _BEDROCK_ID, prefix="h")
+
+
 def answer_keys(request_id: str) -> frozenset[str]:
     """Every id a provider's result line may name this request by."""
-    return frozenset({request_id, anthropic_custom_id(request_id), vertex_custom_id(request_id)})
+    return frozenset(
+        {
+            request_id,
+            anthropic_custom_id(request_id),
+            vertex_custom_id(request_id),
+            bedrock_record_id(request_id),
+        }
+    )
 
 
 def _messages(prompt: PromptMessage) -> list[dict[str, str]]:
@@ -101,6 +131,30 @@ def anthropic_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, An
     return {"custom_id": anthropic_custom_id(prompt.request_id), "params": params}
 
 
+def bedrock_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """An Amazon Bedrock batch inference record: recordId and an Anthropic InvokeModel body."""
+    system, rest = _split_system(prompt)
+    body: dict[str, Any] = {
+        "anthropic_version": BEDROCK_ANTHROPIC_VERSION,
+        "max_tokens": max_tokens,
+    }
+    if system:
+        body["system"] = system
+    body["messages"] = rest
+    return {"recordId": bedrock_record_id(prompt.request_id), "modelInput": body}
+
+
+def bedrock_converse_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """An Amazon Bedrock batch inference record whose modelInput is a Converse request."""
+    system, rest = _split_system(prompt)
+    body: dict[str, Any] = {}
+    if system:
+        body["system"] = [{"text": system}]
+    body["messages"] = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in rest]
+    body["inferenceConfig"] = {"maxTokens": max_tokens}
+    return {"recordId": bedrock_record_id(prompt.request_id), "modelInput": body}
+
+
 def vertex_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
     """A Vertex AI Gemini batch prediction input line (a GenerateContentRequest)."""
     system, rest = _split_system(prompt)
@@ -124,6 +178,8 @@ _PROVIDER_LINES: dict[PromptFormat, Callable[[PromptMessage, int], dict[str, Any
     "openai_batch": openai_batch_line,
     "anthropic_batch": anthropic_batch_line,
     "vertex_batch": vertex_batch_line,
+    "bedrock_batch": bedrock_batch_line,
+    "bedrock_converse_batch": bedrock_converse_batch_line,
 }
 
 
@@ -176,6 +232,8 @@ MB = 1_000_000
 LINE_HEADROOM = 8 * MB
 """Longest prompt line a sharded file takes; prompts are kilobytes, not megabytes."""
 
+BEDROCK_LIMITS = FileLimits(max_lines=50_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
+"""A Bedrock batch input file, whichever the job's invocation type (quotas below)."""
 FILE_LIMITS: dict[PromptFormat, FileLimits] = {
     "messages": FileLimits(max_lines=None, max_bytes=None, line_headroom=0),
     # OpenAI Batch API: an input file holds up to 50,000 requests and 200 MB.
@@ -189,6 +247,11 @@ FILE_LIMITS: dict[PromptFormat, FileLimits] = {
     "vertex_batch": FileLimits(
         max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM
     ),
+    # Amazon Bedrock batch inference, default quotas of Anthropic models: 50,000 records per
+    # input file (and per job), 1 GB per input file (not adjustable), 5 GB per job. One shard
+    # is therefore one job's worth. A job also needs at least 100 records (README).
+    "bedrock_batch": BEDROCK_LIMITS,
+    "bedrock_converse_batch": BEDROCK_LIMITS,
 }
 
 
@@ -200,11 +263,14 @@ FRAMING: dict[PromptFormat, Framing] = {
     "openai_batch": OPENAI_FRAMING,
     "anthropic_batch": TEXTS_ONLY,
     "vertex_batch": TEXTS_ONLY,
+    "bedrock_batch": TEXTS_ONLY,
+    "bedrock_converse_batch": TEXTS_ONLY,
 }
 """The chat framing the ledger counts for each format, as its provider documents it.
 
 OpenAI documents 3 tokens per message (with its role) and 3 priming the reply.
-Anthropic (`system` apart, `messages` of role and content) and Vertex AI
+Anthropic, directly or on Bedrock (`system` apart, `messages` of role and
+content), Bedrock's Converse (the same, content as text blocks) and Vertex AI
 (`systemInstruction`, `contents` of role and parts) document no overhead and
 count with tokenizers of their own: the texts alone are counted, and the
 safety margin is what covers the provider's wrapping (README, "Token counts

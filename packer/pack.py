@@ -322,7 +322,7 @@ def _result(
         {
             "request_id": request.request_id,
             "tenant_id": request.tenant_id,
-            "model": config.model,
+            "model": config.format_model,
             "messages": messages,
             "label_map": [
                 {"label": labels[r.evidence_id], "evidence_id": r.evidence_id} for r in ordered
@@ -355,7 +355,7 @@ def _result(
             "as_of": as_of,
             "builder_version": BUILDER_VERSION,
             "config_hash": config_hash,
-            "model": config.model,
+            "model": config.format_model,
             "tokenizer": tokenizer,
             "budget": {
                 "input_limit": limits.input_limit,

@@ -9,6 +9,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("pipelines.batch", "pack request files into prompts and audit tables"),
+    "convert": ("pipelines.convert", "other tools' retrieval results into request records"),
     "catalog": ("pipelines.catalog", "load a catalog file into Bigtable (catalog load ...)"),
     "schema": ("pipelines.schema", "write the input JSON Schema (schemas/request.schema.json)"),
     "report": ("pipelines.report", "write an HTML report of a run's audit files (--audit DIR)"),

@@ -187,8 +187,9 @@ class EvpackOptions(PipelineOptions):
             choices=get_args(PromptFormat),
             help=(
                 "Shape of each prompt line: our messages JSON, or the input line of the "
-                "OpenAI Batch, Anthropic Message Batches or Vertex AI batch prediction API "
-                "(default: the config's prompt_format, messages). Part of config_hash."
+                "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
+                "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
+                "config's prompt_format, messages). Part of config_hash."
             ),
         )
         parser.add_argument(
@@ -337,7 +338,12 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     config = _read_config(path)
     if prompt_format is None or prompt_format == config.prompt_format:
         return config
-    return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
+        return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+    except ValidationError as err:
+        raise UsageError(
+            f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
+        ) from err
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -153,6 +153,7 @@ DeadLetterStage = Literal[
     "bigquery_insert",
     "answer",
     "prompt",
+    "convert",
 ]
 """Where a record was set aside: the closed set of stages, each a row of the README's
 dead-letter table (a test holds the two together)."""

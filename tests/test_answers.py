@@ -1,12 +1,23 @@
 """Result lines of each batch API, as documented, read back into answers."""
 
 import json
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
-from packer.formats import format_line
-from tests.test_formats import PROMPT
+from packer.formats import (
+    answer_keys,
+    anthropic_custom_id,
+    bedrock_record_id,
+    format_line,
+    vertex_custom_id,
+)
+from pipelines import verify
+from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
+from tests.test_formats import FORMATS, PROMPT, ids
 
 OPENAI_OK = {
     "id": "batch_req_1",
@@ -100,6 +111,69 @@ def test_vertex_output_lines() -> None:
     assert parse_answer_line(_line(failed)).status == "errored"
 
 
+def test_bedrock_output_lines() -> None:
+    """Bedrock batch output: the input record echoed, with modelOutput or error."""
+    record = json.loads(format_line(PROMPT, 100, "bedrock_batch"))
+    ok = {
+        **record,
+        "modelOutput": {
+            "id": "msg_bdrk_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "Yes "}, {"type": "text", "text": "[E1]."}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 40, "output_tokens": 4},
+        },
+    }
+    answer = parse_answer_line(_line(ok))
+    assert (answer.key, answer.answer_format) == (record["recordId"], "bedrock_batch")
+    assert (answer.status, answer.text) == ("succeeded", "Yes [E1].")
+    failed = {**record, "error": {"errorCode": 400, "errorMessage": "bad request"}}
+    answer = parse_answer_line(_line(failed))
+    assert (answer.status, answer.error) == ("errored", "400: bad request")
+    for bad in ({**record, "modelOutput": {"results": []}}, {"recordId": "", "error": "x"}):
+        with pytest.raises(AnswerError):
+            parse_answer_line(_line(bad))
+
+
+@given(request_id=ids, text=st.text(max_size=200), code=st.integers(400, 599))
+def test_bedrock_output_of_any_record_reads_back(request_id: str, text: str, code: int) -> None:
+    """Whatever the request id and answer, its Bedrock output line names a key of that request
+    and carries the answer's text; an error line carries its code and message."""
+    prompt = PROMPT.model_copy(update={"request_id": request_id})
+    record = json.loads(format_line(prompt, 64, "bedrock_batch"))
+    content = [{"type": "text", "text": text[:7]}, {"type": "text", "text": text[7:]}]
+    line = {**record, "modelOutput": {"type": "message", "role": "assistant", "content": content}}
+    answer = parse_answer_line(json.dumps(line))
+    assert answer.key in answer_keys(request_id) and answer.text == text
+    error = {**record, "error": {"errorCode": code, "errorMessage": text or "x"}}
+    failed = parse_answer_line(json.dumps(error))
+    assert failed.key == answer.key and failed.error == f"{code}: {text or 'x'}"
+
+
+UNION = ("audio", "cachePoint", "document", "image", "reasoningContent", "text", "toolUse", "video")
+"""Members of a Converse content block: a batch output block carries all of them, most null."""
+
+
+def converse_output(*texts: str) -> dict:
+    """A Converse response as a batch output's modelOutput, with a reasoning block first."""
+    blocks = [{m: None for m in UNION} | {"reasoningContent": {"reasoningText": {"text": "hm"}}}]
+    blocks += [{m: None for m in UNION} | {"text": t} for t in texts]
+    usage = {"inputTokens": 40, "outputTokens": 4, "totalTokens": 44}
+    return {"output": {"message": {"role": "assistant", "content": blocks}}, "usage": usage}
+
+
+def test_bedrock_converse_output_lines() -> None:
+    """A Converse job's output: the text blocks joined, reasoning and null members left out."""
+    record = json.loads(format_line(PROMPT, 100, "bedrock_converse_batch"))
+    answer = parse_answer_line(_line({**record, "modelOutput": converse_output("Yes ", "[E1].")}))
+    assert (answer.key, answer.answer_format) == (record["recordId"], "bedrock_converse_batch")
+    assert (answer.status, answer.text) == ("succeeded", "Yes [E1].")
+    with pytest.raises(AnswerError):
+        parse_answer_line(_line({**record, "modelOutput": {"output": {}}}))
+
+
 def test_plain_lines_and_garbage() -> None:
     assert parse_answer_line('{"request_id": "q", "answer": "No."}').text == "No."
     for bad in ("nope", "[1]", '{"custom_id": "q", "result": {"type": "odd"}}', '{"x": 1}'):
@@ -107,22 +181,22 @@ def test_plain_lines_and_garbage() -> None:
             parse_answer_line(bad)
 
 
-@pytest.mark.parametrize("fmt", ["messages", "openai_batch", "anthropic_batch", "vertex_batch"])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
     prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
-    assert prompt.key == "acme-q00"
+    assert prompt.key in answer_keys("acme-q00")
     assert prompt.blocks == {"E1": "x & y"}
 
 
 def test_a_mapped_custom_id_resolves_to_its_request() -> None:
-    """Anthropic and Vertex results of a request id their rules refuse find their request."""
+    """Anthropic, Vertex and Bedrock results of a request id their rules refuse find it."""
     from packer.answers import Answer
-    from packer.formats import answer_keys, anthropic_custom_id, vertex_custom_id
     from transforms.verify import _resolve
 
     request_id = "Acme/Q 1"
     keys = {key: [request_id] for key in answer_keys(request_id)}
-    for key in (anthropic_custom_id(request_id), vertex_custom_id(request_id)):
+    mapped = (anthropic_custom_id, vertex_custom_id, bedrock_record_id)
+    for key in (to_key(request_id) for to_key in mapped):
         answer = Answer(key, "anthropic_batch", "succeeded", "x", None)
         resolved = list(
             _resolve((key, {"request_ids": keys[key], "answers": [answer], "prompts": []}))
@@ -131,3 +205,58 @@ def test_a_mapped_custom_id_resolves_to_its_request() -> None:
     stray = Answer("h-" + "0" * 32, "anthropic_batch", "succeeded", "x", None)
     (row,) = list(_resolve((stray.key, {"request_ids": [], "answers": [stray], "prompts": []})))
     assert row.value.status == "unknown_request"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "model"),
+    [
+        ("bedrock_batch", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("bedrock_converse_batch", "us.amazon.nova-pro-v1:0"),
+    ],
+)
+def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path, fmt: str, model: str) -> None:
+    """A real batch run in each Bedrock format, its records answered as Bedrock writes its
+    `.jsonl.out` (input echoed), and `evpack verify` finding every request by its recordId."""
+    run = tmp_path / "run"
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", run, f"--prompt_format={fmt}"))
+    manifests = {m["request_id"]: m for m in _parquet(f"{run}/manifests/*.parquet")}
+    assert {m["model"] for m in manifests.values()} == {model}
+    records = [
+        json.loads(line)
+        for f in sorted(run.glob("prompts/*.jsonl"))
+        for line in Path(f).read_text().splitlines()
+    ]
+    by_key = {bedrock_record_id(request_id): request_id for request_id in manifests}
+    assert {r["recordId"] for r in records} == set(by_key)
+    out = []
+    for i, record in enumerate(records):
+        if i == 0:
+            out.append({**record, "error": {"errorCode": 429, "errorMessage": "throttled"}})
+            continue
+        labels = parse_prompt_line(json.dumps(record)).blocks
+        text = " ".join(f"See [{label}]." for label in labels) or "No sources."
+        message = {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+        }
+        output = message if fmt == "bedrock_batch" else converse_output(text)
+        out.append({**record, "modelOutput": output})
+    answers = tmp_path / "input.jsonl.out"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in out))
+    verify.run(
+        [
+            f"--answers={answers}",
+            f"--run={run}",
+            f"--requests={SAMPLES / 'requests.jsonl'}",
+            "--runner=FnApiRunner",
+        ]
+    )
+    rows = _parquet(f"{run}/verifications/*.parquet")
+    assert sorted(r["request_id"] for r in rows) == sorted(by_key[r["recordId"]] for r in records)
+    assert {r["answer_format"] for r in rows} == {fmt}
+    errored = [r for r in rows if r["status"] == "errored"]
+    assert [(r["request_id"], r["error"]) for r in errored] == [
+        (by_key[records[0]["recordId"]], "429: throttled")
+    ]
+    assert all(r["status"] == "succeeded" for r in rows if r not in errored)

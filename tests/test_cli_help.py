@@ -15,6 +15,7 @@ OWN_FLAGS: dict[tuple[str, ...], set[str]] = {
     ("batch",): {"--input", "--output", "--catalog", "--catalog_mode", "--config", "--event_time"},
     ("catalog", "load"): {"--catalog", "--catalog_format", "--bigtable_table"},
     ("schema",): {"--out", "--check"},
+    ("convert",): {"--input", "--output", "--question", "--user_id", "--hash_text"},
     ("report",): {"--audit", "--out", "--views"},
     ("stream",): {
         "--subscription",

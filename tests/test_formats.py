@@ -6,9 +6,11 @@ from functools import partial
 from pathlib import Path
 
 import apache_beam as beam
+import pytest
 from apache_beam.utils.shared import Shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from packer import BUILDER_VERSION, Catalog, pack_request
 from packer.formats import (
@@ -18,12 +20,15 @@ from packer.formats import (
     PromptLine,
     answer_keys,
     anthropic_custom_id,
+    bedrock_record_id,
     format_line,
     hashed_id,
     vertex_custom_id,
 )
+from pipelines.options import load_config
 from schemas import PackingConfig, PromptMessage
-from tests.factories import encoded_prompt_tokens
+from schemas.config import FormatModels, model_misfit
+from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
 from transforms.prompt_files import WritePromptLines
@@ -96,14 +101,56 @@ def test_vertex_batch_line() -> None:
     assert re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", next(iter(request["labels"])))
 
 
-ids = st.text(min_size=1, max_size=120)
+def test_bedrock_converse_record() -> None:
+    """Bedrock batch inference of invocation type Converse: {recordId, modelInput: Converse}."""
+    line = _line("bedrock_converse_batch")
+    assert set(line) == {"recordId", "modelInput"}
+    assert line["recordId"] == _line("bedrock_batch")["recordId"]
+    assert line["modelInput"] == {
+        "system": [{"text": "Cite labels."}],
+        "messages": [{"role": "user", "content": [{"text": PROMPT.messages[1].content}]}],
+        "inferenceConfig": {"maxTokens": 512},
+    }
+
+
+def test_bedrock_batch_record() -> None:
+    """Bedrock batch inference: {recordId, modelInput}, the Anthropic InvokeModel body."""
+    line = _line("bedrock_batch")
+    assert set(line) == {"recordId", "modelInput"}
+    assert line["recordId"] == hashed_id("acme-q00", "h")  # a hyphen is not alphanumeric
+    assert line["modelInput"] == {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 512,
+        "system": "Cite labels.",
+        "messages": [{"role": "user", "content": PROMPT.messages[1].content}],
+    }
+    # The body is the one Anthropic's Messages API takes, bar the model Bedrock sets per job.
+    params = _line("anthropic_batch")["params"]
+    assert {**line["modelInput"], "model": params["model"]} == {
+        **params,
+        "anthropic_version": "bedrock-2023-05-31",
+    }
+
+
+# Hyphens, underscores, the hashed shapes and lengths around the limits: every rule's edge.
+ids = st.one_of(
+    st.text(min_size=1, max_size=120),
+    st.text(alphabet="aZ09-_", min_size=1, max_size=70),
+    st.builds(
+        lambda p, h: p + h,
+        st.sampled_from(["h", "h-"]),
+        st.text("0123456789abcdef", min_size=31, max_size=33),
+    ),
+)
 
 
 @given(ids)
 def test_custom_ids_fit_the_provider_rules(request_id: str) -> None:
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", anthropic_custom_id(request_id))
     assert re.fullmatch(r"[a-z0-9_-]{1,63}", vertex_custom_id(request_id))
+    assert re.fullmatch(r"[a-zA-Z0-9]{1,64}", bedrock_record_id(request_id))
     assert request_id in answer_keys(request_id)
+    assert bedrock_record_id(request_id) in answer_keys(request_id)
 
 
 @given(ids, ids)
@@ -111,6 +158,7 @@ def test_custom_ids_are_one_to_one(a: str, b: str) -> None:
     if a != b:
         assert anthropic_custom_id(a) != anthropic_custom_id(b)
         assert vertex_custom_id(a) != vertex_custom_id(b)
+        assert bedrock_record_id(a) != bedrock_record_id(b)
 
 
 def test_fitting_ids_are_kept_and_others_hashed() -> None:
@@ -119,6 +167,11 @@ def test_fitting_ids_are_kept_and_others_hashed() -> None:
     assert anthropic_custom_id("acme/q 1") == hashed_id("acme/q 1")
     looks_hashed = hashed_id("x")
     assert anthropic_custom_id(looks_hashed) == hashed_id(looks_hashed) != looks_hashed
+    assert bedrock_record_id("Acme0q01") == "Acme0q01"
+    assert bedrock_record_id("acme_q01") == hashed_id("acme_q01", "h")
+    assert bedrock_record_id("a" * 65) == hashed_id("a" * 65, "h")
+    bedrock_shaped = hashed_id("x", "h")
+    assert bedrock_record_id(bedrock_shaped) == hashed_id(bedrock_shaped, "h") != bedrock_shaped
 
 
 def test_documented_file_limits() -> None:
@@ -126,6 +179,9 @@ def test_documented_file_limits() -> None:
     assert FILE_LIMITS["openai_batch"].max_bytes == 200_000_000
     assert FILE_LIMITS["anthropic_batch"].max_lines == 100_000
     assert FILE_LIMITS["anthropic_batch"].max_bytes == 256_000_000
+    assert FILE_LIMITS["bedrock_batch"].max_lines == 50_000
+    assert FILE_LIMITS["bedrock_batch"].max_bytes == 1_000_000_000
+    assert FILE_LIMITS["bedrock_converse_batch"] == FILE_LIMITS["bedrock_batch"]
     assert FILE_LIMITS["messages"].roll_bytes is None
 
 
@@ -160,7 +216,6 @@ def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) ->
 
 def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     from schemas import DeadLetter
-    from tests.factories import candidate, document, request
     from transforms import pack
 
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
@@ -178,21 +233,123 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     assert isinstance(fn._line(short), PromptLine)
 
 
-@settings(max_examples=examples(300))
-@given(
-    docs=catalog_documents(),
-    req=requests(),
-    config=configs,
-    fmt=st.sampled_from(["messages", "openai_batch", "anthropic_batch", "vertex_batch"]),
+MODELS = FormatModels(
+    openai_batch="gpt-4o-mini",
+    anthropic_batch="claude-sonnet-4-5",
+    vertex_batch="gemini-2.5-flash",
+    bedrock_batch="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    bedrock_converse_batch="us.amazon.nova-pro-v1:0",
 )
+FORMATS = [
+    "messages",
+    "openai_batch",
+    "anthropic_batch",
+    "vertex_batch",
+    "bedrock_batch",
+    "bedrock_converse_batch",
+]
+
+
+@settings(max_examples=examples(300))
+@given(docs=catalog_documents(), req=requests(), config=configs, fmt=st.sampled_from(FORMATS))
 def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> None:
-    """OpenAI: 3 per message with its role, 3 priming; Anthropic, Vertex: the texts alone."""
-    config = PackingConfig.model_validate({**config.model_dump(), "prompt_format": fmt})
+    """OpenAI: 3 per message with its role, 3 priming; Anthropic (also on Bedrock), Vertex:
+    the texts alone. The line of each format carries exactly the ledger's messages."""
+    config = PackingConfig.model_validate(
+        {**config.model_dump(), "models": MODELS.model_dump(), "prompt_format": fmt}
+    )
     result = pack_request(req, Catalog(docs), config, RUNTIME)
     exact = encoded_prompt_tokens(RUNTIME.tokens.encoding, result.prompt.messages, FRAMING[fmt])
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
+    line = json.loads(format_line(result.prompt, ledger.reserved_answer, config.prompt_format))
+    body = line.get("modelInput") or line.get("params") or line.get("body") or line
+    if "messages" in body:
+        texts = [body.get("system", "")] + [m["content"] for m in body["messages"]]
+        sent = [t if isinstance(t, str) else "".join(b["text"] for b in t) for t in texts]
+        assert "".join(sent) == "".join(m.content for m in result.prompt.messages)
+    if fmt == "bedrock_batch":
+        assert body["max_tokens"] == ledger.reserved_answer
+    if fmt == "bedrock_converse_batch":
+        assert body["inferenceConfig"] == {"maxTokens": ledger.reserved_answer}
+
+
+@given(fmt=st.sampled_from(FORMATS))
+def test_each_format_asks_for_its_own_model(fmt: str) -> None:
+    """One config, several formats: the prompt and its manifest name the format's model."""
+    config = PackingConfig(models=MODELS, prompt_format=fmt)  # type: ignore[arg-type]
+    expected = getattr(MODELS, fmt, None) or "gpt-4-turbo"
+    assert config.format_model == expected
+    result = pack_request(request(candidate("e1")), Catalog([document()]), config, RUNTIME)
+    assert result.prompt.model == result.manifest.model == expected
+    line = json.loads(format_line(result.prompt, 10, config.prompt_format))
+    assert (line.get("params") or line.get("body") or {}).get("model", expected) == expected
+
+
+REAL_MODELS = {
+    "anthropic_batch": ["claude-sonnet-4-5", "claude-3-5-haiku-20241022", "claude-opus-4-1"],
+    "bedrock_batch": [
+        "anthropic.claude-3-haiku-20240307-v1:0",
+        "anthropic.claude-3-sonnet-20240229-v1:0:200k",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
+        "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-3-7-sonnet-20250219-v1:0",
+    ],
+    "vertex_batch": [
+        "gemini-2.5-flash",
+        "publishers/google/models/gemini-2.0-flash-001",
+        "projects/p1/locations/us-central1/publishers/google/models/gemini-2.5-pro",
+    ],
+    "openai_batch": ["gpt-4-turbo", "gpt-4o-mini", "o3-mini", "ft:gpt-4o-mini:acme::abc123"],
+    "bedrock_converse_batch": [
+        "amazon.nova-pro-v1:0",
+        "us.amazon.nova-lite-v1:0",
+        "meta.llama3-1-70b-instruct-v1:0",
+        "mistral.mistral-large-2407-v1:0",
+        "openai.gpt-oss-120b-1:0",
+        "us.deepseek.r1-v1:0",
+    ],
+}
+
+
+@given(
+    fmt=st.sampled_from(sorted(REAL_MODELS)),
+    other=st.sampled_from(sorted(REAL_MODELS)),
+    index=st.integers(min_value=0, max_value=9),
+)
+def test_a_model_fits_only_its_providers_format(fmt: str, other: str, index: int) -> None:
+    """Each provider's real model names pass its format; another provider's are refused,
+    but for the OpenAI format, the input of OpenAI-compatible servers that take any name,
+    and Bedrock's Converse, which takes Bedrock's Anthropic models too."""
+    names = REAL_MODELS[other]
+    model = names[index % len(names)]
+    misfit = model_misfit(model, fmt)  # type: ignore[arg-type]
+    if fmt in (other, "openai_batch") or (fmt, other) == (
+        "bedrock_converse_batch",
+        "bedrock_batch",
+    ):
+        assert misfit is None
+    else:
+        assert misfit is not None and repr(model) in misfit
+    assert model_misfit(model, "messages") is None
+
+
+def test_a_model_that_does_not_fit_is_refused_with_the_setting_to_change() -> None:
+    with pytest.raises(ValidationError, match=r"models\.anthropic_batch"):
+        PackingConfig(prompt_format="anthropic_batch")  # the default model is gpt-4-turbo
+    for wrong in ("claude-sonnet-4-5", "amazon.nova-pro-v1:0", "meta.llama3-70b-instruct-v1:0"):
+        with pytest.raises(ValidationError, match="Bedrock id of an Anthropic model"):
+            PackingConfig(prompt_format="bedrock_batch", models=FormatModels(bedrock_batch=wrong))
+    with pytest.raises(ValidationError, match=r"models\.vertex_batch: .*'claude-sonnet-4-5'"):
+        PackingConfig(models=FormatModels(vertex_batch="claude-sonnet-4-5"))  # not even used
+    opaque = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"
+    with pytest.raises(ValidationError):
+        PackingConfig(prompt_format="bedrock_batch", model=opaque)
+    with pytest.raises(ValueError, match=r"--prompt_format vertex_batch: .*models\.vertex_batch"):
+        load_config(None, "vertex_batch")
+    assert load_config(None, "openai_batch").format_model == "gpt-4-turbo"
 
 
 def test_the_framing_of_each_provider() -> None:

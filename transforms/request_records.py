@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from schemas import Candidate, DeadLetter, Request
 from schemas._types import NOT_UNICODE, describe_validation_error, is_unicode
 from transforms.dead_letters import dead_letter
+from transforms.foreign_records import FOREIGN_NAMES, HINT, foreign_shape
 from transforms.names import InputShape
 from transforms.strict_json import Refused, Unreadable, decode_text, loads
 
@@ -41,6 +42,7 @@ REQUEST_FIELDS = frozenset(Request.model_fields) - {"candidates"}
 CANDIDATE_FIELDS = frozenset(Candidate.model_fields) - {"tenant_id"}
 
 Shape = Literal["nested", "flat"]
+PRETTY_HINT = f"one line of pretty-printed JSON? records are one per line; {HINT}"
 
 
 @dataclass(frozen=True)
@@ -68,28 +70,42 @@ def decode(
         return dead_letter("parse", text.reason, text.text, source, None)
     record = loads(text)
     if isinstance(record, Refused):
-        return dead_letter("parse", record.reason, record.text, source, None)
+        reason = record.reason + (f" ({PRETTY_HINT})" if _pretty_line(text) else "")
+        return dead_letter("parse", reason, record.text, source, None)
     if not isinstance(record, dict):
         kind = type(record).__name__
-        return dead_letter("parse", f"record must be a JSON object, got {kind}", text, source, None)
+        error = f"record must be a JSON object, got {kind}"
+        if kind == "list":
+            error += f" (a JSON array of records? {HINT})"
+        return dead_letter("parse", error, text, source, None)
     request_id = record.get("request_id")
     if not isinstance(request_id, str) or not request_id:
-        return dead_letter(
-            "parse", "request_id: missing or not a non-empty string", text, source, None
-        )
+        error = _foreign("request_id: missing or not a non-empty string", record)
+        return dead_letter("parse", error, text, source, None)
     if not is_unicode(request_id):
         return dead_letter("parse", f"request_id: {NOT_UNICODE}", text, source, None)
     record_shape = _shape_of(record, shape)
     if record_shape is None:
-        return dead_letter(
-            "parse",
-            "record has neither candidates (nested shape) nor evidence_id (flat shape)",
-            text,
-            source,
-            request_id,
+        error = _foreign(
+            "record has neither candidates (nested shape) nor evidence_id (flat shape)", record
         )
+        return dead_letter("parse", error, text, source, request_id)
     digest = hashlib.sha256(raw).hexdigest()
     return request_id, Entry(record_shape, digest, source, text)
+
+
+def _foreign(error: str, record: dict[str, Any]) -> str:
+    """The reason a record is no request, naming the tool that wrote it when it is known."""
+    foreign = foreign_shape(record)
+    if foreign is not None:
+        return f"a {FOREIGN_NAMES[foreign]}, not a request record: {HINT}"
+    return error
+
+
+def _pretty_line(text: str) -> bool:
+    """Whether a refused line looks like a piece of pretty-printed JSON (a brace alone, a key)."""
+    line = text.strip()
+    return line in ("{", "[", "}", "]", "},", "],") or (line.startswith('"') and '":' in line)
 
 
 def _shape_of(record: dict[str, Any], shape: InputShape) -> Shape | None:

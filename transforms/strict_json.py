@@ -113,6 +113,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return record
 
 
+STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+"""The parser with the refusals above (NaN, a key twice), for readers of several values."""
+
+
 def loads(text: str) -> Any | Refused:
     """Parse JSON text within the limits above; a `Refused` says which one failed."""
     skeleton = _STRING.sub('""', text)
@@ -123,6 +127,6 @@ def loads(text: str) -> Any | Refused:
             f"invalid JSON: a number literal longer than {MAX_NUMBER_CHARS} characters", text
         )
     try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        return STRICT_DECODER.decode(text)
     except ValueError as err:
         return Refused(f"invalid JSON: {err}", text)
