@@ -95,7 +95,7 @@ def run_record(settings: Settings) -> RunRecord:
         builder_version=BUILDER_VERSION,
         config_hash=config.config_hash(),
         prompt_format=config.prompt_format,
-        model=config.model,
+        model=config.format_model,
         input=settings.input or "",
         input_format=settings.input_format or "",
         input_shape=settings.input_shape,

@@ -165,10 +165,11 @@ PROMPT_FORMATS: dict[str, str] = {
     "params": "anthropic_batch",
     "body": "openai_batch",
     "request": "vertex_batch",
-    "modelInput": "bedrock_batch",
+    "modelInput": "bedrock_batch or bedrock_converse_batch",
     "label_map": "messages",
 }
-"""The top-level key that tells each prompt format's lines apart (`packer.formats`)."""
+"""The top-level key that tells the prompt formats' lines apart (`packer.formats`), for a
+run without a run record."""
 
 
 def prompt_format(audit_dir: str) -> str | None:
@@ -388,8 +389,8 @@ def run_panel(con: duckdb.DuckDBPyConnection, audit: str, counts: dict[str, int]
     _, sources = _query(
         con, "SELECT source, COUNT(*) FROM {s}.dead_letters GROUP BY source ORDER BY source"
     )
-    fmt = prompt_format(audit)
     runs = run_records(audit)
+    fmt = ", ".join(sorted({r.prompt_format for r in runs})) or prompt_format(audit)
     unrecorded = "- (no run record in runs/: a streaming run, or an older batch run)"
     records = counts["manifests"] + counts["dead_letters"]
     pairs: list[tuple[str, Any]] = [
