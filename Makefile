@@ -73,6 +73,7 @@ bench-scale: $(VENV)/.bench-installed $(VENV)/.emulators-ready
 eval: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.quality --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.verification --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.meaning --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.report
 
 # Coverage-guided fuzzing of the parse boundary with atheris (tests/fuzz_atheris.py):

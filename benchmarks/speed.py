@@ -1,18 +1,29 @@
 """Speed of every packer on one generated workload, against the tokenizer floor.
 
     python -m benchmarks.speed [--data-dir ../shared/data] [--requests 2000] [--out FILE]
+        [--trees main=/tmp/main-tree ...]
 
 The floor is raw tiktoken: encoding every candidate text once, nothing else.
 Every packer runs over the same pre-built requests (building them is not timed);
-each figure is the best of `--repeats` runs in this one process, so all of them
-see the same machine load. Sections:
+each figure is the best CPU time of `--repeats` interleaved runs in this one
+process, so all of them see the same machine load (the Beam section, whose
+workers run in parallel, is timed on the wall clock). Sections:
 - compare: fresh texts (no repeats); floor, ours with cold caches (empty token
   cache, no memoized text facts) and warm ones (the workload packed once
   before), the naive loop, LlamaIndex truncate/repack, Haystack; and the
   tokens each of ours and the floor encode per request;
 - repeats: half of each request's candidates recur across requests;
+- retrieval: shapes real retrieval returns, per candidate, cold caches: whole
+  paragraphs, chunks of few documents (10 candidates from 2 documents: every
+  revision builds a near-duplicate index), long passages (4 paragraphs each);
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
-- beam: the batch pipeline on the local runner, 1 and 2 workers, vs ours;
+- beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
+  process of its own, startup included) at 1 and 2 workers, vs ours in a loop
+  on the same requests; the load average before each run is recorded;
+- changes (with `--trees`): the retrieval and 1,000-candidate workloads with
+  the `packer` and `schemas` of other source trees (e.g. `git archive <commit>
+  packer schemas | tar -x -C DIR` per commit), each in a process of its own,
+  rounds interleaved: what each change bought;
 - memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses);
 - profiles: cProfile of ours with cold and with warm caches.
 """
@@ -21,6 +32,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import resource
 import subprocess
@@ -76,18 +88,20 @@ class Run:
 
 
 def best_times(runs: Sequence[Run], repeats: int) -> list[tuple[float, object]]:
-    """Best wall time of each run over `repeats` rounds, and its last result.
+    """Best CPU time of each run over `repeats` rounds, and its last result.
 
     Rounds interleave the runs, so a burst of load from elsewhere on the machine
-    hits every run alike instead of one run's whole measurement.
+    hits every run alike instead of one run's whole measurement; and every run
+    is single-threaded, so its CPU time is what it costs, where wall time on a
+    shared machine adds whatever ran meanwhile.
     """
     best: list[tuple[float, object]] = [(float("inf"), None)] * len(runs)
     for _ in range(repeats):
         for i, run in enumerate(runs):
             run.setup()
-            start = time.perf_counter()
+            start = time.process_time()
             result = run.body()
-            best[i] = (min(best[i][0], time.perf_counter() - start), result)
+            best[i] = (min(best[i][0], time.process_time() - start), result)
     return best
 
 
@@ -196,6 +210,98 @@ def time_packers(
     return rows
 
 
+RETRIEVAL_SHAPES = {
+    "paragraphs": {},
+    "chunks of 2 documents": {"chunks": 5},
+    "long passages (4 paragraphs)": {"join": 4},
+}
+"""Workload shapes (`benchmarks.workload.generate` options) at 10 candidates a request:
+the first is the reference the others are compared with, per candidate."""
+
+
+def _cold_run(
+    catalog: Catalog, tokens: TokenCounter, requests: Sequence[Request]
+) -> Callable[[], None]:
+    """Pack `requests` from a cold start (a fresh runtime), as a timed body."""
+    config = PackingConfig(max_evidence_tokens=BUDGET)
+
+    def run() -> None:
+        packer = _ours(catalog, config, _fresh_runtime(tokens))
+        for r in requests:
+            packer(r)
+
+    return run
+
+
+def retrieval(
+    pool: Pool, catalog: Catalog, tokens: TokenCounter, requests: int, repeats: int
+) -> list[dict]:
+    """Time per candidate of ours (cold caches) on each retrieval shape, interleaved."""
+    workloads = {
+        name: list(generate(pool, requests, 10, seed=13, **shape))
+        for name, shape in RETRIEVAL_SHAPES.items()
+    }
+    timed = best_times([Run(_cold_run(catalog, tokens, w)) for w in workloads.values()], repeats)
+    rows = []
+    for (name, reqs), (seconds, _) in zip(workloads.items(), timed, strict=True):
+        texts = candidate_texts(reqs)
+        tokens_each = sum(len(tokens.encoding.encode_ordinary(t)) for t in texts) / len(texts)
+        rows.append(
+            {
+                "workload": name,
+                "requests": len(reqs),
+                "candidates": len(texts),
+                "tokens_per_candidate": round(tokens_each, 1),
+                "us_per_candidate": round(1e6 * seconds / len(texts), 1),
+            }
+        )
+    for row in rows:
+        row["x_paragraphs"] = round(row["us_per_candidate"] / rows[0]["us_per_candidate"], 2)
+    return rows
+
+
+def changes_child(data_dir: Path, requests: int, sweep_total: int) -> dict[str, float]:
+    """Child process of the changes section: us per candidate of each workload, once."""
+    pool = Pool.load(data_dir)
+    catalog = Catalog(pool.catalog())
+    tokens = TokenCounter.load()
+    out = {row["workload"]: row["us_per_candidate"] for row in retrieval(
+        pool, catalog, tokens, requests, repeats=1
+    )}  # fmt: skip
+    [big] = sweep(pool, catalog, tokens, [1000], sweep_total, repeats=1)
+    out["1,000 candidates"] = big["us_per_candidate"]
+    return out
+
+
+def changes(
+    data_dir: Path, trees: dict[str, Path], requests: int, sweep_total: int, repeats: int
+) -> list[dict]:
+    """Each tree's packer on the same workloads, a process per tree and round, rounds
+    interleaved; the best figure of each. A tree is a directory holding `packer/` and
+    `schemas/`, put first on the child's path."""
+    best: dict[str, dict[str, float]] = {name: {} for name in trees}
+    root = Path(__file__).resolve().parent.parent
+    for _ in range(repeats):
+        for name, tree in trees.items():
+            tree = tree.resolve()
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(root)])}
+            command = [
+                sys.executable,
+                "-m",
+                "benchmarks.speed",
+                "--data-dir",
+                str(data_dir.resolve()),
+            ]
+            command += ["--changes-child", str(requests), "--sweep-total", str(sweep_total)]
+            done = subprocess.run(  # run from the tree: `-m` puts the working directory first
+                command, capture_output=True, text=True, check=True, cwd=tree, env=env
+            )
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            for key, value in figures.items():
+                best[name][key] = min(value, best[name].get(key, float("inf")))
+    return [{"tree": name, **figures} for name, figures in best.items()]
+
+
 def sweep(
     pool: Pool,
     catalog: Catalog,
@@ -205,18 +311,8 @@ def sweep(
     repeats: int,
 ) -> list[dict]:
     """Time per candidate of ours (cold caches) at each request size, same candidate total."""
-    config = PackingConfig(max_evidence_tokens=BUDGET)
     workloads = [list(generate(pool, max(1, total // size), size, seed=size)) for size in sizes]
-
-    def runner(requests: Sequence[Request]) -> Callable[[], None]:
-        def run() -> None:
-            packer = _ours(catalog, config, _fresh_runtime(tokens))
-            for r in requests:
-                packer(r)
-
-        return run
-
-    timed = best_times([Run(runner(w)) for w in workloads], repeats)
+    timed = best_times([Run(_cold_run(catalog, tokens, w)) for w in workloads], repeats)
     rows = []
     for size, requests, (seconds, _) in zip(sizes, workloads, timed, strict=True):
         n_cand = sum(len(r.candidates) for r in requests)
@@ -228,63 +324,96 @@ def sweep(
                 "us_per_candidate": round(1e6 * seconds / n_cand, 1),
             }
         )
+    for row in rows:
+        row["x_smallest"] = round(row["us_per_candidate"] / rows[0]["us_per_candidate"], 2)
     return rows
 
 
-def beam_section(pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int) -> list[dict]:
-    """The batch pipeline on the local runner at 1 and 2 workers, against ours in a loop.
+def _cli_run(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its workers) of one CLI run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "batch", *argv],
+        capture_output=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
-    An untimed run on a few requests first loads the modules Beam imports on
-    its first run, as the loop's modules are loaded before it is timed. Each
-    timed run starts with cold memos, as the loop does.
+
+def beam_section(
+    pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int, repeats: int = 1
+) -> list[dict]:
+    """The batch job through the CLI at 1 and 2 workers, against ours in a loop.
+
+    Each CLI run is a process of its own, as a user starts it: its figures
+    include the start (imports, pipeline construction, tokenizer and catalog
+    loads), which a run of a few requests measures alone. Rounds interleave
+    the loop and the runs, and the load average before each is kept: on a
+    shared machine a second worker only helps when a core is free.
     """
-    try:
-        from pipelines.batch import run as run_batch
-    except ImportError as err:
-        return [{"packer": "beam batch", "error": f"pipelines.batch not importable: {err}"}]
     requests = list(generate(pool, n, 10, seed=11))
     n_cand = sum(len(r.candidates) for r in requests)
     config = PackingConfig(max_evidence_tokens=BUDGET)
-    start = time.perf_counter()
-    packer = _ours(catalog, config, _fresh_runtime(tokens))
-    for r in requests:
-        packer(r)
-    core_s = time.perf_counter() - start
-    rows = [{"packer": "ours in a loop, cold", **rates(core_s, n, n_cand), "x_core": 1.0}]
     with tempfile.TemporaryDirectory(prefix="bench-beam-") as tmp:
-        req_file, cat_file, cfg_file = (
-            Path(tmp) / name for name in ("req.jsonl", "cat.jsonl", "cfg.json")
+        req_file, cat_file, cfg_file, few = (
+            Path(tmp) / name for name in ("req.jsonl", "cat.jsonl", "cfg.json", "few.jsonl")
         )
         req_file.write_text("".join(r.model_dump_json() + "\n" for r in requests))
         cat_file.write_text("".join(d.model_dump_json() + "\n" for d in pool.catalog()))
         cfg_file.write_text(config.model_dump_json())
-        few = Path(tmp) / "few.jsonl"
         few.write_text("".join(r.model_dump_json() + "\n" for r in requests[:20]))
 
-        def argv(requests_file: Path, workers: int, out: str) -> list[str]:
+        def argv(requests_file: Path, workers: int) -> list[str]:
             mode = "multi_processing" if workers > 1 else "in_memory"
             return [
                 f"--input={requests_file}",
                 f"--catalog={cat_file}",
                 f"--config={cfg_file}",
-                f"--output={tmp}/{out}",
+                f"--output={tmp}/out{workers}",
+                "--overwrite",
                 f"--event_time={EVAL_TIME.isoformat()}",
                 f"--direct_num_workers={workers}",
                 f"--direct_running_mode={mode}",
             ]
 
-        run_batch(argv(few, 1, "warm-up"))
-        for workers in (1, 2):  # each run's pack step builds its own runtime
-            start = time.perf_counter()
-            run_batch(argv(req_file, workers, f"out{workers}"))
-            seconds = time.perf_counter() - start
-            rows.append(
-                {
-                    "packer": f"beam batch, local FnApiRunner, {workers} worker(s)",
-                    **rates(seconds, n, n_cand),
-                    "x_core": round(core_s / seconds, 3),
-                }
-            )
+        def core() -> tuple[float, float]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            _cold_run(catalog, tokens, requests)()
+            return time.perf_counter() - wall, time.process_time() - cpu
+
+        runs: dict[str, Callable[[], tuple[float, float]]] = {
+            "ours in a loop, cold": core,
+            "evpack batch, 20 requests (the start alone)": lambda: _cli_run(argv(few, 1)),
+            "evpack batch, 1 worker": lambda: _cli_run(argv(req_file, 1)),
+            "evpack batch, 2 workers": lambda: _cli_run(argv(req_file, 2)),
+        }
+        best: dict[str, tuple[float, float, float]] = {}
+        for _ in range(repeats):
+            for name, run in runs.items():
+                load = os.getloadavg()[0]
+                wall, cpu = run()
+                if name not in best or wall < best[name][0]:
+                    best[name] = (wall, cpu, load)
+    core_s = best["ours in a loop, cold"][0]
+    one = best["evpack batch, 1 worker"][0]
+    rows = []
+    for name, (wall, cpu, load) in best.items():
+        size = 20 if "20 requests" in name else n
+        row = {
+            "packer": name,
+            **rates(wall, size, size * n_cand // n),
+            "cpu_seconds": round(cpu, 2),
+        }
+        row["load_before"] = round(load, 2)
+        if size == n:
+            row["x_core"] = round(core_s / wall, 3)
+            row["x_one_worker"] = round(one / wall, 3)
+        rows.append(row)
     return rows
 
 
@@ -378,16 +507,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--sweep-total", type=int, default=20_000, help="candidates per sweep point"
     )
     parser.add_argument(
-        "--beam-requests", type=int, default=10_000, help="0 skips the Beam section"
+        "--retrieval-requests", type=int, default=500, help="requests per retrieval workload"
+    )
+    parser.add_argument(
+        "--beam-requests", type=int, default=20_000, help="0 skips the Beam section"
+    )
+    parser.add_argument(
+        "--beam-repeats", type=int, default=1, help="rounds of the Beam section (minutes each)"
+    )
+    parser.add_argument(
+        "--trees",
+        nargs="*",
+        default=[],
+        metavar="NAME=DIR",
+        help="source trees (packer/, schemas/) compared in the changes section, in order",
     )
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=list(MEMORY_SIZES))
     parser.add_argument("--no-libraries", action="store_true", help="skip LlamaIndex and Haystack")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--changes-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
         if args.memory_child is not None:
             print(json.dumps(memory_child(args.data_dir, args.memory_child)))
+            return 0
+        if args.changes_child is not None:
+            with offline_cl100k_cache():
+                figures = changes_child(args.data_dir, args.changes_child, args.sweep_total)
+            print(json.dumps(figures))
             return 0
         pool = Pool.load(args.data_dir)
     except DataMissingError as err:
@@ -407,9 +555,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
         results["repeats"] = time_packers(repeated, catalog, tokens, args.repeats, libraries=False)
         del repeated
+        results["retrieval"] = retrieval(
+            pool, catalog, tokens, args.retrieval_requests, args.repeats
+        )
     results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
+    if args.trees:
+        trees = dict(tree.split("=", 1) for tree in args.trees)
+        results["changes"] = changes(
+            args.data_dir,
+            {name: Path(tree) for name, tree in trees.items()},
+            args.retrieval_requests,
+            args.sweep_total,
+            args.repeats,
+        )
     if args.beam_requests:
-        results["beam"] = beam_section(pool, catalog, tokens, args.beam_requests)
+        results["beam"] = beam_section(pool, catalog, tokens, args.beam_requests, args.beam_repeats)
     results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -18,6 +18,7 @@ from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
 from packer.records import Evidence, canonical_words, question_terms, sha256_hex
+from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import SelectionPolicy, select
 from packer.tokens import TokenCounter
@@ -218,8 +219,18 @@ def pack_request(
 
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
     terms = question_terms(request.question)
-    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup)
-    kept, folded_reason, conflicts = dedup.kept, dedup.folded_reason, dedup.conflicts
+    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
+    folded_reason = dedup.folded_reason
+    resolved = resolve(
+        dedup.conflicts, dedup.conflict_kinds, dedup.kept, catalog, request, config.resolution
+    )
+    kept, conflicts = [], resolved.conflicts
+    for record in dedup.kept:
+        ruled_out = resolved.excluded.get(record.evidence_id)
+        if ruled_out is None:
+            kept.append(record)
+        else:
+            exclusions.extend(_exclude(record, *ruled_out, by_id, folded_reason))
 
     budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
     widest = f"E{max(1, len(kept))}"
@@ -275,7 +286,7 @@ def pack_request(
         event_time,
         as_of,
         rendered,
-        conflicts,
+        resolved,
         exclusions,
         base,
         budget,
@@ -289,7 +300,8 @@ def _as_packed(record: Evidence, unit: tuple[int, int] | None, memos: Memos) -> 
     if unit is None:
         return record
     text = record.text[unit[0] : unit[1]]
-    return replace(record, text=text, facts=memos.text_facts(text), unit=unit)
+    located = unit_span(record.span, record.text, unit)
+    return replace(record, text=text, facts=memos.text_facts(text), unit=unit, unit_span=located)
 
 
 def _result(
@@ -299,7 +311,7 @@ def _result(
     event_time: datetime | None,
     as_of: datetime,
     rendered: _Rendered,
-    conflicts: list[tuple[str, ...]],
+    resolved: Resolved,
     exclusions: list[Exclusion],
     base: int,
     budget: int,
@@ -370,9 +382,10 @@ def _result(
             "evidence": evidence,
             "uncovered_facets": rendered.uncovered,
             "conflicts": [
-                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels]}
-                for g in conflicts
+                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
+                for g, k in zip(resolved.conflicts, resolved.kinds, strict=True)
             ],
+            "resolutions": resolved.rows,
             "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
             "prompt_sha256": prompt_sha,
             "catalog_version": catalog_version,
@@ -400,8 +413,7 @@ def _shown(record: Evidence) -> dict:
     if record.unit is None:
         span, digest, partial = record.span, record.facts.sha256 or "", False
     else:
-        span = unit_span(record.span, record.candidate.text, record.unit)
-        digest, partial = sha256_hex(record.text), True
+        span, digest, partial = record.unit_span, sha256_hex(record.text), True
     return {
         "partial": partial,
         "span_start": span[0] if span else None,

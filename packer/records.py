@@ -3,6 +3,7 @@
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -17,25 +18,99 @@ _WIRE_PREFIX = re.compile(
 `WASHINGTON (Reuters) -`, `NEW YORK —`, `By Jane Doe — LONDON (AP) —`."""
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ACRONYM_DOT = re.compile(r"(?<=\b[^\W\d_])\.(?=[^\W\d_]\b)")
-_WORD = re.compile(r"\d+(?:\.\d+)*|\w+")
+SYMBOLS = "%‰$€£¥₹₩₽¢₺₪₫₦₱₴₸₿¤<>=≤≥≠≈±~⁺⁻⁼₊₋₌"
+"""Characters that carry meaning and are words of the canonical form: percent,
+currencies, comparison operators, signs of exponents ("10⁻³")."""
+_WORD = re.compile(rf"\d+(?:\.\d+)*|\w+|[{SYMBOLS}]|(?<![\w.])[-+]\d+(?:\.\d+)*")
+"""A number, a word (superscripts are word characters: "km²", "10⁶" stay apart
+from "km2", "106"), a meaning symbol, or a signed number ("-3.5", "+2": a sign
+after a word or a digit is a hyphen or a range, "COVID-19", "2019-20"). The
+signed number comes last: its look-behind is tried only where the others fail."""
+_SUPER_OR_SUB_RANGES = (
+    (0xA0, 0x100), (0x2B0, 0x300), (0x10FC, 0x10FD), (0x1D2C, 0x1DC0), (0x2070, 0x20A0),
+    (0x2120, 0x2123), (0x2C7C, 0x2C7E), (0x2D6F, 0x2D70), (0x3192, 0x31A0), (0xA69C, 0xA69E),
+    (0xA770, 0xA771), (0xA7F2, 0xA7FA), (0xAB5C, 0xAB60), (0xAB69, 0xAB6A), (0x10780, 0x107BB),
+    (0x1E030, 0x1E090), (0x1F16A, 0x1F16D),
+)  # fmt: skip
+"""Where Unicode has superscript and subscript compatibility characters (all of them:
+a test scans every code point); scanning these at import takes microseconds."""
+_PRIVATE = 0xF0000
+
+
+def _runs(code_points: Iterable[int]) -> list[tuple[int, int]]:
+    """Ascending code points as runs of consecutive ones, (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for c in code_points:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1] = (runs[-1][0], c)
+        else:
+            runs.append((c, c))
+    return runs
+
+
+_SUPER_OR_SUB = [
+    chr(c)
+    for start, end in _SUPER_OR_SUB_RANGES
+    for c in range(start, end)
+    if unicodedata.decomposition(chr(c)).startswith(("<super>", "<sub>"))
+]
+_PROTECT = {ord(c): _PRIVATE + i for i, c in enumerate(_SUPER_OR_SUB)}
+_SUPER_OR_SUB_CHAR = re.compile(
+    "[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _runs(ord(c) for c in _SUPER_OR_SUB)) + "]"
+)
+"""One of them (a class of code point runs: a class of single characters is slower)."""
+_RESTORE = {_PRIVATE + i: c for i, c in enumerate(_SUPER_OR_SUB)} | {0x2212: "-"}
+"""NFKC leaves private-use characters alone: superscripts pass through it as those,
+and come back after; the minus sign (U+2212), which NFKC keeps, becomes "-"."""
+
+
+def _nfkc(text: str) -> str:
+    """NFKC, except superscripts and subscripts; the minus sign as "-".
+
+    A text NFKC leaves alone holds no superscript (NFKC would change it): most
+    texts cost one quick check; the per-character translations, dearer than NFKC
+    itself, run only on texts that hold a superscript or subscript.
+    """
+    if unicodedata.is_normalized("NFKC", text):
+        return text.replace("\u2212", "-") if "\u2212" in text else text
+    if _SUPER_OR_SUB_CHAR.search(text) is None:
+        return unicodedata.normalize("NFKC", text).replace("\u2212", "-")
+    return unicodedata.normalize("NFKC", text.translate(_PROTECT)).translate(_RESTORE)
 
 
 def fold_case(text: str) -> str:
-    """Unicode NFKC and case folding (ASCII needs only lowercasing)."""
-    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    """Unicode NFKC and case folding, except superscripts and subscripts.
+
+    Compatibility folding removes typographic variants (full-width letters,
+    ligatures, the no-break space), but it also turns "km²" into "km2" and
+    "10⁶" into "106": a different fact, so those characters are kept.
+    ASCII needs only lowercasing.
+    """
+    if text.isascii():
+        return text.lower()
+    return _nfkc(text).casefold()
 
 
 def canonical_words(text: str, fold: bool = True) -> list[str]:
     """The words of a text's canonical form: what formatting variants of one report share.
 
-    NFKC, case folded, a leading wire dateline or byline dropped, thousands
-    separators and acronym dots removed ("4,000" = "4000", "U.S." = "US"),
-    and punctuation gone: words are runs of letters and digits, decimals kept
-    whole ("3.5"). `fold=False` keeps the case (to tell names from common words).
+    Only formatting goes: case and compatibility forms (`fold_case`), a
+    leading wire dateline or byline, thousands separators and acronym dots
+    ("4,000" = "4000", "U.S." = "US"), and punctuation. Everything that can
+    change a fact stays a word: signs ("-5", "−5" and "+5" differ from "5"),
+    currencies, percent and comparison operators (`SYMBOLS`), superscripts,
+    units, scale, negation and modal words. `fold=False` keeps the case (to
+    tell names from common words). Rejected: dropping every non-word
+    character, which folded "-5" with "5" and "$5" with "€5" as one report.
     """
     prefix = _WIRE_PREFIX.match(text)  # tried at the start only, where a dateline stands
     stripped = text[prefix.end() :] if prefix else text
-    folded = fold_case(stripped) if fold else unicodedata.normalize("NFKC", stripped)
+    if fold:
+        folded = fold_case(stripped)
+    elif stripped.isascii():
+        folded = stripped
+    else:
+        folded = _nfkc(stripped)
     if "," in folded:
         folded = _THOUSANDS.sub("", folded)
     if "." in folded:
@@ -116,7 +191,10 @@ class Evidence:
     span: tuple[int, int] | None
     derived_from: list[str] = field(default_factory=list)
     unit: tuple[int, int] | None = None
-    """Set when only a run of whole sentences is packed: its offsets in the candidate's text."""
+    """Set when only a run of whole sentences is packed: its offsets in the record's text."""
+    unit_span: tuple[int, int] | None = None
+    """That run's offsets in the revision, when the record's span locates its text (a
+    merged record's text is the union of its spans, not its candidate's text)."""
 
     @property
     def evidence_id(self) -> str:
@@ -201,7 +279,29 @@ def fact_words(text: str) -> frozenset[str]:
 
 
 def _looks_factual(word: str) -> bool:
-    return word[0].isupper() or any(c.isdigit() for c in word)
+    return word[0].isupper() or word[0] in SYMBOLS or any(c.isdigit() for c in word)
+
+
+MODALS = frozenset(
+    ("must", "should", "may", "might", "shall", "can", "could", "will", "would", "cannot",
+     "need", "ought", "required", "optional", "mandatory", "allowed", "prohibited")
+)  # fmt: skip
+NEGATIONS = frozenset(
+    ("not", "no", "never", "none", "nor", "neither", "nobody", "nothing", "nowhere", "t",
+     "without", "unless")
+)  # fmt: skip
+"""`t` is what is left of "n't" ("can't" is "can t")."""
+MEANING_WORDS = MODALS | NEGATIONS
+"""Words two copies of one report may never differ in: obligation, permission,
+certainty and negation ("must" beside "may" is a contradiction, not a reprint)."""
+
+
+def meaning_marks(words: Iterable[str]) -> list[str]:
+    """The canonical words that carry a fact or a stance: numbers (signed), symbols,
+    modal and negation words, in order. Two texts whose marks differ are never one report."""
+    return [
+        w for w in words if w in MEANING_WORDS or w[0] in SYMBOLS or any(c.isdigit() for c in w)
+    ]
 
 
 def canonical_words_cased(text: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 Retrieval returns the same passages to many questions, so packing remembers
 what it computed per distinct text: token counts (in the `TokenCounter`),
-the facts of a text, its sentences, the link key of a title. Those memos
+the facts of a text, its sentences, its typed claims, the link key of a
+title; and what depends on the config alone: the MinHash LSH bands and
+permutations (`packer.sketch`). Those memos
 live here, as instance caches, and nowhere else in `packer/`:
 
 - a cold start is a new runtime, and a second worker (a test's, a
@@ -22,13 +24,20 @@ under eviction).
 from collections.abc import Callable
 from functools import lru_cache
 
+from datasketch import MinHash
+
 from packer.records import TextFacts, text_facts, title_key
+from packer.sketch import blank_sketch, lsh_bands
 from packer.tokens import TokenCounter
+from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
 
 TEXT_FACTS_ENTRIES = 32_768
 SENTENCES_ENTRIES = 8_192
 TITLE_ENTRIES = 65_536
+TYPED_CLAIMS_ENTRIES = 8_192
+CONFIG_ENTRIES = 16
+"""Memos keyed by config values alone (a worker packs with one config, a test with a few)."""
 
 
 class Memos:
@@ -40,6 +49,13 @@ class Memos:
             sentences_of
         )
         self.title_key: Callable[[str], str] = lru_cache(TITLE_ENTRIES)(title_key)
+        self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
+            TYPED_CLAIMS_ENTRIES
+        )(claims_of)
+        self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
+            lsh_bands
+        )
+        self.blank_sketch: Callable[[int], MinHash] = lru_cache(CONFIG_ENTRIES)(blank_sketch)
 
 
 class PackerRuntime:

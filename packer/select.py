@@ -256,11 +256,7 @@ class _State:
         fresh = 0.5 if self._doc_ids[index] not in self.docs else 0.0
         room = self.remaining - self.costs.label_cost - self.note_cost(index)
 
-        def run_terms(i: int, j: int) -> frozenset[str]:
-            return frozenset().union(*held[i : j + 1])
-
-        def value(i: int, j: int) -> float:
-            run = run_terms(i, j)
+        def value(run: frozenset[str]) -> float:
             return len(run) + len(run & missing) + fresh if run else 0.0
 
         def span(i: int, j: int) -> tuple[int, int]:
@@ -271,12 +267,12 @@ class _State:
             tokens = self.costs.exact(index, text[start:end])
             return tokens + self.note_cost(index) <= self.remaining
 
-        found = best_unit(sentences, value, fits, room)
+        found = best_unit(sentences, held, value, fits, room)
         if found is None:
             return None
         start, end = span(*found)
         tokens = self.costs.exact(index, text[start:end])  # cached by the fit test
-        return Unit((start, end), tokens, run_terms(*found))
+        return Unit((start, end), tokens, frozenset().union(*held[found[0] : found[1] + 1]))
 
     def reason_left_out(self, index: int) -> ExclusionReason:
         budget = self.policy.evidence_budget

@@ -88,32 +88,45 @@ def sentences_of(text: str) -> tuple[Sentence, ...]:
 
 def best_unit(
     sentences: Sequence[Sentence],
-    value: Callable[[int, int], float],
+    held: Sequence[frozenset[str]],
+    value: Callable[[frozenset[str]], float],
     fits: Callable[[int, int], bool],
     room: int,
 ) -> tuple[int, int] | None:
     """The most valuable run of complete sentences that fits, as sentence indices [i, j].
 
-    `value(i, j)` scores a run; its tokens are estimated at four characters a
-    token (an estimate above `room` rules a run out unchecked) and `fits(i, j)`
-    is the exact test. Among runs of equal value the longer one wins (more
-    context in the room that would otherwise go unused), then the earlier.
-    Returns None when no run of value above zero fits, or the passage is a
-    single sentence (then the unit would be the whole passage, which did not
-    fit).
+    A run is worth `value` of the union of what its sentences hold (`held[k]`
+    for sentence k: e.g. the question terms it contains); its tokens are
+    estimated at four characters a token (an estimate above `room` rules a run
+    out unchecked) and `fits(i, j)` is the exact test. Among runs of equal value
+    the longer one wins (more context in the room that would otherwise go
+    unused), then the earlier. Returns None when no run of value above zero
+    fits, or the passage is a single sentence (then the unit would be the whole
+    passage, which did not fit).
+
+    Cost: the runs from each first sentence grow one sentence at a time and
+    their union with them, so n sentences cost O(n²) unions and value calls
+    plus sorting the candidate runs, and `fits` (a tokenizer call) runs only
+    until the first run that fits. Rejected: scoring each run by uniting its
+    sentences afresh, cubic in the sentences (a long passage was a visible
+    share of packing time).
     """
     if len(sentences) < 2:
         return None
     last = len(sentences) - 1
     options: list[tuple[float, int, int, int]] = []
     for i, first in enumerate(sentences):
+        run: frozenset[str] = frozenset()
+        score = 0.0
         for j in range(i, len(sentences)):
             if not sentences[j].complete:
                 break  # a run of complete sentences only
             length = sentences[j].end - first.start
             if length // 4 > room or (i, j) == (0, last):
                 break  # too long, or the whole passage (not a smaller unit)
-            score = value(i, j)
+            if j == i or not held[j] <= run:
+                run = run | held[j]
+                score = value(run)
             if score > 0:
                 options.append((-score, -length, i, j))
     for _, _, i, j in sorted(options):

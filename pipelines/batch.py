@@ -27,12 +27,13 @@ from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
     EvpackOptions,
     Settings,
+    check_numbers,
     create_audit_tables,
     pin_local_runner,
     resolve,
     settings_summary,
 )
-from pipelines.summary import RunSummary, summarize
+from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.run import RunRecord
 from schemas.tables import BATCH_OUTPUTS, OUTPUTS
@@ -56,7 +57,14 @@ from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
 from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
 from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.staging import commit, files_under, staging_name
+from transforms.staging import (
+    acquire,
+    commit,
+    commit_finished,
+    files_under,
+    release,
+    staging_name,
+)
 from transforms.stats import CountDeadLetters, PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
@@ -88,6 +96,15 @@ def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
     return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
 
 
+@dataclass(frozen=True)
+class FinalCommit:
+    """A job's own last step: commit `staging` into `output` once every file is written."""
+
+    staging: str
+    output: str
+    overwrite: bool
+
+
 def run_record(settings: Settings) -> RunRecord:
     """What the run reads and how, for `runs/` (the report's run panel)."""
     config = settings.config
@@ -105,16 +122,25 @@ def run_record(settings: Settings) -> RunRecord:
     )
 
 
-def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = None) -> None:
+def build(
+    p: beam.Pipeline,
+    settings: Settings,
+    final_commit: FinalCommit | None = None,
+    progress_board: Path | None = None,
+) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`.
 
-    With `progress_board`, the records read (against the input's size), the requests
-    packed and the records refused are counted there (`transforms.progress`). The run
-    record goes to `runs/`.
+    With `final_commit` the job commits its own staged files as its last step
+    (the Dataflow launcher does not wait for the job to commit after it). With
+    `progress_board`, the records read (against the input's size), the requests
+    packed and the records refused are counted there (`transforms.progress`). The
+    run record goes to `runs/`.
     """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
-    records = p | "ReadRequests" >> ReadRecords(settings.input, settings.input_format)
+    records = p | "ReadRequests" >> ReadRecords(
+        settings.input, settings.input_format, settings.max_record_bytes
+    )
     if progress_board is not None:
         size = input_size(settings.input, settings.input_format)
         board = str(progress_board)
@@ -138,20 +164,25 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
         | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
     )
     sinks = replace(settings.sinks, output=out)  # files go where this run stages them
-    _ = (
+    written = [
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
         | "WriteRunRecord" >> WriteJsonl(out, "runs")
-    )
+    ]
     if sinks.prompts_topic is not None:
         _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
     else:
-        _ = prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits)
+        written.append(prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits))
+    writers = {
+        "manifests": WriteAuditRows("manifests", sinks, manifest_row_id),
+        "exclusions": WriteAuditRows("exclusions", sinks, exclusion_row_id),
+        "exclusion_counts": WriteAuditRows("exclusion_counts", sinks),
+        "dead_letters": WriteAuditRows("dead_letters", sinks),
+    }
     refused = (
-        manifests.rows | "WriteManifests" >> WriteAuditRows("manifests", sinks, manifest_row_id),
-        exclusions.rows
-        | "WriteExclusions" >> WriteAuditRows("exclusions", sinks, exclusion_row_id),
-        counts.rows | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks),
+        manifests.rows | "WriteManifests" >> writers["manifests"],
+        exclusions.rows | "WriteExclusions" >> writers["exclusions"],
+        counts.rows | "WriteCounts" >> writers["exclusion_counts"],
     )
     dead_letters = (
         (
@@ -170,9 +201,22 @@ def build(p: beam.Pipeline, settings: Settings, progress_board: Path | None = No
         for stage, letters in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
             _ = letters | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    refused_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows("dead_letters", sinks)
+    refused_letters = dead_letters | "WriteDeadLetters" >> writers["dead_letters"]
     if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
-        _ = refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        written.append(
+            refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
+        )
+    written += [w.written for w in writers.values() if w.written is not None]
+    if final_commit is not None:
+        _ = (
+            p
+            | "CommitOnce" >> beam.Create([final_commit])
+            | "Commit"
+            >> beam.Map(
+                lambda c, *_: commit_finished(c.staging, c.output, FILE_TYPES, c.overwrite),
+                *[beam.pvalue.AsList(files) for files in written],
+            )
+        )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -211,14 +255,20 @@ def start(
     there, for `run` to commit; without it, in place, after deleting the
     outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
     passes `clear_outputs=False`: it must return at once and may not reach the
-    output bucket, so each job writes to a fresh prefix.
+    output bucket, so the job stages its files and commits them itself as its
+    last step (`transforms.staging.commit_finished`).
     """
     options = PipelineOptions(argv)
     settings = resolve(options)
+    overwrite = options.view_as(EvpackOptions).overwrite
+    final_commit = None
     if clear_outputs:
-        stale = earlier_run(settings.output, options.view_as(EvpackOptions).overwrite)
+        stale = earlier_run(settings.output, overwrite)
         if stale and staging is None:
             FileSystems.delete(stale)
+    else:
+        staging = staging or staging_name()
+        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
     pin_local_runner(options, LOCAL_RUNNER)
     if settings.create_tables:
         create_audit_tables(settings.sinks)
@@ -226,48 +276,77 @@ def start(
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
     if options.view_as(StandardOptions).runner != LOCAL_RUNNER:
-        build(pipeline, written)  # a remote runner shows its own progress
+        build(pipeline, written, final_commit)  # a remote runner shows its own progress
         return pipeline.run(), settings
     with ProgressMonitor() as progress:  # the local runner returns once the run is over
-        build(pipeline, written, progress.board)
+        build(pipeline, written, final_commit, progress.board)
         return pipeline.run(), settings
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
-    """Run the batch job to completion, commit its outputs and summarize it.
+    """Run the batch job to completion under the output's lock, commit its outputs, summarize.
 
-    Raises `RunFailed` when the pipeline fails once it has written files.
+    Raises `OutputBusy` (a ValueError) when another run holds the output, and
+    `RunFailed` when the pipeline or the commit fails once files were written.
     """
     started = time.monotonic()
+    options = PipelineOptions(argv)
+    settings = resolve(options)
+    check_numbers(max_dead_letter_percent=options.view_as(EvpackOptions).max_dead_letter_percent)
     staging = staging_name()
+    output = settings.output
+    lock = acquire(output, staging)
     try:
-        result, settings = start(argv, staging=staging)
+        replaced = earlier_run(output, options.view_as(EvpackOptions).overwrite)
+        result = _finished(argv, output, staging)
+        try:
+            commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
+        except Exception as err:
+            raise RunFailed(
+                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
+                f"found it (nothing of this run moved in); this run's files are under "
+                f"{output}/{staging}/"
+            ) from err
+    finally:
+        release(lock)
+    elapsed = time.monotonic() - started
+    files = output_files(output)
+    letters = sampled_letters(files["dead_letters"])
+    summary = summarize(result.metrics(), elapsed, files, letters)
+    return BatchRun(settings=settings, summary=summary)
+
+
+def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResult:
+    """Start the job into `staging` and wait for it; a failure names what it left."""
+    try:
+        result, _ = start(argv, staging=staging)
         result.wait_until_finish()
     except Exception as err:
-        output = PipelineOptions(argv).view_as(EvpackOptions).output
-        left = files_under(f"{output}/{staging}") if output else []
+        left = files_under(f"{output}/{staging}")
         # files, not only the directory: Cloud Storage has none, only objects under a prefix
-        if not left and not (output and FileSystems.exists(f"{output}/{staging}")):
+        if not left and not FileSystems.exists(f"{output}/{staging}"):
             raise  # it failed before writing anything: bad flags, an unreadable catalog
         raise RunFailed(
             f"the run failed ({type(err).__name__}: {err}); nothing was committed under "
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "
             f"files are under {output}/{staging}/, safe to delete"
         ) from err
-    stale = earlier_run(settings.output, overwrite=True)
-    commit(f"{settings.output}/{staging}", settings.output, FILE_TYPES, stale)
-    elapsed = time.monotonic() - started
-    summary = summarize(result.metrics(), elapsed, output_files(settings.output))
-    return BatchRun(settings=settings, summary=summary)
+    return result
 
 
 def _run_and_print(argv: list[str]) -> int:
-    print(run(argv).summary.render())
+    finished = run(argv)
+    print(finished.summary.render())
+    limit = PipelineOptions(argv).view_as(EvpackOptions).max_dead_letter_percent
+    hopeless = finished.summary.hopeless(limit)
+    if hopeless is not None:
+        raise CommandFailed(f"{hopeless}; see the top errors and hints above")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry: run, print the summary; bad flags exit 2 with the reason."""
+    """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
+    made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
     return run_command(
         "evpack batch",
         "Pack request files into prompts and audit tables.",

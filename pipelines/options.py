@@ -207,6 +207,15 @@ class EvpackOptions(PipelineOptions):
             default=DEFAULT_MAX_RECORD_BYTES,
             help="Input records larger than this are dead-lettered unparsed.",
         )
+        parser.add_argument(
+            "--max_dead_letter_percent",
+            type=float,
+            default=DEFAULT_MAX_DEAD_LETTER_PERCENT,
+            help=(
+                "evpack batch exits 1 when more than this percent of the records read are "
+                "dead letters (or when no prompt was made); 100 never."
+            ),
+        )
 
 
 def parse_bool(value: str) -> bool:
@@ -233,8 +242,14 @@ def dataset_name(value: str | None, flag: str = "bigquery_dataset") -> str:
     return value
 
 
+DEFAULT_MAX_DEAD_LETTER_PERCENT = 50.0
+"""More dead letters than records packed: the input is not what the job reads, not a few
+bad records."""
+
+
 NUMBER_FLAGS: dict[str, tuple[Literal["positive", "not negative"], float]] = {
     "max_record_bytes": ("positive", DEFAULT_MAX_RECORD_BYTES),
+    "max_dead_letter_percent": ("not negative", DEFAULT_MAX_DEAD_LETTER_PERCENT),
     "catalog_refresh_seconds": ("positive", DEFAULT_CATALOG_REFRESH_SECONDS),
     "catalog_cache_entries": ("positive", DEFAULT_CATALOG_CACHE_ENTRIES),
     "window_seconds": ("positive", DEFAULT_WINDOW_SECONDS),

@@ -1,10 +1,19 @@
-"""The run summary, read from the pipeline's metrics after it finished."""
+"""The run summary, read from the pipeline's metrics after it finished, and from a sample of
+its dead letters: their most frequent errors and what the input looks like instead."""
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
+from transforms.dead_letters import shape_hints, top_errors
 from transforms.names import METRICS_NAMESPACE
+from transforms.record_files import file_records, matching_files
+
+SAMPLED_LETTERS = 10_000
+"""Dead letters the summary reads back for its top errors and hints (the first ones)."""
 
 
 @dataclass(frozen=True)
@@ -23,10 +32,26 @@ class RunSummary:
     prompt_tokens_max: int | None
     elapsed_seconds: float
     outputs: dict[str, str] = field(default_factory=dict)
+    bytes_read: int = 0
+    top_errors: list[tuple[str, int]] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
 
     @property
     def dead_letters_total(self) -> int:
         return sum(self.dead_letters.values())
+
+    def hopeless(self, max_dead_letter_percent: float) -> str | None:
+        """Why the run must not pass as a success (no prompt, too many dead letters), or None."""
+        if self.prompts_out == 0:
+            return f"no prompt was made from {self.records_in} records read"
+        share = 100 * self.dead_letters_total / max(self.records_in, 1)
+        if share > max_dead_letter_percent:
+            return (
+                f"{share:.0f}% of the records read ({self.dead_letters_total} of "
+                f"{self.records_in}) are dead letters, more than "
+                f"--max_dead_letter_percent={max_dead_letter_percent:g}"
+            )
+        return None
 
     @property
     def requests_per_second(self) -> float:
@@ -44,7 +69,7 @@ class RunSummary:
         lines = [
             f"evpack: done in {self.elapsed_seconds:.1f} s "
             f"({self.requests_per_second:.1f} requests/s)",
-            f"  records read     {self.records_in}",
+            f"  records read     {self.records_in} ({self.bytes_read} bytes, decompressed)",
             f"  requests         {self.requests_in}",
             f"  prompts out      {self.prompts_out}",
             f"  dead letters     {self.dead_letters_total} ({by_key(self.dead_letters)})",
@@ -54,14 +79,34 @@ class RunSummary:
             f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
             f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
         ]
+        lines += [f"  top error        {n} x {kind}" for kind, n in self.top_errors]
+        lines += [f"  hint             {hint}" for hint in self.hints]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
         return "\n".join(lines)
 
 
+def _letters(pattern: str) -> Iterator[tuple[str, str]]:
+    for _, line in file_records(pattern, "jsonl"):
+        if isinstance(line, bytes):
+            letter = json.loads(line)
+            yield letter["error"], letter["payload"]
+
+
+def sampled_letters(pattern: str | None) -> list[tuple[str, str]]:
+    """(error, payload) of the first `SAMPLED_LETTERS` dead letters in files matching `pattern`
+    (none when they went to BigQuery)."""
+    if pattern is None or not matching_files(pattern):
+        return []
+    return list(islice(_letters(pattern), SAMPLED_LETTERS))
+
+
 def summarize(
-    metrics: MetricResults, elapsed_seconds: float, outputs: dict[str, str] | None = None
+    metrics: MetricResults,
+    elapsed_seconds: float,
+    outputs: dict[str, str] | None = None,
+    letters: list[tuple[str, str]] | None = None,
 ) -> RunSummary:
-    """Collect the evpack metrics of a finished run."""
+    """Collect the evpack metrics of a finished run, and what its dead letters say."""
     found = metrics.query(MetricsFilter().with_namespace(METRICS_NAMESPACE))
     counters: dict[str, int] = {}
     for result in found[MetricResults.COUNTERS]:
@@ -91,4 +136,7 @@ def summarize(
         prompt_tokens_max=token_max,
         elapsed_seconds=elapsed_seconds,
         outputs=outputs or {},
+        bytes_read=counters.get("bytes_read", 0),
+        top_errors=top_errors(error for error, _ in letters or []),
+        hints=shape_hints(payload for _, payload in letters or []),
     )

@@ -5,7 +5,7 @@ Arrow and BigQuery schemas are derived from these models (`schemas.arrow`,
 """
 
 from schemas.catalog import CatalogDocument, Revision
-from schemas.config import DedupConfig, PackingConfig, UtilityWeights
+from schemas.config import DedupConfig, PackingConfig, ResolutionConfig, UtilityWeights
 from schemas.outputs import (
     BudgetLedger,
     Conflict,
@@ -18,6 +18,7 @@ from schemas.outputs import (
     PromptMessage,
     ReasonCount,
     RenderedMessage,
+    Resolution,
 )
 from schemas.reasons import ExclusionReason
 from schemas.request import BudgetOverride, Candidate, Principal, Request, Span
@@ -42,6 +43,8 @@ __all__ = [
     "ReasonCount",
     "RenderedMessage",
     "Request",
+    "Resolution",
+    "ResolutionConfig",
     "Revision",
     "Span",
     "UtilityWeights",

@@ -5,7 +5,7 @@ Also how a failed check reads (`describe_validation_error`), in dead letters and
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     Strict,
     StringConstraints,
+    TypeAdapter,
     ValidationError,
 )
 
@@ -112,6 +113,46 @@ def _as_utc(value: datetime) -> datetime:
 UtcDatetime = Annotated[
     datetime, Strict(False), BeforeValidator(_timestamp_text), AfterValidator(_as_utc)
 ]
+"""A time: digits past the microsecond are cut (Python's datetime holds no more), so it
+rounds toward the past: right for `as_of` and event times, where earlier fails closed."""
+
+_SUB_MICROSECONDS = re.compile(r"(\.\d{6})(\d+)")
+_NAIVE = TypeAdapter(datetime)
+
+
+def _later_at_sub_microseconds(value: Any) -> Any:
+    """A time written with digits past the microsecond, rounded up to the next microsecond.
+
+    A revision effective 0.5 µs after `as_of` would otherwise be cut to the
+    microsecond of `as_of` and taken as effective. Rounding up makes it "not
+    yet effective" until `as_of` reaches the next microsecond: fail closed.
+    Rejected: keeping nanoseconds beside each datetime (every comparison and
+    sink would have to carry them, for a precision no producer means).
+    """
+    if not isinstance(value, str):
+        return value
+    found = _SUB_MICROSECONDS.search(value)
+    if found is None or not found.group(2).strip("0"):
+        return value
+    try:
+        cut = _NAIVE.validate_python(value[: found.end(1)] + value[found.end(2) :])
+    except ValidationError:
+        return value  # not a time: refused by the checks that follow, with their reason
+    try:
+        return cut + timedelta(microseconds=1)
+    except OverflowError:
+        raise ValueError(f"{value} is outside years 1..9999") from None
+
+
+EffectiveDatetime = Annotated[
+    datetime,
+    Strict(False),
+    BeforeValidator(_later_at_sub_microseconds),
+    BeforeValidator(_timestamp_text),
+    AfterValidator(_as_utc),
+]
+"""The time a revision takes effect: digits past the microsecond round it up, so that a
+revision is never effective before it says it is (`UtcDatetime` rounds the other way)."""
 MAX_ITEMS = 10_000
 """Items an input array may hold (the most candidates a request may carry)."""
 

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from schemas._types import NonEmptyStr, UtcDatetime, refuse_repeats
+from schemas._types import EffectiveDatetime, NonEmptyStr, refuse_repeats
 
 
 class Revision(BaseModel):
@@ -11,12 +11,18 @@ class Revision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     revision_id: NonEmptyStr
-    effective_at: UtcDatetime
+    effective_at: EffectiveDatetime
     supersedes: str | None = None
 
 
 class CatalogDocument(BaseModel):
-    """Access and version facts for one (tenant, document)."""
+    """Access and version facts for one (tenant, document).
+
+    `source` is the kind of publisher an authority ranking names ("regulator",
+    "vendor"); `jurisdictions` and `product_versions` are where and to what the
+    document applies (empty: everywhere, every version). They resolve conflicts
+    (`schemas.config.ResolutionConfig`); they are never read from a candidate.
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -27,6 +33,9 @@ class CatalogDocument(BaseModel):
     deleted: bool = False
     sensitivity: str | None = None
     revisions: tuple[Revision, ...] = ()
+    source: str | None = None
+    jurisdictions: tuple[str, ...] = ()
+    product_versions: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _distinct_revisions(self) -> "CatalogDocument":

@@ -21,7 +21,8 @@ PromptFormat = Literal[
 ]
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
-DedupLevel = Literal["exact", "overlap", "near", "reprint"]
+DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
+ConflictRule = Literal["copy", "slot"]
 
 
 class _Config(BaseModel):
@@ -58,19 +59,63 @@ class DedupConfig(_Config):
     """Dedup levels, near-duplicate and conflict detection settings (README, packing rules).
 
     `levels` switches dedup levels on one by one (ablations): `exact` (same
-    canonical text), `overlap` (overlapping spans of one revision), `near`
+    canonical text), `overlap` (overlapping spans of one revision), `adjacent`
+    (contiguous spans of one revision, section and effective date), `near`
     (MinHash within one revision), `reprint` (near-identical copies across
     documents that differ in no fact). `reprint_similarity` and
     `conflict_similarity` are the shares of canonical words two passages must
     share, in order, to be a reprint or, when a fact differs, a conflict.
+    `conflict_rules` switches conflict detection on rule by rule: `copy` (a
+    copy of one report with a fact or stance changed), `slot` (two documents
+    answering the question's number or date slot differently, `packer.typed_claims`).
+    `slot` is off by default: measured at 2,048 tokens (`benchmarks.meaning`) it
+    flags RAMDocs pairs with precision 0.44 (numbers) and 0.33 (dates), below
+    the copy rule's 0.58, and finds few fakes (ConflictNQ: precision 0.71 over
+    14 pairs, recall 0.004: 73 of its 451 questions ask for a number or date).
     """
 
-    levels: Items[DedupLevel] = ("exact", "overlap", "near", "reprint")
+    levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
     near_duplicate_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     minhash_permutations: int = Field(default=64, ge=16, le=512)
     shingle_words: int = Field(default=3, ge=1, le=10)
     reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
     conflict_similarity: float = Field(default=0.65, gt=0.0, le=1.0)
+    conflict_rules: Items[ConflictRule] = ("copy",)
+
+
+ResolutionPolicy = Literal["keep_both", "authority"]
+Applicability = Literal["jurisdiction", "product_version"]
+
+
+class ResolutionConfig(_Config):
+    """How a flagged conflict is resolved (seed 002), in this order, per conflict group:
+
+    1. `applicability`: when the request names a jurisdiction (product version)
+       and the catalog says where (to which versions) the members apply, the
+       members that do not apply are excluded as `not_applicable`, if one that
+       applies remains;
+    2. `policy: authority`: the members whose catalog `source` ranks highest in
+       `authority` (most authoritative first; an unranked source ranks last)
+       stay, the others are excluded as `lower_authority`;
+    3. what is left, two or more, is kept and flagged (`keep_both`, the
+       default policy): the prompt tells the model to state the conflict.
+
+    Every resolution, with the rule that made it, is a row of the manifest's
+    `resolutions`; nothing is dropped without one. Part of the config hash, so a
+    manifest names the rule set it was packed under.
+    """
+
+    policy: ResolutionPolicy = "keep_both"
+    authority: Items[str] = ()
+    applicability: Items[Applicability] = ("jurisdiction", "product_version")
+
+    @model_validator(mode="after")
+    def _ranked(self) -> "ResolutionConfig":
+        if self.policy == "authority" and not self.authority:
+            raise ValueError("policy authority needs a ranking: authority: [most, ..., least]")
+        if len(set(self.authority)) < len(self.authority):
+            raise ValueError("authority ranking names a source twice")
+        return self
 
 
 _CLAUDE = r"claude-[A-Za-z0-9._-]+"
@@ -152,6 +197,7 @@ class PackingConfig(_Config):
     title_words: int = Field(default=6, ge=1, le=256)
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
+    resolution: ResolutionConfig = ResolutionConfig()
     enable_dedup: bool = True
     enable_facet_coverage: bool = True
     enable_document_cap: bool = True

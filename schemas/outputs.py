@@ -80,10 +80,26 @@ class ManifestEvidence(_Output):
 
 class Conflict(_Output):
     """Passages from different documents that report the same thing with a different
-    number, date or name (`labels`: the members that were packed)."""
+    number, date, name or stance (`labels`: the members that were packed; `rules`: what
+    found it: `copy` for copies of one report, `number` or `date` for two documents
+    answering the question's slot differently)."""
 
     evidence_ids: list[str]
     labels: list[str]
+    rules: list[str] = []
+
+
+class Resolution(_Output):
+    """A conflict group and the rule that resolved it (`schemas.config.ResolutionConfig`):
+    `jurisdiction`, `product_version`, `authority` (the members in `excluded` left
+    out with their reason), or `keep_both` (the members in `kept` flagged together);
+    `detail` says what the rule compared."""
+
+    evidence_ids: list[str]
+    rule: str
+    kept: list[str]
+    excluded: list[str]
+    detail: str
 
 
 class ReasonCount(_Output):
@@ -110,6 +126,7 @@ class ManifestRow(_Output):
     evidence: list[ManifestEvidence]
     uncovered_facets: list[str]
     conflicts: list[Conflict]
+    resolutions: list[Resolution] = []
     excluded: list[ReasonCount]
     prompt_sha256: str
     catalog_version: str

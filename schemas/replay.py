@@ -5,7 +5,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 ReplayStatus = Literal[
-    "same", "prompt_differs", "manifest_differs", "not_packed", "request_missing"
+    "same",
+    "prompt_differs",
+    "manifest_differs",
+    "exclusions_differ",
+    "not_packed",
+    "request_missing",
 ]
 
 
@@ -18,7 +23,8 @@ class ReplayRow(BaseModel):
     tenant_id: str
     status: ReplayStatus
     differences: list[str]
-    """Manifest fields whose stored and replayed values differ (`prompt_sha256` first)."""
+    """Manifest fields whose stored and replayed values differ (`prompt_sha256` first), then
+    `prompt_line` and `exclusions` when the run folder's differ from the re-pack."""
     stored_prompt_sha256: str
     replayed_prompt_sha256: str | None
     detail: str

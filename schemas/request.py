@@ -105,6 +105,8 @@ class Request(_Input):
     """One question to answer, as retrieval hands it over.
 
     `as_of` is the applicability time for revisions; it defaults to `event_time`.
+    `jurisdiction` and `product_version` say which documents apply when sources
+    disagree (`schemas.config.ResolutionConfig`), against the catalog's.
     """
 
     request_id: Identifier
@@ -115,6 +117,8 @@ class Request(_Input):
     as_of: UtcDatetime | None = None
     event_time: UtcDatetime | None = None
     history: bool = False
+    jurisdiction: str | None = None
+    product_version: str | None = None
     budget: BudgetOverride | None = None
     candidates: Items[Candidate] = Field(min_length=1, max_length=MAX_ITEMS)  # for the schema
 

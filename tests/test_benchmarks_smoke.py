@@ -297,7 +297,8 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
             [
                 "--data-dir", str(data_dir), "--requests", "4", "--repeats", "1",
                 "--sweep", "2", "4", "--sweep-total", "8", "--beam-requests", "0",
-                "--memory-sizes", "3", "--out", str(results / "speed.json"),
+                "--memory-sizes", "3", "--retrieval-requests", "2",
+                "--out", str(results / "speed.json"),
             ]
         )
         == 0
@@ -318,6 +319,11 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     assert "excluded_per_request" in conflicts
     timings = json.loads((results / "speed.json").read_text())
     assert [r["candidates_per_request"] for r in timings["sweep"]] == [2, 4]
+    shapes = {r["workload"]: r for r in timings["retrieval"]}
+    assert set(shapes) == set(speed.RETRIEVAL_SHAPES)
+    chunks, long = shapes["chunks of 2 documents"], shapes["long passages (4 paragraphs)"]
+    assert chunks["tokens_per_candidate"] < shapes["paragraphs"]["tokens_per_candidate"]
+    assert long["tokens_per_candidate"] > shapes["paragraphs"]["tokens_per_candidate"]
     assert timings["memory"][0]["peak_rss_mb"] > 0
     compare = {r["packer"]: r for r in timings["compare"]}
     assert {"ours, cold caches", "ours, warm caches", "naive loop"} <= set(compare)

@@ -8,15 +8,22 @@ BigQuery JSON rows, JSON lines) fed whatever a parsed request packs to.
 Examples per target follow the hypothesis profile (`tests/conftest.py`).
 """
 
+import bz2
+import gzip
 import io
 import json
+import lzma
+import os
 import tempfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,13 +34,15 @@ from packer.pack import PackError
 from pipelines.options import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
+from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
 from transforms.bigquery_io import to_bigquery_row
 from transforms.names import InputShape
 from transforms.pubsub_io import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
-from transforms.record_files import parquet_records
+from transforms.record_files import HEAD_BYTES, file_records, parquet_records
 from transforms.request_records import Entry, assemble, decode, parse_record
+from transforms.strict_json import Unreadable
 
 MAX_BYTES = 64 * 1024
 STAGES = {"parse", "validate", "dedupe", "group"}
@@ -515,3 +524,137 @@ def test_a_long_array_is_refused_before_its_items_are_validated() -> None:
     assert not isinstance(letter, DeadLetter)
     _, [refused] = assemble(*letter[:1], [letter[1]])
     assert refused.error == "facets: Value error, array of 2097152 items, more than 10000"
+
+
+@st.composite
+def nanosecond_times(draw: st.DrawFn) -> tuple[int, str]:
+    """A time as nanoseconds since the epoch and as ISO text of 7 to 12 fraction digits,
+    written with `T` or a space (Parquet's), `Z`, an offset or none."""
+    seconds = draw(st.integers(0, 253_402_300_799 - 86_400))
+    nanos = draw(st.one_of(st.integers(0, 999), st.integers(0, 999_999_999)))
+    digits = draw(st.integers(9, 12))
+    minutes = draw(st.sampled_from([None, 0, 90, -330]))
+    moment = datetime.fromtimestamp(seconds, UTC)
+    zone = "" if minutes is None else "Z" if minutes == 0 else ""
+    if minutes:
+        moment = moment.astimezone(timezone(timedelta(minutes=minutes)))
+    text = moment.replace(tzinfo=None).isoformat(sep=draw(st.sampled_from(["T", " "])))
+    text = text[:19] + "." + f"{nanos:09d}".ljust(digits, "0")
+    if minutes:
+        sign, left = ("-", -minutes) if minutes < 0 else ("+", minutes)
+        zone = f"{sign}{left // 60:02d}:{left % 60:02d}"
+    return seconds * 10**9 + nanos, text + zone
+
+
+def _effective(revision_at: str, as_of: str) -> bool:
+    revision = Revision(revision_id="r1", effective_at=revision_at)
+    catalog = Catalog([document("d1", revisions=(revision,))])
+    when = Request.model_validate({**base_request(), "as_of": as_of}).as_of
+    assert when is not None
+    return "r1" in catalog.revision_state("t1", "d1", when).effective
+
+
+@given(nanosecond_times(), st.integers(-1500, 1500))
+def test_a_revision_is_never_effective_before_its_time_whatever_the_precision(
+    revision: tuple[int, str], gap: int
+) -> None:
+    """Digits past the microsecond round toward "not yet effective": a revision taking
+    effect even 1 ns after `as_of` is not applied; one a microsecond or more before is."""
+    revision_ns, revision_text = revision
+    as_of_ns = revision_ns + gap
+    as_of = datetime.fromtimestamp(as_of_ns // 10**9, UTC).isoformat()[:19]
+    as_of_text = f"{as_of}.{as_of_ns % 10**9:09d}Z"
+    effective = _effective(revision_text, as_of_text)
+    if as_of_ns < revision_ns:
+        assert not effective, (revision_text, as_of_text)
+    if as_of_ns >= -(-revision_ns // 1000) * 1000:  # the microsecond it rounds up to
+        assert effective, (revision_text, as_of_text)
+
+
+COMPRESSIONS = {
+    ".gz": gzip.compress,
+    ".bz2": bz2.compress,
+    ".xz": lzma.compress,
+    ".zst": zstandard.ZstdCompressor().compress,
+    ".deflate": zlib.compress,
+    "": bytes,
+}
+
+
+@given(
+    st.lists(st.one_of(st.binary(max_size=120), runs), max_size=6),
+    st.sampled_from(sorted(COMPRESSIONS)),
+    st.one_of(st.none(), st.integers(0, 400)),
+    st.integers(1, 80),
+)
+def test_any_compressed_file_is_read_in_bounded_records_or_named_unreadable(
+    lines: list[bytes], suffix: str, cut: int | None, limit: int
+) -> None:
+    """Whatever a file holds, compressed or cut short: records of at most the limit (and its
+    line end), an `Unreadable` naming the file for the rest, never an exception."""
+    data = COMPRESSIONS[suffix](b"\n".join(lines))
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/in.jsonl{suffix}"
+        with open(path, "wb") as handle:
+            handle.write(data if cut is None else data[:cut])
+        records = list(file_records(path, "jsonl", limit))
+    for source, payload in records:
+        assert source == path
+        if isinstance(payload, Unreadable):
+            assert len(payload.head) <= HEAD_BYTES
+            assert payload.reason.startswith((f"{path} cannot be read", "record of "))
+        else:
+            assert len(payload) <= limit + 1
+        assert isinstance(decode(source, payload, "auto", limit), Request | DeadLetter)
+
+
+ENTRY_KINDS = ("file", "empty", "folder", "dangling", "to_file", "to_folder", "loop")
+
+
+def _make_entry(folder: str, name: str, kind: str) -> None:
+    path = os.path.join(folder, name)
+    targets = {
+        "dangling": os.path.join(folder, "missing"),
+        "to_file": os.path.join(folder, "..", "target.jsonl"),
+        "to_folder": os.path.join(folder, ".."),
+        "loop": path,
+    }
+    if kind in targets:
+        os.symlink(targets[kind], path)
+    elif kind == "folder":
+        os.mkdir(path)
+    else:
+        with open(path, "wb") as handle:
+            handle.write(b"" if kind == "empty" else b'{"n": 1}\n')
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,6}\.jsonl", fullmatch=True),
+        st.sampled_from(ENTRY_KINDS),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_every_entry_a_glob_matches_is_read_or_named(entries: dict[str, str]) -> None:
+    """Files, folders and symbolic links of every kind: each entry the glob matches gives its
+    records or one `Unreadable` naming it; none is skipped without a word."""
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, "target.jsonl"), "wb") as handle:
+            handle.write(b'{"n": 2}\n')
+        folder = os.path.join(root, "in")
+        os.mkdir(folder)
+        for name, kind in entries.items():
+            _make_entry(folder, name, kind)
+        records = list(file_records(f"{folder}/*.jsonl", "jsonl", 1024))
+    unreadable = {s for s, p in records if isinstance(p, Unreadable)}
+    readable = {s for s, p in records if isinstance(p, bytes)}
+    for name, kind in entries.items():
+        path = os.path.join(folder, name)
+        if kind in ("file", "to_file"):
+            assert path in readable and path not in unreadable, kind
+        elif kind != "empty":
+            assert path in unreadable and path not in readable, kind
+    assert all(
+        p.reason.startswith(f"{s} cannot be read") for s, p in records if isinstance(p, Unreadable)
+    )

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.dedup import compare_copies
-from packer.records import Evidence, canonical_words, text_facts
+from packer.records import Evidence, canonical_words, sha256_hex, text_facts
 from schemas import DedupConfig, PackingConfig, Revision
 from tests.factories import candidate, document, request
 
@@ -87,12 +87,66 @@ def test_chain_of_three_overlaps_merges_into_one(runtime):
     assert REVISION_TEXT[0:89] in result.prompt.messages[1].content
 
 
-def test_touching_or_gapped_spans_do_not_merge(runtime):
-    a = _spanned("e1", REVISION_TEXT[0:30], 0)
-    b = _spanned("e2", REVISION_TEXT[30:60], 30)  # touches a
-    c = _spanned("e3", REVISION_TEXT[70:89], 70)  # gap after b
+def test_contiguous_spans_merge_with_the_exact_span_and_a_new_hash(runtime):
+    a = _spanned("e1", REVISION_TEXT[0:37], 0, retrieval_score=0.2)
+    b = _spanned("e2", REVISION_TEXT[37:67], 37, retrieval_score=0.9)  # touches a
+    c = _spanned("e3", REVISION_TEXT[70:89], 70)  # a gap after b
     result = run(runtime, [document("d1")], a, b, c)
-    assert sorted(e.evidence_id for e in result.manifest.evidence) == ["e1", "e2", "e3"]
+    blocks = {e.evidence_id: e for e in result.manifest.evidence}
+    assert sorted(blocks) == ["e2", "e3"]
+    merged = blocks["e2"]
+    assert merged.derived_from == ["e1"]
+    assert (merged.span_start, merged.span_end) == (0, 67)
+    assert merged.text_sha256 == sha256_hex(REVISION_TEXT[0:67])
+    assert REVISION_TEXT[0:67].strip() in result.prompt.messages[1].content
+    unpacked = run(
+        runtime,
+        [document("d1")],
+        a,
+        b,
+        config=PackingConfig(max_evidence_tokens=5, enable_sentence_units=False),
+    )
+    assert reasons(unpacked) == {"e2": "oversized", "e1": "merged_adjacent"}
+
+
+def test_contiguous_spans_of_different_sections_or_with_adjacent_off_stay_apart(runtime):
+    a = _spanned("e1", REVISION_TEXT[0:37], 0, section="returns")
+    b = _spanned("e2", REVISION_TEXT[37:67], 37, section="damage")
+    assert len(run(runtime, [document("d1")], a, b).manifest.evidence) == 2
+    levels = tuple(x for x in DedupConfig().levels if x != "adjacent")
+    off = PackingConfig(dedup=DedupConfig(levels=levels))
+    a, b = _spanned("e1", REVISION_TEXT[0:37], 0), _spanned("e2", REVISION_TEXT[37:67], 37)
+    assert len(run(runtime, [document("d1")], a, b, config=off).manifest.evidence) == 2
+
+
+@given(
+    cuts=st.lists(st.integers(0, len(REVISION_TEXT)), min_size=2, max_size=12),
+    sections=st.lists(st.sampled_from([None, "a", "b"]), min_size=6, max_size=6),
+    budget=st.sampled_from([8, 30, 2000]),
+)
+def test_span_merges_conserve_candidates_and_show_exact_spans(runtime, cuts, sections, budget):
+    """Random spans of one revision (overlapping, touching, gapped, in sections): every
+    candidate is in a block, a `derived_from` or one exclusion row, and every whole
+    block shows exactly the revision's text over its span, hashed afresh."""
+    points = sorted(cuts)
+    spans = [(a, b) for a, b in zip(points, points[2:] + points[1:2], strict=False) if a < b]
+    cands = [
+        _spanned(f"e{i}", REVISION_TEXT[a:b], a, section=sections[i % len(sections)])
+        for i, (a, b) in enumerate(spans)
+    ]
+    if not cands:
+        return
+    result = run(
+        runtime, [document("d1")], *cands, config=PackingConfig(max_evidence_tokens=budget)
+    )
+    packed = [e.evidence_id for e in result.manifest.evidence]
+    derived = [d for e in result.manifest.evidence for d in e.derived_from]
+    excluded = [x.evidence_id for x in result.exclusions]
+    assert sorted(packed + derived + excluded) == sorted(c.evidence_id for c in cands)
+    for block in result.manifest.evidence:
+        shown = REVISION_TEXT[block.span_start : block.span_end]
+        assert block.text_sha256 == sha256_hex(shown)
+        assert shown.strip() in result.prompt.messages[1].content
 
 
 def test_overlaps_in_different_revisions_do_not_merge(runtime):
@@ -218,7 +272,7 @@ def test_formatting_variants_of_one_report_fold_as_duplicates(runtime, variant):
 
 def test_reprints_differing_in_wording_only_fold_keeping_every_source(runtime):
     docs = [document(f"d{i}") for i in range(1, 5)]
-    reprint = REPORT.replace("approved", "has approved").replace("would", "will")
+    reprint = REPORT.replace("approved", "has approved").replace("said", "has said")
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.5),
         candidate("e2", "d2", text=reprint, retrieval_score=0.9),
@@ -283,3 +337,37 @@ def test_canonical_form_ignores_case_punctuation_number_format_and_wire_prefix(w
     text = " ".join(words)
     variant = "(AP) — " + text.upper().replace("4,000", "4000").replace("U.S.", "US") + "."
     assert canonical_words(variant) == canonical_words(text)
+
+
+SEASON = (
+    "The 2012-13 Vermont Catamounts men's basketball team represented the University of "
+    "Vermont during the 2012-13 NCAA Division I men's basketball season."
+)
+
+
+def test_templated_articles_whose_titles_name_the_difference_are_no_conflict():
+    """Seasons, editions, years: the changed fact is in the titles, so each passage is
+    about its own subject; without titles to say so, they are flagged."""
+    other = SEASON.replace("2012-13", "2013-14")
+    titled = _gated(
+        candidate("e1", "d1", text=SEASON, title="2012-13 Vermont Catamounts team"),
+        candidate("e2", "d2", text=other, title="2013-14 Vermont Catamounts team"),
+    )
+    assert compare_copies(*titled, DedupConfig()) is None
+    untitled = _gated(
+        candidate("e1", "d1", text=SEASON, title=None),
+        candidate("e2", "d2", text=other, title=None),
+    )
+    assert compare_copies(*untitled, DedupConfig()) == "conflict"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("approved", "rejected"), ("the new", "the old"), ("Monday", "Friday")],
+)
+def test_a_few_content_words_swapped_in_a_near_copy_are_a_conflict(before, after):
+    a, b = _gated(
+        candidate("e1", "d1", text=REPORT),
+        candidate("e2", "d2", text=REPORT.replace(before, after)),
+    )
+    assert compare_copies(a, b, DedupConfig()) == "conflict"

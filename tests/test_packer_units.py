@@ -1,9 +1,11 @@
 """Sentence units: where sentences end, and the best run of whole sentences that fits."""
 
+from collections.abc import Callable, Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.units import best_unit, complete, sentence_spans, sentences_of
+from packer.units import Sentence, best_unit, complete, sentence_spans, sentences_of
 
 
 def _sentences(text: str) -> list[str]:
@@ -25,13 +27,20 @@ def test_fragments_left_by_chunking_are_not_complete_sentences():
 
 
 def _best_span(text: str, value, fits, room: int) -> tuple[int, int] | None:
-    """The best run's offsets, `value` and `fits` judging a run's text."""
+    """The best run's offsets, `value` and `fits` judging a run's text (each sentence
+    holds its own index, so the union of a run names its sentences)."""
     sentences = sentences_of(text)
 
     def run(i: int, j: int) -> str:
         return text[sentences[i].start : sentences[j].end]
 
-    found = best_unit(sentences, lambda i, j: value(run(i, j)), lambda i, j: fits(run(i, j)), room)
+    def run_of(held: frozenset[str]) -> str:
+        return run(min(map(int, held)), max(map(int, held)))
+
+    held = [frozenset([str(k)]) for k in range(len(sentences))]
+    found = best_unit(
+        sentences, held, lambda h: value(run_of(h)), lambda i, j: fits(run(i, j)), room
+    )
     return (sentences[found[0]].start, sentences[found[1]].end) if found else None
 
 
@@ -65,3 +74,60 @@ def test_a_unit_is_a_run_of_complete_sentences_of_the_text(tokens, room):
         spans = sentence_spans(text)
         assert start in {a for a, _ in spans} and end in {b for _, b in spans}
         assert all(complete(text[a:b]) for a, b in spans if start <= a and b <= end)
+
+
+def _reference(
+    sentences: Sequence[Sentence],
+    held: Sequence[frozenset[str]],
+    value: Callable[[frozenset[str]], float],
+    fits: Callable[[int, int], bool],
+    room: int,
+) -> tuple[int, int] | None:
+    """The unit search as first written: every run's union built afresh (cubic)."""
+    if len(sentences) < 2:
+        return None
+    options = []
+    for i, first in enumerate(sentences):
+        for j in range(i, len(sentences)):
+            length = sentences[j].end - first.start
+            if not sentences[j].complete or length // 4 > room or (i, j) == (0, len(held) - 1):
+                break
+            score = value(frozenset().union(*held[i : j + 1]))
+            if score > 0:
+                options.append((-score, -length, i, j))
+    return next(((i, j) for _, _, i, j in sorted(options) if fits(i, j)), None)
+
+
+terms = st.frozensets(st.sampled_from("abcdef"), max_size=3)
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 80), st.booleans(), terms), max_size=14),
+    st.frozensets(st.sampled_from("abcdef")),
+    st.integers(0, 120),
+    st.integers(0, 400),
+    st.sampled_from([0.0, 0.5]),
+)
+def test_incremental_run_scores_pick_the_run_a_fresh_union_picks(
+    shape: list[tuple[int, bool, frozenset[str]]],
+    missing: frozenset[str],
+    room: int,
+    fit_chars: int,
+    fresh: float,
+) -> None:
+    """Runs of sentences of any length, completeness and terms; fits by length."""
+    sentences, start = [], 0
+    for length, whole, _ in shape:
+        sentences.append(Sentence(start, start + length, whole, ""))
+        start += length + 1
+    held = [h for _, _, h in shape]
+
+    def value(run: frozenset[str]) -> float:
+        return len(run) + len(run & missing) + fresh if run else 0.0
+
+    def fits(i: int, j: int) -> bool:
+        return sentences[j].end - sentences[i].start <= fit_chars
+
+    assert best_unit(sentences, held, value, fits, room) == _reference(
+        sentences, held, value, fits, room
+    )

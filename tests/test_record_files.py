@@ -1,16 +1,24 @@
 """The one record reader: the pipeline transform and the worker-side iterator read alike."""
 
+import bz2
 import gzip
+import hashlib
 import json
+import lzma
+import os
 import struct
 import tempfile
+import tracemalloc
+import zlib
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given
@@ -20,7 +28,14 @@ from schemas import DeadLetter
 from tests.factories import document
 from transforms.catalog_io import ReadCatalogDocuments, catalog_documents
 from transforms.names import FileFormat
-from transforms.record_files import ReadRecords, file_records, jsonl_records, parquet_records
+from transforms.record_files import (
+    HEAD_BYTES,
+    READ_CHUNK,
+    ReadRecords,
+    file_records,
+    jsonl_records,
+    parquet_records,
+)
 from transforms.request_records import decode
 from transforms.strict_json import Unreadable
 
@@ -198,7 +213,15 @@ def test_byte_ranges_read_each_line_once(
             for record in jsonl_records(handle.name, start, start + split)
         ]
     assert ranges == whole
-    assert [p for _, p in whole] == [line.removesuffix(b"\r") for line in lines if line.strip()]
+    ends = [end] * len(lines)
+    if lines and not last_newline:
+        ends[-1] = b""
+    # A line's own trailing \r goes with its \n: the reader cannot tell it from a CRLF.
+    expected = [
+        (line + e).removesuffix(b"\n").removesuffix(b"\r")
+        for line, e in zip(lines, ends, strict=True)
+    ]
+    assert [p for _, p in whole] == [e for e in expected if e.strip()]
 
 
 def test_a_line_of_64_mb_is_read_whole(tmp_path: Path) -> None:
@@ -222,3 +245,127 @@ def test_a_map_key_that_is_not_utf8_refuses_its_row_only() -> None:
         "invalid UTF-8 at byte 29: invalid start byte",
         "record has neither candidates (nested shape) nor evidence_id (flat shape)",
     ]
+
+
+def _compressed(kind: str, data: bytes) -> bytes:
+    """`data` as Beam would write it for each compression it names by extension."""
+    if kind == "gz":
+        return gzip.compress(data)
+    if kind == "bz2":
+        return bz2.compress(data)
+    if kind == "xz":
+        return lzma.compress(data)
+    if kind == "zst":
+        return zstandard.ZstdCompressor().compress(data)
+    return zlib.compress(data)
+
+
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz", "zst", "deflate", "plain"])
+def test_a_line_over_the_limit_is_cut_off_while_read(tmp_path: Path, kind: str) -> None:
+    """Its first bytes, its size and its hash stand for it; the lines after it are read."""
+    long = b'{"q": "' + b"a" * (3 << 20) + b'"}'
+    data = b'{"n": 1}\n' + long + b"\r\n" + b'{"n": 2}'
+    path = tmp_path / ("in.jsonl" if kind == "plain" else f"in.jsonl.{kind}")
+    # Compressed: as two streams one after the other (appended files), read as one.
+    cut = len(data) // 2
+    parts = (
+        [data]
+        if kind == "plain"
+        else [_compressed(kind, data[:cut]), _compressed(kind, data[cut:])]
+    )
+    path.write_bytes(b"".join(parts))
+    records = list(file_records(str(path), "jsonl", limit=1 << 20))
+    assert [p for _, p in records][0::2] == [b'{"n": 1}', b'{"n": 2}']
+    (source, cut) = records[1]
+    assert isinstance(cut, Unreadable) and source == str(path)
+    assert cut.head == long[:HEAD_BYTES]
+    assert cut.reason.startswith(f"record of {len(long)} bytes (cut off while read")
+    assert cut.reason.endswith(f"exceeds --max_record_bytes={1 << 20}")
+    assert hashlib.sha256(long + b"\r\n").hexdigest() in cut.reason
+    letter = decode(source, cut, "auto", 1 << 20)
+    assert isinstance(letter, DeadLetter) and letter.payload == long[:HEAD_BYTES].decode()
+
+
+def test_a_compressed_bomb_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """A 100 kB `.gz` of one 100 MB line: what the reader allocates stays near its chunk size,
+    not the line's (it took ten times the line when lines were read whole)."""
+    path = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=9) as handle:
+        for _ in range(100):
+            handle.write(b"a" * (1 << 20))
+        handle.write(b'\n{"n": 1}\n')
+    assert path.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        records = list(file_records(str(path), "jsonl", limit=1 << 20))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [type(p) for _, p in records] == [Unreadable, bytes]
+    assert f"record of {100 << 20} bytes" in records[0][1].reason
+    assert peak < 8 * READ_CHUNK, peak
+
+
+def test_entries_a_glob_matches_that_are_no_file_are_dead_letters(tmp_path: Path) -> None:
+    """Beam's listing drops a dangling link and a link to a folder without a word."""
+    folder = tmp_path / "in"
+    (folder / "sub.jsonl").mkdir(parents=True)
+    (folder / "good.jsonl").write_bytes(b'{"n": 1}\n')
+    (folder / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    (folder / "linked.jsonl").symlink_to(tmp_path)
+    os.mkfifo(folder / "pipe.jsonl")
+    pattern = str(folder / "*.jsonl")
+    why = {
+        "dangling.jsonl": f"a symbolic link to {tmp_path / 'gone.jsonl'}, which does not exist",
+        "linked.jsonl": f"a symbolic link to the folder {tmp_path}, whose files are not read",
+        "pipe.jsonl": "not a regular file",
+        "sub.jsonl": "a folder; name its files with a glob such as",
+    }
+    expected = sorted(
+        [(str(folder / "good.jsonl"), b'{"n": 1}')]
+        + [(str(folder / n), f"{folder / n} cannot be read: {r}") for n, r in why.items()]
+    )
+
+    def shown(record: tuple[str, Any]) -> tuple[str, Any]:
+        source, payload = record
+        if isinstance(payload, Unreadable):
+            return source, payload.reason[: len(dict(expected)[source])]
+        return source, payload
+
+    assert [shown(r) for r in file_records(pattern, "jsonl")] == expected
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
+        assert_that(p | ReadRecords(pattern, "jsonl") | beam.Map(shown), equal_to(expected))
+
+
+def test_links_that_loop_under_a_recursive_glob_are_named_not_followed(tmp_path: Path) -> None:
+    """Two links to their own folder: following them would list 2^depth paths."""
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.jsonl").write_bytes(b'{"n": 1}\n')
+    (folder / "up").symlink_to(".")
+    (folder / "sub" / "back").symlink_to("..")
+    records = list(file_records(str(folder / "**"), "jsonl"))
+    assert [s for s, p in records if isinstance(p, bytes)] == [str(folder / "sub" / "a.jsonl")]
+    named = {s: p.reason for s, p in records if isinstance(p, Unreadable)}
+    assert sorted(named) == [str(folder / "sub" / "back"), str(folder / "up")]
+    assert all("a symbolic link to the folder" in reason for reason in named.values())
+
+
+def test_a_parquet_row_group_over_the_limit_per_row_is_not_read(tmp_path: Path) -> None:
+    """A small zstd Parquet file of one 64 MB value: refused from its metadata, not loaded."""
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"q": ["a" * (64 << 20)]}), path, compression="zstd")
+    assert path.stat().st_size < 100_000
+    tracemalloc.start()
+    try:
+        [(source, cut)] = list(file_records(str(path), "parquet", limit=1 << 20))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert source == str(path) and isinstance(cut, Unreadable)
+    assert cut.reason.endswith(
+        f"for 1 rows, more than --max_record_bytes={1 << 20} a row: not read"
+    )
+    assert peak < 8 * READ_CHUNK, peak
+    read = [p for _, p in file_records(str(path), "parquet", limit=128 << 20)]
+    assert [len(p) for p in read] == [(64 << 20) + len(b'{"q": ""}')]

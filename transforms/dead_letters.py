@@ -2,10 +2,17 @@
 
 Plain functions, no Beam: every transform that refuses something builds its
 dead letter here, so a letter always encodes and always carries the builder
-version, whichever stage wrote it.
+version, whichever stage wrote it. The run summary reads them back here too:
+the most frequent kinds of error, and a hint for the input shapes people have
+instead of requests (pretty-printed JSON, JSON arrays, LangChain and
+LlamaIndex records).
 """
 
 import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from packer import BUILDER_VERSION
@@ -43,7 +50,9 @@ def bounded(letter: DeadLetter) -> DeadLetter:
     says how long it was and its SHA-256; an error over `SINK_ERROR_CHARS`
     (thousands of schema errors) keeps its start. JSON escaping at most
     sextuples text, so the message stays under the limit whatever it holds.
-    Files have no such limit: batch dead letters are kept whole.
+    Batch dead-letter files keep a refused record whole: it is at most
+    `--max_record_bytes`, as a longer line is cut off while read and keeps only
+    its first bytes (`transforms.record_files.HEAD_BYTES`), size and SHA-256.
     """
     data = letter.payload.encode("utf-8")
     error = letter.error[:SINK_ERROR_CHARS]
@@ -56,3 +65,85 @@ def bounded(letter: DeadLetter) -> DeadLetter:
         kept = f"its first {SINK_PAYLOAD_BYTES} of {len(data)} bytes"
         error += f" (payload cut to {kept}, sha256 {digest})"
     return letter.model_copy(update={"payload": payload, "error": error})
+
+
+def error_kind(error: str) -> str:
+    """An error with its particulars (quoted values, numbers) blanked, so that the same
+    problem on many records counts as one."""
+    text = _QUOTED.sub("'...'", error)
+    return _NUMBER.sub("N", text)[:200]
+
+
+def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
+    """The `n` most frequent kinds of error, most frequent first (ties: alphabetical)."""
+    counts = Counter(error_kind(e) for e in errors)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"\d+")
+_PRETTY = re.compile(r'\s*(?:[\[\]{}],?|"[^"]*"\s*:.*)\s*')
+CONVERT = "`evpack convert --input FILE --output requests.jsonl"
+MAPS = '--question "..." --tenant_id T --user_id U --groups G` maps them'
+
+SHAPE_HINTS: dict[str, str] = {
+    "pretty_json": (
+        "records are lines of pretty-printed JSON: --input takes JSON Lines, one whole "
+        f"request object per line, whatever the file's extension; {CONVERT}` rewrites it"
+    ),
+    "json_array": (
+        "records are JSON arrays: --input takes JSON Lines, one request object per line, "
+        f"not an array of them; {CONVERT}` writes an array's items one per line"
+    ),
+    "langchain": (
+        "records are LangChain Documents (page_content, metadata): a request needs "
+        "request_id, tenant_id, principal, question and candidates; "
+        f"{CONVERT} {MAPS} to the candidates of a request (README: Bringing your own data)"
+    ),
+    "llamaindex": (
+        "records are LlamaIndex nodes (NodeWithScore / TextNode): a request needs "
+        "request_id, tenant_id, principal, question and candidates; "
+        f"{CONVERT} {MAPS} to the candidates of a request (README: Bringing your own data)"
+    ),
+}
+"""What to do about the input shapes people have instead of requests, by shape."""
+
+
+def _object_shape(value: Any) -> str | None:
+    if isinstance(value, list):
+        return _object_shape(value[0]) if value else None
+    if not isinstance(value, dict):
+        return None
+    keys = set(value)
+    kwargs = value.get("kwargs")
+    if "page_content" in keys or (isinstance(kwargs, dict) and "page_content" in kwargs):
+        return "langchain"
+    if {"node", "score"} <= keys or value.get("class_name") in {"TextNode", "NodeWithScore"}:
+        return "llamaindex"
+    if "id_" in keys and ("text" in keys or "text_resource" in keys):
+        return "llamaindex"
+    return None
+
+
+def input_shape(payload: str) -> str | None:
+    """Which known shape that is not a request a refused record's text has, if any."""
+    stripped = payload.strip()
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        value = None
+    found = _object_shape(value)
+    if found is not None:
+        return found
+    if isinstance(value, list) or stripped.startswith("[{"):
+        return "json_array"
+    if _PRETTY.fullmatch(stripped):
+        return "pretty_json"
+    return None
+
+
+def shape_hints(payloads: Iterable[str]) -> list[str]:
+    """A hint per known shape that is not a request found among refused records, most
+    frequent first, with how many records have it."""
+    counts = Counter(s for s in map(input_shape, payloads) if s is not None)
+    return [f"{n} {SHAPE_HINTS[shape]}" for shape, n in counts.most_common()]

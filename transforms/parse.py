@@ -4,6 +4,14 @@ The decisions (size and encoding limits, shapes, grouping flat rows, which of
 duplicate records is kept) are the plain functions of `transforms.request_records`;
 this module only spreads them over a PCollection: decode each record, group
 by request_id, assemble each group.
+
+What the grouping moves between workers is a decoded record (`Entry`) keyed
+by its request_id, with an explicit coder (`EntryCoder`): four length-framed
+strings, deterministic, a fifth of the cost of the pickling fallback Beam
+would otherwise pick for a dataclass (4 against 19 us for a 10 kB record).
+Rejected: grouping validated `Request`s (validation once, before the
+grouping), since a request costs eight times its record's text to pickle,
+and duplicates would be validated only to be dead-lettered.
 """
 
 from collections.abc import Iterable, Iterator
@@ -18,6 +26,37 @@ from apache_beam.typehints.decorators import no_annotations
 from schemas import DeadLetter, Request
 from transforms.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES, METRICS_NAMESPACE, InputShape
 from transforms.request_records import Entry, assemble, decode
+
+
+class EntryCoder(beam.coders.Coder):
+    """An `Entry` as its four strings, each but the last after its length (4 bytes).
+
+    Strings are encoded with `surrogatepass`: a source name may hold the
+    surrogate escapes of a file name that is not UTF-8.
+    """
+
+    def encode(self, value: Entry) -> bytes:
+        *framed, last = (
+            part.encode("utf-8", "surrogatepass")
+            for part in (value.shape, value.sha256, value.source, value.payload)
+        )
+        return b"".join(len(p).to_bytes(4, "big") + p for p in framed) + last
+
+    def decode(self, encoded: bytes) -> Entry:
+        parts, at = [], 0
+        for _ in range(3):
+            size = int.from_bytes(encoded[at : at + 4], "big")
+            parts.append(encoded[at + 4 : at + 4 + size].decode("utf-8", "surrogatepass"))
+            at += 4 + size
+        shape, sha256, source = parts
+        payload = encoded[at:].decode("utf-8", "surrogatepass")
+        return Entry(shape, sha256, source, payload)  # type: ignore[arg-type]
+
+    def is_deterministic(self) -> bool:
+        return True
+
+
+beam.coders.registry.register_coder(Entry, EntryCoder)
 
 
 class _Decode(beam.DoFn):
@@ -64,9 +103,8 @@ class ParseRequests(beam.PTransform[beam.PCollection[tuple[str, bytes]], "ParseR
 
     @no_annotations  # the result is a ParseResult, not a PCollection
     def expand(self, records: beam.PCollection[tuple[str, bytes]]) -> "ParseResult":
-        decoded = records | "Decode" >> beam.ParDo(_Decode(self._shape, self._max)).with_outputs(
-            DEAD_LETTERS, main="entries"
-        )
+        decode = beam.ParDo(_Decode(self._shape, self._max)).with_output_types(tuple[str, Entry])
+        decoded = records | "Decode" >> decode.with_outputs(DEAD_LETTERS, main="entries")
         assembled = (
             decoded.entries
             | "GroupByRequestId" >> beam.GroupByKey()

@@ -10,15 +10,25 @@
 - Parquet: each row as a JSON object (`row_payload`), strings that are not
   UTF-8 kept raw (`parquet_records`), values JSON has no type for written as
   JSON would (`json_types`).
-Compressed files (`.gz`, `.bz2`, ...) are read by their extension. A file is
-read in pieces (`pieces`: Parquet row groups, byte ranges of plain JSONL), so a
-large file is still read in parallel; a compressed one is read whole.
+Compressed files (`.gz`, `.bz2`, `.xz`, `.zst`, `.deflate`) are read by their
+extension, decompressed a buffer at a time. A file is read in pieces (`pieces`:
+Parquet row groups, byte ranges of plain JSONL), so a large file is still read
+in parallel; a compressed one is read whole.
 
-No file can fail a run or lose records without a word: a file that cannot be
-read, or stops being readable half way (not Parquet, truncated, a corrupt page,
-a `.gz` that is not gzip or is cut short), gives its records up to there and
-then one `Unreadable` record naming the file and the error, which its decoder
-refuses like any bad record.
+Memory is bounded whatever a file holds: given `--max_record_bytes`, a JSONL
+line is read at most that far; a longer one is read on a chunk at a time,
+counted and hashed, never held, and comes out as an `Unreadable` keeping its
+first `HEAD_BYTES`, its size and its SHA-256 (a 160 kB `.gz` of one 160 MB
+line took 1.6 GB when lines were read whole). A Parquet row group, read
+whole, is not read when its uncompressed size is over the limit per row.
+
+No file can fail a run or lose records without a word: an entry the glob
+matches that is no file (a dangling symbolic link, a link to a folder, a
+folder, a pipe) is one `Unreadable` record naming it (Beam's listing drops the
+first two silently); a file that cannot be read, or stops being readable half
+way (not Parquet, truncated, a corrupt page, a `.gz` that is not gzip or is cut
+short), gives its records up to there and then one `Unreadable` record naming
+the file and the error, which its decoder refuses like any bad record.
 
 Rejected: one reader per kind of file. Requests, catalog side input, joined
 catalog and refreshed catalog each had theirs, and they differed on BOMs,
@@ -31,18 +41,29 @@ Python's `readline` is linear.
 
 import bz2
 import gzip
+import hashlib
+import io
 import json
+import lzma
+import os
+import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
+import zstandard
+from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
 
-from transforms.names import FileFormat
+from transforms.names import METRICS_NAMESPACE, FileFormat
 from transforms.strict_json import Unreadable
+
+_BYTES_READ = Metrics.counter(METRICS_NAMESPACE, "bytes_read")
+"""JSONL bytes read, decompressed: what the run held, not what the files weigh."""
 
 Record = tuple[str, bytes | Unreadable]
 """One record: its source file and its payload bytes (or why the file reads no further)."""
@@ -164,19 +185,109 @@ def read_parquet(
         return pq.read_table(handle, columns=columns, schema=schema)
 
 
+def _is_local(path: str) -> bool:
+    return "://" not in path
+
+
+def _unlisted(pattern: str) -> list[str]:
+    """Local entries `pattern` matches that Beam's listing leaves out without a word.
+
+    Beam lists a local folder with `os.walk`, which drops a dangling symbolic
+    link and does not enter a link to a folder; a folder the glob names is no
+    file either. Each is returned here so that it becomes a dead letter. The
+    same walk (links not followed: a link loop cannot make it endless) and
+    Beam's own pattern syntax, so both see the same names. A folder under a
+    `**` glob is left out: its files are matched themselves.
+    """
+    if not _is_local(pattern):
+        return []  # an object store holds objects only
+    matches = re.compile(FileSystem.translate_pattern(pattern)).match
+    root = os.path.dirname(re.split(r"[*?\[]", pattern, maxsplit=1)[0])
+    found = []
+    for folder, folders, files in os.walk(root or "."):
+        for name in (*folders, *files):
+            path = os.path.join(folder, name) if root else os.path.relpath(folder + "/" + name)
+            if not matches(path) or os.path.isfile(path):
+                continue
+            if os.path.islink(path) or "**" not in pattern:
+                found.append(path)
+    return found
+
+
 def some_files(pattern: str) -> list[str]:
-    """The files matching `pattern`; raises ValueError when there is none (a wrong path)."""
-    paths = matching_files(pattern)
+    """The entries matching `pattern`: its files, and the local entries that cannot be read
+    as one (for `pieces` to refuse by name); raises ValueError when there is none."""
+    paths = sorted({*matching_files(pattern), *_unlisted(pattern)})
     if not paths:
         raise ValueError(f"{pattern!r} matches no file")
     return paths
 
 
+def not_a_file(path: str) -> str | None:
+    """Why a local entry the glob matched is not a file to read, or None when it is one."""
+    if not _is_local(path) or os.path.isfile(path):
+        return None
+    if os.path.islink(path):
+        target = os.readlink(path)
+        if not os.path.exists(path):
+            return f"a symbolic link to {target}, which does not exist"
+        if os.path.isdir(path):
+            return (
+                f"a symbolic link to the folder {target}, whose files are not read: "
+                f"name them with a glob such as {path}/*.jsonl"
+            )
+    if os.path.isdir(path):
+        return f"a folder; name its files with a glob such as {path}/*.jsonl"
+    if os.path.exists(path):
+        return "not a regular file (a pipe, socket or device would block or never end)"
+    return "it no longer exists"
+
+
+class _Inflate(io.RawIOBase):
+    """DEFLATE (zlib) streams, one after another as Beam reads them, decompressed one buffer
+    at a time: Python has no file class for it, and Beam's decompresses each 16 MiB it reads
+    whole."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._raw = raw
+        self._inflater = zlib.decompressobj()
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            if self._inflater.eof:  # a next stream, or the end
+                self._pending = self._inflater.unused_data or self._raw.read(READ_CHUNK)
+                if not self._pending:
+                    return 0
+                self._inflater = zlib.decompressobj()
+            data = self._pending or self._raw.read(READ_CHUNK)
+            if not data:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            out = self._inflater.decompress(data, len(buffer))
+            self._pending = self._inflater.unconsumed_tail
+            if out:
+                buffer[: len(out)] = out
+                return len(out)
+
+
 _DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
-    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
-    ".bz2": lambda raw: bz2.BZ2File(raw, mode="rb"),
+    CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, mode="rb"),
+    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, mode="rb"),  # noqa: SIM115 (`_lines` closes it)
+    CompressionTypes.ZSTD: lambda raw: io.BufferedReader(
+        zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    ),
+    CompressionTypes.DEFLATE: lambda raw: io.BufferedReader(_Inflate(raw)),
 }
-"""Python's own decompressors, which raise on a truncated file; other suffixes go to Beam's."""
+"""A decompressing reader per compression Beam names by extension. Each gives out at most
+what is asked of it: Beam's own readers decompress a whole 16 MiB read at once and read a
+line whole, so a 160 kB `.gz` of one 160 MB line took 1.6 GB. Python's raise on a truncated
+file, where Beam's ended early without an error. zstd keeps its default window limit
+(128 MiB; Beam raises it to 2 GiB): a file that needs more is refused as unreadable."""
 
 
 def is_compressed(path: str) -> bool:
@@ -186,53 +297,101 @@ def is_compressed(path: str) -> bool:
 
 SPLIT_BYTES = 64 << 20
 """A plain JSONL file is read in ranges of this many bytes, in parallel."""
+READ_CHUNK = 1 << 20
+"""What a reader asks for at a time where a line may be longer than it may hold."""
+HEAD_BYTES = 64 << 10
+"""What a dead letter keeps of a record cut off for its size: enough to recognize it."""
 
 Piece = tuple[str, int]
 """Part of a file read on its own: a Parquet row group, or the start of a JSONL byte range."""
 
 
-def _decompressed_lines(path: str) -> Iterator[bytes]:
-    suffix = next((s for s in _DECOMPRESSORS if path.endswith(s)), None)
-    if suffix is None:
-        with FileSystems.open(path) as handle:
-            yield from iter(handle.readline, b"")
-        return
-    raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
-    with raw, _DECOMPRESSORS[suffix](raw) as handle:
-        yield from iter(handle.readline, b"")
+def _skip_line(handle: IO[bytes]) -> bytes:
+    """Read past the end of the current line a chunk at a time; returns its last chunk."""
+    chunk = b""
+    while True:
+        chunk = handle.readline(READ_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return chunk
 
 
-def _lines(path: str, start: int, end: int | None) -> Iterator[bytes]:
+def _cut_off(first: bytes, handle: IO[bytes], limit: int) -> Unreadable:
+    """The rest of a line over `limit` bytes read and counted, never held: its first bytes,
+    size and SHA-256 stand for it."""
+    digest = hashlib.sha256(first)
+    size = len(first)
+    while True:
+        chunk = handle.readline(READ_CHUNK)
+        digest.update(chunk)
+        size += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    body = size - (2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0)
+    head = first[:HEAD_BYTES]
+    return Unreadable(
+        f"record of {body} bytes (cut off while read, its first {len(head)} kept; sha256 of "
+        f"the line {digest.hexdigest()}) exceeds --max_record_bytes={limit}",
+        head,
+    )
+
+
+def _read_lines(
+    handle: IO[bytes], end: int | None, limit: int | None
+) -> Iterator[bytes | Unreadable]:
+    """The lines of `handle` until the one that begins at or after `end`; a line longer
+    than `limit` bytes as an `Unreadable` holding its first bytes."""
+    cap = -1 if limit is None else limit + 2  # room for the line's \r\n
+    while end is None or handle.tell() < end:
+        line = handle.readline(cap)
+        if not line:
+            return
+        if limit is not None and len(line) == cap and not line.endswith(b"\n"):
+            yield _cut_off(line, handle, limit)
+        else:
+            yield line
+
+
+def _lines(
+    path: str, start: int, end: int | None, limit: int | None = None
+) -> Iterator[bytes | Unreadable]:
     """The lines that begin in bytes [start, end) of a plain file (a compressed one: all).
 
     A line that began before `start` belongs to the range before, which reads
     it past its own end.
     """
-    if is_compressed(path):
-        yield from _decompressed_lines(path)
+    compression = CompressionTypes.detect_compression_type(path)
+    raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    if compression in _DECOMPRESSORS:
+        with raw, _DECOMPRESSORS[compression](raw) as handle:
+            yield from _read_lines(handle, None, limit)
         return
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+    with raw:
         if start:
-            handle.seek(start - 1)
-            handle.readline()
-        while end is None or handle.tell() < end:
-            line = handle.readline()
-            if not line:
-                return
-            yield line
+            raw.seek(start - 1)
+            _skip_line(raw)
+        yield from _read_lines(raw, end, limit)
 
 
-def _unreadable(path: str, read: int, where: str, err: Exception) -> Record:
+def _unreadable(path: str, read: int, where: str, err: Exception | str) -> Record:
     after = f" after {read} records" if read else ""
-    return path, Unreadable(f"{path} cannot be read{where}{after}: {type(err).__name__}: {err}")
+    why = err if isinstance(err, str) else f"{type(err).__name__}: {err}"
+    return path, Unreadable(f"{path} cannot be read{where}{after}: {why}")
 
 
-def jsonl_records(path: str, start: int = 0, end: int | None = None) -> Iterator[Record]:
+def jsonl_records(
+    path: str, start: int = 0, end: int | None = None, limit: int | None = None
+) -> Iterator[Record]:
     """The lines of a JSONL file (or of one byte range of it), blank ones skipped; an
-    `Unreadable` where reading fails."""
+    `Unreadable` where reading fails, or in place of a line over `limit` bytes."""
     read = 0
     try:
-        for line in _lines(path, start, end):
+        for line in _lines(path, start, end, limit):
+            if isinstance(line, Unreadable):
+                read += 1
+                _BYTES_READ.inc(len(line.head))
+                yield path, line
+                continue
+            _BYTES_READ.inc(len(line))
             record = (path, line.removesuffix(b"\n").removesuffix(b"\r"))
             if not is_blank(record):
                 read += 1
@@ -248,6 +407,10 @@ def pieces(path: str, file_format: FileFormat) -> Iterator[Piece | Record]:
     Parquet: its row groups. Plain JSONL: byte ranges of `SPLIT_BYTES`.
     Compressed JSONL: the whole file, as a stream cannot be entered half way.
     """
+    why = not_a_file(path)
+    if why is not None:
+        yield _unreadable(path, 0, "", why)
+        return
     try:
         if file_format == "parquet":
             with FileSystems.open(path) as handle:
@@ -264,12 +427,35 @@ def pieces(path: str, file_format: FileFormat) -> Iterator[Piece | Record]:
         yield path, start
 
 
-def row_group_records(path: str, index: int) -> Iterator[Record]:
-    """The rows of one row group; an `Unreadable` where reading fails (a corrupt page)."""
+def _oversized_group(parquet: pq.ParquetFile, index: int, limit: int | None) -> str | None:
+    """Why a row group is not read: more bytes, uncompressed, than `limit` per row.
+
+    Its rows cannot all be under the limit, and a row group is read whole: a
+    small compressed file of one huge value would take the machine. A huge
+    value among many small rows is not caught here (its row is refused once
+    read), as Parquet records no value sizes.
+    """
+    meta = parquet.metadata.row_group(index)
+    if limit is None or meta.total_byte_size <= limit * max(meta.num_rows, 1):
+        return None
+    return (
+        f"{meta.total_byte_size} bytes uncompressed for {meta.num_rows} rows, more than "
+        f"--max_record_bytes={limit} a row: not read"
+    )
+
+
+def row_group_records(path: str, index: int, limit: int | None = None) -> Iterator[Record]:
+    """The rows of one row group; an `Unreadable` where reading fails (a corrupt page) or in
+    place of a row group whose rows are over `limit` bytes on average."""
     read = 0
     try:
         with FileSystems.open(path) as handle:
-            group = pq.ParquetFile(handle).read_row_group(index)
+            parquet = pq.ParquetFile(handle)
+            why = _oversized_group(parquet, index, limit)
+            if why is not None:
+                yield _unreadable(path, 0, f" (row group {index})", why)
+                return
+            group = parquet.read_row_group(index)
         for record in parquet_records(path, group):
             read += 1
             yield record
@@ -277,18 +463,23 @@ def row_group_records(path: str, index: int) -> Iterator[Record]:
         yield _unreadable(path, read, f" (row group {index})", err)
 
 
-def piece_records(element: Piece | Record, file_format: FileFormat) -> Iterator[Record]:
-    """The records of one piece (an `Unreadable` record passes through)."""
+def piece_records(
+    element: Piece | Record, file_format: FileFormat, limit: int | None = None
+) -> Iterator[Record]:
+    """The records of one piece (an `Unreadable` record passes through); a JSONL line over
+    `limit` bytes is cut off while read."""
     path, start = element
     if not isinstance(start, int):
         yield path, start
     elif file_format == "parquet":
-        yield from row_group_records(path, start)
+        yield from row_group_records(path, start, limit)
     else:
-        yield from jsonl_records(path, start, start + SPLIT_BYTES)
+        yield from jsonl_records(path, start, start + SPLIT_BYTES, limit)
 
 
-def file_records(pattern: str, file_format: FileFormat) -> Iterator[Record]:
+def file_records(
+    pattern: str, file_format: FileFormat, limit: int | None = None
+) -> Iterator[Record]:
     """The records of the files matching `pattern`, in file order, read as a stream.
 
     A JSONL file line by line, a Parquet file row group by row group: a worker
@@ -296,7 +487,7 @@ def file_records(pattern: str, file_format: FileFormat) -> Iterator[Record]:
     """
     for path in some_files(pattern):
         for piece in pieces(path, file_format):
-            yield from piece_records(piece, file_format)
+            yield from piece_records(piece, file_format, limit)
 
 
 class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str, Any]]]):
@@ -304,13 +495,15 @@ class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str
 
     The payload is declared `Any` to Beam, not `bytes | Unreadable`: every consumer
     takes the payload to a decoder that refuses an `Unreadable`, and those
-    declared on `bytes` still type-check.
+    declared on `bytes` still type-check. With `limit` (`--max_record_bytes`) a longer
+    JSONL line is never held: it comes as an `Unreadable` with its first bytes.
     """
 
-    def __init__(self, pattern: str, file_format: FileFormat) -> None:
+    def __init__(self, pattern: str, file_format: FileFormat, limit: int | None = None) -> None:
         super().__init__()
         self._pattern = pattern
         self._format = file_format
+        self._limit = limit
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[tuple[str, Any]]:
         return (
@@ -320,5 +513,6 @@ class ReadRecords(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[tuple[str
             | "SpreadFiles" >> beam.Reshuffle()
             | "Pieces" >> beam.FlatMap(pieces, self._format).with_output_types(Any)
             | "SpreadPieces" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(piece_records, self._format).with_output_types(Any)
+            | "Read"
+            >> beam.FlatMap(piece_records, self._format, self._limit).with_output_types(Any)
         )

@@ -80,13 +80,17 @@ class WriteAuditRows(beam.PTransform):
         self._name = name
         self._sinks = sinks
         self._row_id = row_id
+        self.written: beam.PCollection | None = None
+        """Once applied with files as the sink: the files written (a job commits after them)."""
 
     def expand(self, rows: beam.PCollection) -> beam.PCollection[DeadLetter]:
         sinks = self._sinks
         if sinks.dataset is None:
             if sinks.output is None:
                 raise ValueError(f"no sink for {self._name}: pass --output or --bigquery_dataset")
-            _ = rows | "Files" >> WriteFiles(sinks.output, self._name, sinks.window_seconds)
+            self.written = rows | "Files" >> WriteFiles(
+                sinks.output, self._name, sinks.window_seconds
+            )
             return rows.pipeline | "NoneRefused" >> beam.Create([]).with_output_types(DeadLetter)
         table_id = f"{sinks.dataset}.{self._name}"
         if sinks.load_jobs:

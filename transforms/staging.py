@@ -1,22 +1,64 @@
-"""A batch run writes under a staging directory; a run that finished moves its files into place.
+"""A batch run writes under a staging directory, holds a lock on its output, and commits whole.
 
-Beam's file sinks write each shard to a temp file and rename it, but a job
-that fails half way still leaves the shards of the outputs it finished, beside
-`beam-temp-*` leftovers of the others: readers of `<output>/<name>/*` would see
-half a run. So the run writes everything under `<output>/.tmp-<run>/`, and
-after the pipeline succeeded the files are moved to `<output>/<name>/` (and
-the files of the earlier run they replace, with `--overwrite`, deleted only
-then). A failed run leaves the outputs of the earlier run as they were and
-its own partial files under the staging directory, which the error names.
+What holds where:
+- **Local and gs:// (`evpack batch` on the FnApiRunner)**: one run at a time per
+  `--output`. A run takes the lock `<output>/.lock-<run>` before the pipeline
+  starts; a second run finding a live lock is refused (`OutputBusy`). The lock
+  is a file of its own per run, created and then listed: a store without
+  create-if-absent (gs:// through Beam's FileSystems) cannot make two runs
+  both think they hold it, at worst two runs started in the same instant
+  both give way. A lock left by a killed run on this host (its process is
+  gone) is taken over; one from another host is named with the command to
+  delete it.
+  The run writes everything under `<output>/.tmp-<run>/` (hidden: output
+  globs never match it) and, once the pipeline succeeded, `commit` moves the
+  files into `<output>/<name>/`. The commit is all or nothing: every check
+  (no stray file where a folder goes, no destination taken, the earlier
+  outputs exactly those the run was told to replace) is made before the
+  first move; the replaced files are moved aside, not deleted, until every
+  new file is in place, and a failure mid-way moves everything back. A
+  commit finding committed outputs it was not told to replace (a run that
+  did not take the lock) is refused and leaves its files in staging.
+  A process killed during the few renames of a commit leaves both runs'
+  files under the staging directory, and its lock, which then refuses the
+  next run naming where each run's files are. The last file moved
+  in is the run record `<output>/.run.json` (each committed file and its
+  size), against which readers such as `evpack replay` check the folder.
+- **Dataflow** (`pipelines.launch`): the launcher must return at once and
+  may not reach the output bucket, so no lock is taken; the job stages its
+  files the same way and its last step, run on a worker once every file is
+  written, makes the same all-or-nothing commit (`commit_finished`). What the
+  output held at submission is unknown there: without `--overwrite` a commit
+  finding committed outputs is refused (the job fails, its files stay in
+  staging); with it, the outputs found at commit are replaced. Two jobs into
+  one `--output` with `--overwrite` leave the later one's outputs, whole.
+
 Rejected: writing in place and deleting on failure (a killed process cannot
 clean up, and deleting would also take the evidence of what went wrong).
+Rejected: deleting the replaced files before the moves (a failed move then
+leaves neither run whole). Rejected: one shared lock file name (without
+create-if-absent, two runs can both write it and both read their own).
 """
 
+import json
+import os
+import socket
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
+
+LOCK_PREFIX = ".lock-"
+
+
+class OutputBusy(ValueError):
+    """Another run holds the output location: refused before the pipeline starts."""
+
+
+class CommitRefused(RuntimeError):
+    """The commit found something it may not overwrite; nothing was moved."""
 
 
 def staging_name() -> str:
@@ -24,28 +66,268 @@ def staging_name() -> str:
     return f".tmp-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
 
 
+def _matched(patterns: list[str]) -> list[str]:
+    return sorted(m.path for r in FileSystems.match(patterns) for m in r.metadata_list)
+
+
 def files_under(directory: str) -> list[str]:
     """Every file below `directory` (none if it does not exist)."""
-    return sorted(m.path for r in FileSystems.match([f"{directory}/**"]) for m in r.metadata_list)
+    return _matched([f"{directory}/**"])
 
 
-def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> int:
+def _locks(output: str) -> list[str]:
+    return _matched([f"{output}/{LOCK_PREFIX}*"])
+
+
+def _holder(lock: str) -> dict[str, object]:
+    try:
+        with FileSystems.open(lock) as handle:
+            held = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return held if isinstance(held, dict) else {}
+
+
+def _is_dead(holder: Mapping[str, object]) -> bool:
+    """Whether the lock's run was a process of this host that no longer exists."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _who(holder: Mapping[str, object]) -> str:
+    if not holder:
+        return "its lock file cannot be read"
+    since = holder.get("since")
+    started = (
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
+        if isinstance(since, int | float)
+        else "an unknown time"
+    )
+    return f"process {holder.get('pid')} on {holder.get('host')}, since {started}"
+
+
+def acquire(output: str, run: str) -> str:
+    """Take the lock of `output` for `run`; returns the lock file for `release`.
+
+    Raises `OutputBusy` naming the other run's lock when one is live.
+    """
+    for lock in _locks(output):
+        holder = _holder(lock)
+        run_name = holder.get("run")
+        aside = f"{output}/{run_name}/{ASIDE}"
+        if _is_dead(holder) and isinstance(run_name, str) and files_under(aside):
+            raise OutputBusy(
+                f"a run was killed during its commit to --output {output}: the files it was "
+                f"replacing are under {aside}/, its own under {output}/{run_name}/; put back "
+                f"what you need, then delete {lock}"
+            )
+        if _is_dead(holder):
+            FileSystems.delete([lock])
+            continue
+        raise OutputBusy(
+            f"another run is writing to --output {output} ({_who(holder)}); wait for it, "
+            f"choose another --output, or delete {lock} if no run is writing there"
+        )
+    mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
+    holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
+    if not FileSystems.exists(output):  # a location that cannot be written is refused earlier
+        FileSystems.mkdirs(output)
+    with FileSystems.create(mine) as handle:
+        handle.write(json.dumps(holder).encode("utf-8"))
+    others = [lock for lock in _locks(output) if lock != mine]
+    if others:
+        FileSystems.delete([mine])
+        raise OutputBusy(
+            f"another run started writing to --output {output} at the same time "
+            f"(lock {others[0]}); choose another --output or retry once it finished"
+        )
+    return mine
+
+
+def release(lock: str) -> None:
+    """Give the lock back (a lock already gone is fine: someone cleared it by hand)."""
+    if FileSystems.exists(lock):
+        FileSystems.delete([lock])
+
+
+def committed(output: str, outputs: Mapping[str, str]) -> list[str]:
+    """The committed files under `output` of each output (name -> extension)."""
+    return _matched([f"{output}/{name}/{name}-*.{ext}" for name, ext in outputs.items()])
+
+
+def _stray_file(directory: str) -> bool:
+    """Whether a file (not a folder) sits where a local output folder goes.
+
+    On gs:// a prefix and an object of the same name coexist, so nothing is in the way.
+    """
+    local = "://" not in directory
+    return local and os.path.lexists(directory) and not os.path.isdir(directory)
+
+
+def _plan(
+    staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]
+) -> list[tuple[str, str]]:
+    """Every move of the commit, in order, after checking that each can be made (the run
+    record is written into staging then, to move in last)."""
+    found = committed(output, outputs)
+    foreign = sorted(set(found) - set(replaced))
+    if foreign:
+        raise CommitRefused(
+            f"{output} changed while this run ran: {len(foreign)} committed files this run was "
+            f"not told to replace (e.g. {foreign[0]}), another run committed there"
+        )
+    gone = sorted(set(replaced) - set(found))
+    if gone:
+        raise CommitRefused(
+            f"{output} changed while this run ran: {len(gone)} files it was to replace are gone "
+            f"(e.g. {gone[0]}); check who else writes there"
+        )
+    sources = committed(staging, outputs)
+    destinations = [output + s.removeprefix(staging) for s in sources]
+    folders = sorted({FileSystems.split(d)[0] for d in destinations})
+    stray = [d for d in folders if _stray_file(d)]
+    if stray:
+        raise CommitRefused(f"a file, not a folder, is where the outputs go: {stray[0]}")
+    taken = [d for d in destinations if d not in set(replaced) and FileSystems.exists(d)]
+    if taken:
+        raise CommitRefused(f"{taken[0]} already exists and is not an output to replace")
+    earlier = [r for r in (*replaced, f"{output}/{RECORD}") if FileSystems.exists(r)]
+    aside = [f"{staging}/{ASIDE}{r.removeprefix(output)}" for r in earlier]
+    sources.append(_write_record(staging, sources))
+    destinations.append(f"{output}/{RECORD}")
+    return [*zip(earlier, aside, strict=True), *zip(sources, destinations, strict=True)]
+
+
+ASIDE = ".replaced"
+"""Where, under the staging directory, a commit sets the files it replaces aside."""
+RECORD = ".run.json"
+"""The run record, committed last with the outputs: each file the run committed and its size."""
+
+
+def _sizes(root: str, paths: list[str]) -> dict[str, int]:
+    found = FileSystems.match(paths) if paths else []
+    return {
+        m.path.removeprefix(f"{root}/"): m.size_in_bytes for r in found for m in r.metadata_list
+    }
+
+
+def _write_record(staging: str, sources: list[str]) -> str:
+    path = f"{staging}/{RECORD}"
+    record = {"run": FileSystems.split(staging)[1], "files": _sizes(staging, sources)}
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(record, indent=1, sort_keys=True).encode("utf-8"))
+    return path
+
+
+def _read_record(output: str) -> dict[str, Any] | None:
+    path = f"{output}/{RECORD}"
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as handle:
+        record: dict[str, Any] = json.loads(handle.read().decode("utf-8"))
+    return record
+
+
+def _recorded_run(output: str) -> str | None:
+    """The staging name of the run whose commit the record of `output` is from."""
+    record = _read_record(output)
+    return None if record is None else record.get("run")
+
+
+def record_mismatches(output: str, outputs: Mapping[str, str]) -> list[str]:
+    """How the committed files under `output` differ from its run record: each file missing,
+    changed in size, or not the run's (none without a record, as before records existed).
+
+    Readers of a run folder (`evpack replay`) name these: a whole output deleted
+    after the run would otherwise look like one sent elsewhere.
+    """
+    record = _read_record(output)
+    if record is None:
+        return []
+    recorded: dict[str, int] = record["files"]
+    present = _sizes(output, committed(output, outputs))
+    problems = [f"{name} is missing" for name in sorted(recorded.keys() - present.keys())]
+    problems += [
+        f"{name} is {present[name]} bytes, the run wrote {recorded[name]}"
+        for name in sorted(recorded.keys() & present.keys())
+        if present[name] != recorded[name]
+    ]
+    problems += [
+        f"{name} is not a file of the run" for name in sorted(present.keys() - recorded.keys())
+    ]
+    return problems
+
+
+def _move(source: str, destination: str) -> None:
+    folder = FileSystems.split(destination)[0]
+    if not FileSystems.exists(folder):
+        FileSystems.mkdirs(folder)
+    FileSystems.rename([source], [destination])
+
+
+def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overwrite: bool) -> int:
+    """The commit a job makes itself once its writes are done (Dataflow: no one waits for it).
+
+    Nothing is known of what `output` held when the job was submitted, so
+    only `overwrite` allows replacing committed outputs; without it a commit
+    finding any is refused and the job fails with its files in staging. A
+    runner may run the step again after it succeeded: the run record then
+    names this job, and nothing is done (a second commit would take its own
+    outputs for an earlier run's). Run again after a worker died half way
+    through the renames, it is refused, naming where each run's files are.
+    """
+    if _recorded_run(output) == FileSystems.split(staging)[1]:
+        return  # a retried step: this job's commit was made
+    if files_under(f"{staging}/{ASIDE}"):
+        raise CommitRefused(
+            f"an earlier attempt of this commit was cut off half way: the replaced files are "
+            f"under {staging}/{ASIDE}/, the rest of this job's under {staging}/ and {output}"
+        )
+    found = committed(output, outputs)
+    if found and not overwrite:
+        raise CommitRefused(
+            f"{output} holds {len(found)} committed files (e.g. {found[0]}) and --overwrite "
+            f"was not given; this job's outputs are left under {staging}/"
+        )
+    commit(staging, output, outputs, found)
+
+
+def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> None:
     """Move the shards of each output (name -> extension) from `staging` to `output`.
 
-    Deletes `replaced` (an earlier run's files) first, then `staging` once
-    empty of shards. Returns how many files were moved.
+    `replaced` are the committed files of an earlier run the run was told to
+    replace (found when it started, with `--overwrite`). The run record
+    (`RECORD`) moves in last, with them. Raises `CommitRefused` (nothing
+    moved) or the error of a failed move, after moving every file back.
     """
-    sources = []
-    for name, ext in outputs.items():
-        pattern = f"{staging}/{name}/{name}-*.{ext}"
-        sources += sorted(m.path for r in FileSystems.match([pattern]) for m in r.metadata_list)
-    if replaced:
-        FileSystems.delete(replaced)
-    destinations = [output + s.removeprefix(staging) for s in sources]
-    for directory in sorted({FileSystems.split(d)[0] for d in destinations}):
-        if not FileSystems.exists(directory):
-            FileSystems.mkdirs(directory)
-    if sources:
-        FileSystems.rename(sources, destinations)
-    FileSystems.delete([staging])
-    return len(sources)
+    moves = _plan(staging, output, outputs, replaced)
+    done: list[tuple[str, str]] = []
+    try:
+        for source, destination in moves:
+            _move(source, destination)
+            done.append((source, destination))
+    except Exception:
+        for source, destination in reversed(done):
+            _move(destination, source)
+        raise
+    _remove(staging)
+
+
+def _remove(staging: str) -> None:
+    """Delete the staging directory: the replaced files set aside, Beam's temp leftovers.
+
+    File by file first, as an object store has no directory to delete.
+    """
+    left = files_under(staging)
+    if left:
+        FileSystems.delete(left)
+    if FileSystems.exists(staging):
+        FileSystems.delete([staging])

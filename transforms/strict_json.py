@@ -31,10 +31,14 @@ MAX_DEPTH = 32
 MAX_NUMBER_CHARS = 64
 BOM = b"\xef\xbb\xbf"
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 """A JSON string, or an unterminated one up to the end. Every quote starts a match, so a
 match never fails and is never tried again from a later quote: a pattern that required
-the closing quote took time quadratic in the length of `"\\"\\"...` (80 kB: 13 s)."""
+the closing quote took time quadratic in the length of `"\\"\\"...` (80 kB: 13 s).
+Written as runs of plain characters between escapes ("unrolled"), which the regex
+engine scans a run at a time: 3x faster than one alternation per character
+(`"(?:[^"\\]|\\.)*...`, the same language), which cost two thirds of a record's
+checks (170 us for a 10 kB request)."""
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _LONG_NUMBER = re.compile(f"[-+0-9.eE]{{{MAX_NUMBER_CHARS + 1},}}")
@@ -59,16 +63,18 @@ def as_text(payload: bytes | str) -> str:
 class Unreadable:
     """What a file reader gives in place of a record's bytes when (the rest of) a file cannot
     be read: a truncated or corrupt file becomes one refused record that names it, not a
-    failed job nor records missing without a word."""
+    failed job nor records missing without a word. Also a record too large to hold: `head`
+    is its first bytes, kept for the dead letter."""
 
     reason: str
+    head: bytes = b""
 
 
 def decode_text(payload: bytes | Unreadable, max_bytes: int | None = None) -> str | Refused:
     """The record's text: size first (unless `max_bytes` is None), then strict UTF-8 (one
     leading BOM dropped). Every reader of records decodes them here."""
     if isinstance(payload, Unreadable):
-        return Refused(payload.reason, "")
+        return Refused(payload.reason, as_text(payload.head))
     if max_bytes is not None and len(payload) > max_bytes:
         return Refused(
             f"record of {len(payload)} bytes exceeds --max_record_bytes={max_bytes}",

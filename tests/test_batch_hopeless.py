@@ -1,0 +1,88 @@
+"""Hopeless input does not pass as a success: a run that made no prompt, or whose dead
+letters are more than `--max_dead_letter_percent` of its records, exits 1, and the summary
+names the top errors and what the input looks like instead of requests."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.batch import main
+from tests.batch_run import SAMPLES, flags, input_lines
+from transforms.dead_letters import error_kind, input_shape, top_errors
+
+REQUEST = json.loads(input_lines(SAMPLES / "requests.jsonl")[0])
+LANGCHAIN = {"page_content": "Refunds take 5 days.", "metadata": {"source": "kb/1"}}
+LANGCHAIN_SERIALIZED = {
+    "lc": 1,
+    "type": "constructor",
+    "id": ["langchain", "schema", "document", "Document"],
+    "kwargs": LANGCHAIN,
+}
+LLAMAINDEX = {"node": {"id_": "n1", "text": "Refunds take 5 days."}, "score": 0.8}
+
+
+def test_each_shape_people_have_instead_of_requests_is_recognized() -> None:
+    assert input_shape("{") == "pretty_json"
+    assert input_shape('  "request_id": "q1",') == "pretty_json"
+    assert input_shape("},") == "pretty_json"
+    assert input_shape(json.dumps([REQUEST, REQUEST])) == "json_array"
+    assert input_shape(json.dumps(LANGCHAIN)) == "langchain"
+    assert input_shape(json.dumps(LANGCHAIN_SERIALIZED)) == "langchain"
+    assert input_shape(json.dumps([LANGCHAIN])) == "langchain"
+    assert input_shape(json.dumps(LLAMAINDEX)) == "llamaindex"
+    assert input_shape(json.dumps({"id_": "n1", "text": "x", "class_name": "TextNode"})) == (
+        "llamaindex"
+    )
+    assert input_shape(json.dumps(REQUEST)) is None
+    assert input_shape("not json at all") is None
+
+
+def test_alike_errors_count_as_one_kind() -> None:
+    errors = [
+        "invalid JSON at line 1 column 2: Expecting property name",
+        "invalid JSON at line 1 column 9: Expecting property name",
+        "question: Field required",
+        "record 'a' too long",
+        "record 'b' too long",
+        "record 'c' too long",
+    ]
+    assert error_kind(errors[0]) == error_kind(errors[1])
+    assert top_errors(errors, 2) == [
+        ("record '...' too long", 3),
+        ("invalid JSON at line N column N: Expecting property name", 2),
+    ]
+
+
+def _run(tmp_path: Path, lines: list[str], *extra: str) -> int:
+    path = tmp_path / "in.json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return main(flags(path, tmp_path / "out", "--input_format=jsonl", *extra))
+
+
+def test_input_that_makes_no_prompt_exits_1_with_a_hint_per_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        *json.dumps(REQUEST, indent=2).splitlines(),
+        json.dumps([REQUEST, REQUEST]),
+        json.dumps(LANGCHAIN),
+        json.dumps(LLAMAINDEX),
+    ]
+    assert _run(tmp_path, lines) == 1
+    out, err = capsys.readouterr()
+    assert f"no prompt was made from {len(lines)} records read" in err
+    assert "top error" in out
+    for hint in ("pretty-printed JSON", "JSON arrays", "LangChain", "LlamaIndex"):
+        assert hint in out and "`evpack convert --input" in out, hint
+
+
+def test_a_dead_letter_share_above_the_flag_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    requests = input_lines(SAMPLES / "requests.jsonl")
+    lines = requests + ["not json"] * (len(requests) + 1)
+    assert _run(tmp_path, lines) == 1
+    assert "more than --max_dead_letter_percent=50" in capsys.readouterr().err
+    assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=100") == 0
+    assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=-1") == 2
