@@ -96,6 +96,7 @@ def test_a_gs_run_commits_the_same_outputs_as_a_local_run(
     run(_argv(str(SAMPLES / "requests.jsonl"), str(SAMPLES / "catalog.jsonl"), str(local)))
     names = _names(client, "runs/one/")
     assert {n.split("/")[2] for n in names} == {
+        ".run.json",  # the commit's record of the run's files
         "prompts",
         "manifests",
         "exclusions",
