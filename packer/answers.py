@@ -24,6 +24,14 @@ Result lines, as each provider documents them:
 
 Each line's format is told from its keys, so one answers file may mix them.
 A line that is none of these raises `AnswerError` (a dead letter upstream).
+
+A result the API calls a success but that holds no text (Anthropic `content:
+[]` or only non-text blocks, also from Bedrock; a Converse message without a
+text block; an OpenAI message whose `content` is null, with or without a
+`refusal`; a Vertex candidate without parts) is `no_content`,
+with the stop or finish reason as its error: an API outcome like `errored`,
+not an empty answer that checks could pass. A text that is present but blank
+is an answer, and fails the `answered` check.
 """
 
 import json
@@ -46,9 +54,16 @@ class Answer:
 
     key: str
     answer_format: AnswerFormat
-    status: str  # succeeded, errored, canceled, expired
+    status: str  # succeeded, errored, canceled, expired, no_content
     text: str
     error: str | None
+    file: str | None = None
+    """The answers file and 1-based line the answer was read from, when read from a file."""
+    line: int | None = None
+
+
+def _no_content(key: str, answer_format: AnswerFormat, why: Any) -> Answer:
+    return Answer(key, answer_format, "no_content", "", f"no text in the result ({why})")
 
 
 def _object(line: str, what: str) -> dict[str, Any]:
@@ -77,9 +92,14 @@ def _openai(line: dict[str, Any]) -> Answer:
         error = _message(body.get("error")) or f"status code {response.get('status_code')}"
         return Answer(key, "openai_batch", "errored", "", error)
     try:
-        content = body["choices"][0]["message"].get("content") or ""
+        choice = body["choices"][0]
+        message = choice["message"]
+        content = message.get("content")
     except (KeyError, IndexError, TypeError, AttributeError) as err:
         raise AnswerError("OpenAI result without choices[0].message") from err
+    if content is None:
+        why = message.get("refusal") or f"finish_reason {choice.get('finish_reason')}"
+        return _no_content(key, "openai_batch", why)
     return Answer(key, "openai_batch", "succeeded", str(content), None)
 
 
@@ -97,15 +117,28 @@ def _anthropic(line: dict[str, Any]) -> Answer:
     if kind != "succeeded":
         error = _message(result.get("error")) or kind
         return Answer(key, "anthropic_batch", kind, "", error)
-    return Answer(key, "anthropic_batch", "succeeded", _message_text(result.get("message")), None)
+    message = result.get("message")
+    why = f"stop_reason {message.get('stop_reason')}" if isinstance(message, dict) else ""
+    return _text_answer(key, "anthropic_batch", _message_texts(message), why)
 
 
-def _message_text(message: Any) -> str:
-    """The text blocks of an Anthropic Messages API response, joined."""
-    content = (message if isinstance(message, dict) else {}).get("content") or []
-    return "".join(
-        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
+def _message_texts(message: Any) -> list[str]:
+    """The text blocks of an Anthropic Messages API response (none: only tool use, or
+    `content: []`)."""
+    if not isinstance(message, dict) or not isinstance(message.get("content") or [], list):
+        raise AnswerError("Anthropic message that is not {content: [...]}")
+    return [
+        b["text"]
+        for b in message.get("content") or []
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def _text_answer(key: str, answer_format: AnswerFormat, texts: list[str], why: str) -> Answer:
+    """A success with its text blocks joined, or `no_content` (with `why`) without any."""
+    if not texts:
+        return _no_content(key, answer_format, why)
+    return Answer(key, answer_format, "succeeded", "".join(texts), None)
 
 
 def _bedrock(line: dict[str, Any]) -> Answer:
@@ -122,7 +155,8 @@ def _bedrock(line: dict[str, Any]) -> Answer:
         return Answer(key, fmt, "errored", "", _message(error))
     output = line.get("modelOutput")
     if not converse and isinstance(output, dict) and isinstance(output.get("content"), list):
-        return Answer(key, fmt, "succeeded", _message_text(output), None)
+        why = f"stop_reason {output.get('stop_reason')}"
+        return _text_answer(key, fmt, _message_texts(output), why)
     message = (output.get("output") or {}).get("message") if isinstance(output, dict) else None
     if (
         not converse
@@ -133,8 +167,12 @@ def _bedrock(line: dict[str, Any]) -> Answer:
             "Bedrock result whose modelOutput is neither the Anthropic message nor the Converse "
             "response its modelInput asked for"
         )
-    text = "".join(_block_text(b) for b in message["content"])
-    return Answer(key, fmt, "succeeded", text, None)
+    texts = [
+        b["text"]
+        for b in message["content"]
+        if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ]
+    return _text_answer(key, fmt, texts, f"stopReason {output.get('stopReason')}")
 
 
 def _block_text(block: Any) -> str:
@@ -154,8 +192,10 @@ def _vertex(line: dict[str, Any]) -> Answer:
         feedback = (line.get("response") or {}).get("promptFeedback")
         return Answer(key, "vertex_batch", "errored", "", _message(feedback) or "no candidates")
     parts = (candidates[0].get("content") or {}).get("parts") or []
-    text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
-    return Answer(key, "vertex_batch", "succeeded", text, None)
+    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    if not texts:
+        return _no_content(key, "vertex_batch", f"finishReason {candidates[0].get('finishReason')}")
+    return Answer(key, "vertex_batch", "succeeded", "".join(texts), None)
 
 
 def _plain(line: dict[str, Any]) -> Answer:

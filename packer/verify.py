@@ -3,7 +3,11 @@
 Seed 002's "verify after generation" and seed 000's citation check, as far as
 they can be decided without a model (README, "Verifying answers"):
 
+- `answered`: the answer has a word in it (an empty or blank answer fails).
 - `labels_exist`: every cited label is in the request's label map.
+- `cites_evidence`: an answer whose packet has evidence cites a label at all,
+  unless it abstains (`abstains`: mostly sentences saying the evidence lacks
+  something, and no figure stated otherwise).
 - `no_leaked_ids`: no evidence or document id of the run appears, other than
   this packet's own (ids are checked when they cannot be prose: four
   characters or more, with a digit or one of `_-:/.`).
@@ -37,24 +41,53 @@ from dataclasses import dataclass, field
 from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
 from schemas.verification import CheckName, CheckResult
 
-_UNAVAILABLE = re.compile(
-    r"\b(?:no|not any|without)\s+(?:supporting\s+)?(?:evidence|information|source|record|data)"
-    r"|\bnot\s+(?:available|mentioned|stated|specified|provided|covered|given|found|known|addressed"
-    r"|included|listed|in\s+the\s+(?:evidence|sources?|records?))"
-    r"|\bunavailable\b|\bunknown\b|\bunclear\b"
-    r"|\b(?:do|does|did)(?:\s+not|n't)\s+(?:say|state|mention|contain|cover|include|specify"
-    r"|address|provide|give|tell|answer|indicate|describe|explain|discuss|detail|list|show)"
-    r"|\b(?:cannot|can't|can\s+not|unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered"
-    r"|say|tell|find|found|confirm|confirmed)"
-    r"|\bno\s+(?:answer|mention)\b|\binsufficient\b",
-    re.IGNORECASE,
+UNAVAILABLE_PHRASES = (
+    r"\b(?:no|not\s+any|not\s+enough|without|lack(?:s|ing)?(?:\s+any)?)\s+(?:\w+\s+){0,2}?"
+    r"(?:evidence|information|sources?|records?|data|details?|mentions?|references?"
+    r"|indications?|figures?|facts?)\b",
+    r"\b(?:not\s+possible|impossible)\s+to\s+(?:determine|tell|say|know|find|answer|confirm"
+    r"|establish)\b",
+    r"(?<![\w/])N/A(?![\w/])",
+    r"(?:\bnot|n't)\s+(?:(?:be|been|explicitly|directly|clearly|specifically)\s+)?(?:available"
+    r"|mentioned|stated|specified|provided|covered|given|found|known|addressed|included|listed"
+    r"|discussed|reported|disclosed|described|documented|present|contained|indicated|clear"
+    r"|identified|named|recorded|in\s+the\s+(?:evidence|sources?|records?|documents?))",
+    r"\b(?:unavailable|unknown|unclear|unspecified|unstated|unreported|undisclosed"
+    r"|unmentioned|insufficient)\b",
+    r"\b(?:do|does|did)(?:\s+not|n't)\s+(?:\w+ly\s+)?(?:say|state|mention|contain|cover"
+    r"|include|specify|address|provide|give|tell|answer|indicate|describe|explain|discuss"
+    r"|detail|list|show|report|reveal|disclose|offer|touch|appear|seem|have|hold|support"
+    r"|establish|confirm|identify|clarify|name|know|speak|refer)",
+    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable\s+to|was\s+unable\s+to"
+    r"|were\s+unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered|say|tell"
+    r"|find|found|locate|located|confirm|confirmed|identify|identified|verify|verified"
+    r"|establish|established|see|infer|inferred)",
+    r"\b(?:says?|said|tells?|contains?|mentions?|states?|reports?|offers?|gives?|provides?)"
+    r"\s+nothing\b",
+    r"\b(?:found|finds?|see|there\s+is|there's|there\s+was)\s+(?:nothing|no\s+mention)"
+    r"\s+(?:about|on|regarding|concerning|of|in|further|more|else|relevant|specific)\b",
+    r"\bnothing\s+(?:about|on|regarding|concerning|is\s+said|was\s+found|in\s+the)\b",
+    r"\b(?:silent|mute)\s+(?:on|about|regarding|as\s+to|concerning)\b",
+    r"\bnone\s+of\s+the\s+(?:sources|documents|evidence|passages|records|blocks|texts"
+    r"|articles|excerpts|results)\b",
+    r"\b(?:beyond|outside)\s+(?:the\s+)?scope\b",
 )
-"""How answers say that the evidence does not hold something (abstention, uncovered facet)."""
+"""How answers say the evidence does not hold something (an abstention, an uncovered
+facet): "no information on X", "X is not mentioned", "the documents do not say",
+"I could not find anything about X", "there is nothing about X", "the documents
+are silent on X", "none of the sources cover X", "X is unknown", "beyond the
+scope". A negated claim about the world ("the bridge was not built", "she has nothing
+to hide") is not one; a claim that happens to use one of these phrasings ("date of death
+unknown") reads as one: telling those apart needs a model. Tested phrase by phrase in
+tests/test_verify_reading.py."""
+_UNAVAILABLE = re.compile("|".join(UNAVAILABLE_PHRASES), re.IGNORECASE)
 _SOURCES = re.compile(
-    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?)\b",
+    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?"
+    r"|articles?|texts?|excerpts?|materials?|I|we)\b",
     re.IGNORECASE,
 )
-"""What an answer names when it says the evidence lacks something ("the sources do not ...")."""
+"""What an answer names when it says the evidence lacks something ("the sources do not ...",
+"I could not find ...")."""
 
 _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
@@ -141,6 +174,35 @@ def _skip(name: CheckName, why: str) -> CheckResult:
     return CheckResult(name=name, outcome="skip", offending=[], sentences=[], detail=why)
 
 
+def check_answered(answer: str) -> CheckResult:
+    empty = not _WORD.search(answer)
+    return _result("answered", ["empty answer"] if empty else [], (), "the answer has no text")
+
+
+def abstains(sentences: list[Sentence]) -> bool:
+    """An answer that abstains: at least half its sentences say the evidence lacks something,
+    and no other sentence states a figure, date or quotation ("I'm sorry. The documents do
+    not say." abstains; "It rose 4%. The sources do not cover 2025." does not)."""
+    lacking = [bool(_UNAVAILABLE.search(s.text)) for s in sentences]
+    stated = any(s.facts for s, lacks in zip(sentences, lacking, strict=True) if not lacks)
+    return any(lacking) and not stated and 2 * sum(lacking) >= len(sentences)
+
+
+def check_cites_evidence(sentences: list[Sentence], packet: Packet, answer: str) -> CheckResult:
+    """Any citation counts here (an unknown one fails `labels_exist`)."""
+    if not packet.blocks:
+        return _skip("cites_evidence", "the packet has no evidence")
+    if not _WORD.search(answer):
+        return _skip("cites_evidence", "empty answer")
+    uncited = not any(s.labels for s in sentences) and not abstains(sentences)
+    return _result(
+        "cites_evidence",
+        ["no citation"] if uncited else [],
+        (),
+        "the packet has evidence, and the answer cites none of it nor abstains",
+    )
+
+
 def check_labels(sentences: list[Sentence], packet: Packet) -> CheckResult:
     unknown = [
         (s.text, label) for s in sentences for label in s.labels if label not in packet.blocks
@@ -160,7 +222,10 @@ def check_leaked_ids(
         return _skip("no_leaked_ids", "no ids of the run given")
     leaks: list[tuple[str, str]] = []
     for s in sentences:
-        for token in _ID_TOKEN.findall(s.text):
+        tokens = _ID_TOKEN.findall(s.text)
+        if run_ids.isdisjoint(tokens) and run_ids.isdisjoint(t.rstrip(".:") for t in tokens):
+            continue  # the common case, decided by set operations
+        for token in tokens:
             for candidate in (token, token.rstrip(".:")):
                 if candidate in run_ids and candidate not in packet.own_ids:
                     leaks.append((s.text, candidate))
@@ -292,7 +357,9 @@ def verify_answer(answer: str, packet: Packet, run_ids: frozenset[str] = frozens
     sentences = parse_answer(answer)
     cited = {label for s in sentences for label in s.labels}
     checks = [
+        check_answered(answer),
         check_labels(sentences, packet),
+        check_cites_evidence(sentences, packet, answer),
         check_leaked_ids(sentences, packet, run_ids),
         check_cited(sentences, packet),
         check_supported(sentences, packet),

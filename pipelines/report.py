@@ -553,7 +553,7 @@ def exclusion_panel(con: duckdb.DuckDBPyConnection) -> Panel:
 
 def _verify_note(audit: str) -> str:
     """What verification decides and does not, and how to gate on it."""
-    rows = html.escape(f"'{audit}/verifications/*.parquet'")
+    rows = html.escape(f"'{audit}/verifications/**/*.parquet'")
     return (
         "<p>What <code>evpack verify</code> checks, deterministically: cited labels exist in "
         "the packet, no id of other evidence leaks, sentences stating figures cite a block, "

@@ -8,7 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas._types import UtcDatetime
 
 CheckName = Literal[
+    "answered",
     "labels_exist",
+    "cites_evidence",
     "no_leaked_ids",
     "factual_sentences_cited",
     "figures_supported",
@@ -26,12 +28,15 @@ AnswerStatus = Literal[
     "errored",
     "canceled",
     "expired",
+    "no_content",
     "unknown_request",
     "ambiguous_request",
     "no_prompt",
 ]
-"""`succeeded` answers are checked; the others are the API's failures, answers whose id
-names no request of the run (or several), or whose prompt line is missing: reported, unchecked."""
+"""`succeeded` answers are checked. `errored`, `canceled`, `expired` and `no_content` (a
+success without any text) are the API's failures, each its own outcome; answers whose id names
+no request of the run (or several), or whose prompt line is missing, are not checked either.
+None of these is a passed answer: `evpack verify --max_failed` counts them as failures."""
 
 
 class _Row(BaseModel):
@@ -55,11 +60,29 @@ def _now() -> datetime:
 
 
 class VerificationRow(_Row):
-    """The verdict on one answer. `passed` is null when the answer was not checked."""
+    """The verdict on one answer. `passed` is null when the answer was not checked (see
+    `AnswerStatus`).
+
+    `answer_file`, `answer_line` and `answer_sha256` join a row back to its result
+    line; several answers for one request (retries, samples, two models) are
+    told apart by them, and all but the first (by file and line; streaming: by
+    arrival) are marked `duplicate`.
+    """
 
     request_id: str | None
     answer_key: str
     """The id the result line named the request by (custom_id, label or request_id)."""
+    answer_file: str | None = None
+    """The answers file the line was read from (streaming: `pubsub:<message id>`)."""
+    answer_line: int | None = None
+    """The line's 1-based number in that file (streaming: null)."""
+    answer_sha256: str | None = None
+    """SHA-256 of the answer text as UTF-8 (of the empty text when there is none); set on
+    every row `evpack verify` writes (null only in rows of older versions)."""
+    duplicate: bool = False
+    """Another answer for this request came before this one."""
+    answers_for_request: int | None = None
+    """How many answers of this answer set name the request (streaming: null, unknown)."""
     tenant_id: str | None
     event_time: UtcDatetime | None
     """The request's event time (from its manifest), for per-day dashboards."""

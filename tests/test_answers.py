@@ -207,6 +207,52 @@ def test_a_mapped_custom_id_resolves_to_its_request() -> None:
     assert row.value.status == "unknown_request"
 
 
+def test_a_success_without_text_is_its_own_outcome_not_an_empty_answer() -> None:
+    anthropic = {
+        "custom_id": "q1",
+        "result": {
+            "type": "succeeded",
+            "message": {"content": [], "stop_reason": "refusal"},
+        },
+    }
+    answer = parse_answer_line(_line(anthropic))
+    assert (answer.status, answer.text) == ("no_content", "")
+    assert "refusal" in (answer.error or "")
+    tool_only = {**anthropic, "result": {"type": "succeeded", "message": {"content": [
+        {"type": "tool_use", "id": "t", "name": "x", "input": {}}
+    ]}}}  # fmt: skip
+    assert parse_answer_line(_line(tool_only)).status == "no_content"
+    refused = json.loads(json.dumps(OPENAI_OK))
+    refused["response"]["body"]["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": "I can't help with that.",
+    }
+    answer = parse_answer_line(_line(refused))
+    assert answer.status == "no_content" and "can't help" in (answer.error or "")
+    request = json.loads(format_line(PROMPT, 100, "vertex_batch"))["request"]
+    blocked = {
+        "status": "",
+        "request": request,
+        "response": {"candidates": [{"finishReason": "SAFETY"}]},
+    }
+    answer = parse_answer_line(_line(blocked))
+    assert answer.status == "no_content" and "SAFETY" in (answer.error or "")
+
+
+def test_a_blank_text_is_an_answer_that_the_checks_then_fail() -> None:
+    blank = json.loads(json.dumps(OPENAI_OK))
+    blank["response"]["body"]["choices"][0]["message"]["content"] = "  "
+    assert parse_answer_line(_line(blank)).status == "succeeded"
+    assert parse_answer_line('{"request_id": "q", "answer": ""}').status == "succeeded"
+
+
+def test_a_message_that_is_not_an_object_is_refused() -> None:
+    line = {"custom_id": "q", "result": {"type": "succeeded", "message": "text"}}
+    with pytest.raises(AnswerError):
+        parse_answer_line(_line(line))
+
+
 @pytest.mark.parametrize(
     ("fmt", "model"),
     [
@@ -252,7 +298,7 @@ def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path, fmt: str, model: str)
             "--runner=FnApiRunner",
         ]
     )
-    rows = _parquet(f"{run}/verifications/*.parquet")
+    rows = _parquet(f"{run}/verifications/input/*.parquet")  # the answer set "input"
     assert sorted(r["request_id"] for r in rows) == sorted(by_key[r["recordId"]] for r in records)
     assert {r["answer_format"] for r in rows} == {fmt}
     errored = [r for r in rows if r["status"] == "errored"]
@@ -260,3 +306,22 @@ def test_a_bedrock_run_verifies_end_to_end(tmp_path: Path, fmt: str, model: str)
         (by_key[records[0]["recordId"]], "429: throttled")
     ]
     assert all(r["status"] == "succeeded" for r in rows if r not in errored)
+
+
+def test_a_bedrock_success_without_text_is_no_content() -> None:
+    anthropic = {
+        "recordId": "q1",
+        "modelInput": {"anthropic_version": "bedrock-2023-05-31", "messages": []},
+        "modelOutput": {"type": "message", "content": [], "stop_reason": "refusal"},
+    }
+    answer = parse_answer_line(_line(anthropic))
+    assert (answer.answer_format, answer.status) == ("bedrock_batch", "no_content")
+    assert "refusal" in (answer.error or "")
+    converse = {
+        "recordId": "q1",
+        "modelInput": {"messages": []},
+        "modelOutput": converse_output(),  # a reasoning block, no text
+    }
+    answer = parse_answer_line(_line(converse))
+    assert (answer.answer_format, answer.status) == ("bedrock_converse_batch", "no_content")
+    assert parse_answer_line(_line({**converse, "modelOutput": converse_output(" ")})).text == " "

@@ -1,4 +1,5 @@
-"""The verification benchmark on a tiny input in the upstream format: every fault caught."""
+"""The verification benchmark on a tiny input in the upstream format: every fault caught,
+no correct answer flagged, whatever its style or result format."""
 
 import json
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import report, verification
+from packer.answers import parse_answer_line
 from tests.test_benchmarks_smoke import _write_data
 
 
@@ -17,29 +19,84 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_verification_benchmark_writes_its_figures_and_report_section(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    args = ["--data-dir", str(data_dir), "--limit", "3", "--repeats", "1"]
+    args = ["--data-dir", str(data_dir), "--limit", "3", "--repeats", "1", "--wall", "40"]
     assert verification.main([*args, "--results", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "verification.json").read_text())
-    assert result["requests"] == 9 and result["correct_answers"] == 9
-    assert {"unknown_label", "changed_figure", "uncited_factual", "leaked_id"} <= set(
-        result["recall"]
-    )
+    assert result["requests"] == 12
+    assert result["datasets"] == ["conflict_nq", "hotpotqa", "multihop_rag", "ramdocs"]
+    assert {
+        "unknown_label",
+        "changed_figure",
+        "uncited_factual",
+        "leaked_id",
+        "no_citation",
+        "empty_answer",
+        "overlong_range",
+        "api_errored",
+        "api_no_content",
+    } <= set(result["recall"])
     assert all(r["recall"] == 1.0 for r in result["recall"].values()), result["examples_missed"]
     assert result["false_flag_rate"] == 0.0, result["examples_missed"]
-    assert result["answers_per_s"] > 0
+    assert {"as_taken", "not_covered_phrasing", "hedge_sentence"} <= set(
+        result["false_flags_by_style"]
+    )
+    assert set(result["false_flags_by_format"]) == set(verification.FORMATS)
+    assert result["answers_per_s"] > 0 and result["wall"]["answers"] == 40
     page = report.write_report(tmp_path).read_text()
-    assert "## Verification of answers" in page and "`changed_figure`" in page
+    assert "## Verification of answers" in page and "`not_covered_phrasing`" in page
+
+
+def _case(block: str, uncovered: tuple[str, ...] = ()) -> verification.Case:
+    packet = verification.Packet(request_id="q", blocks={"E1": block}, uncovered=uncovered)
+    return verification.Case("t", packet, ("E1",), {"e1": "E1"})
 
 
 def test_mutants_of_a_correct_answer_change_what_they_claim() -> None:
-    packet = verification.Packet(
-        request_id="q", blocks={"E1": "It opened on 8 August 2014 with 40 staff."}
-    )
-    case = verification.Case("t", packet, ("E1",), {"e1": "E1"})
+    case = _case("It opened on 8 August 2014 with 40 staff.")
     sentences = verification.correct_answer(case)
     assert sentences == ["It opened on 8 August 2014 with 40 staff [E1]."]
-    mutants = dict(verification.mutants(case, sentences, "ev-9"))
+    mutants = dict(verification.mutants(case, sentences, "ev-9", 0))
     assert mutants["changed_date"] == ["It opened on 9 August 2014 with 40 staff [E1]."]
+    assert mutants["changed_numeric_date"] == ["It opened on 8/9/2014 with 40 staff [E1]."]
     assert mutants["unknown_label"] == ["It opened on 8 August 2014 with 40 staff [E2]."]
+    assert mutants["overlong_range"] == ["It opened on 8 August 2014 with 40 staff [E1-E400]."]
+    assert mutants["no_citation"] == ["It opened on 8 August 2014 with 40 staff."]
     assert mutants["leaked_id"][-1] == "See also ev-9."
     assert "changed_figure" not in mutants  # its only number sits next to a date
+    assert "reversed_range" not in mutants  # one label: no range to reverse
+
+
+def test_styles_restate_the_same_values() -> None:
+    case = _case("Revenue reached $3,500,000 on 22 December 2019, up 12 percent.")
+    sentences = verification.correct_answer(case)
+    styled = {
+        name: " ".join(out)
+        for name, style in verification.STYLES.items()
+        if (out := style(case, sentences, 0)) is not None
+    }
+    assert "12/22/2019" in styled["date_numeric_mdy"]
+    assert "22/12/2019" in styled["date_numeric_dmy"]
+    assert "12/22/19" in styled["date_numeric_short_year"]
+    assert "on Dec. 22, 2019," in styled["date_abbreviated_month"]
+    assert "22. Dezember 2019" in styled["date_german_ordinal"]
+    assert "$3.5M" in styled["scale_suffix"]
+    assert "数字是" in styled["cjk_sentence"]
+    assert "[E1-E1]" not in styled.get("citation_range", "")  # no neighbour: no range
+    for text in styled.values():
+        assert verification.verify_answer(text, case.packet).passed, text
+    bumped = verification.mutants(case, sentences, "ev-9", 0)
+    assert "$3.5bn" in " ".join(dict(bumped)["changed_scale"])
+
+
+@pytest.mark.parametrize("fmt", verification.FORMATS)
+def test_result_lines_read_back_as_written(fmt: str) -> None:
+    line = verification.result_line(fmt, "acme/q 1", "It is so [E1].")
+    assert line is not None
+    answer = parse_answer_line(line)
+    assert (answer.status, answer.text) == ("succeeded", "It is so [E1].")
+    for failure, status in (("api_errored", "errored"), ("api_no_content", "no_content")):
+        failed = verification.result_line(fmt, "acme/q 1", "x", failure)
+        if fmt == "plain":
+            assert failed is None  # plain lines have no API status
+        else:
+            assert failed is not None and parse_answer_line(failed).status == status

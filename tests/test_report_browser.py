@@ -97,7 +97,7 @@ def test_a_verified_run_fills_every_panel(run_dir: Path, tmp_path: Path) -> None
     )
     assert [k for k, v in panels.items() if v == "yes"] == []
     # drill-downs: a failing check opens to its answer and sentences, a reason to requests
-    rows = _parquet(f"{tmp_path}/run/verifications/*.parquet")
+    rows = _parquet(f"{tmp_path}/run/verifications/**/*.parquet")
     failing = sum("figures_supported" in r["failed_checks"] for r in rows)
     assert failing and f"figures_supported: {failing} failing answers" in dom
     assert re.search(r"unauthorized: \d+ candidates in \d+ requests", dom)

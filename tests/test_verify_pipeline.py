@@ -2,6 +2,7 @@
 verification rows read back from Parquet."""
 
 import glob
+import hashlib
 import json
 from pathlib import Path
 
@@ -68,18 +69,19 @@ def test_verify_rows_for_every_answer(vertex_run: Path, tmp_path: Path) -> None:
         results.append(_vertex_result(line, answer))
     answers = tmp_path / "predictions.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in results) + "{broken\n")
-    summary = verify.run(
+    outcome = verify.run(
         [
             f"--answers={answers}",
             f"--run={vertex_run}",
             f"--requests={SAMPLES / 'requests.jsonl'}",
             f"--output={tmp_path / 'verified'}",
+            "--max_failed=100%",
             "--runner=FnApiRunner",
         ]
     )
     rows = [
         r
-        for f in glob.glob(f"{tmp_path}/verified/verifications/*.parquet")
+        for f in glob.glob(f"{tmp_path}/verified/verifications/predictions/*.parquet")
         for r in pq.read_table(f).to_pylist()
     ]
     assert len(rows) == len(results)
@@ -94,9 +96,18 @@ def test_verify_rows_for_every_answer(vertex_run: Path, tmp_path: Path) -> None:
             failed = next(c for c in row["checks"] if c["name"] == "figures_supported")
             assert failed["offending"] == ["987,654"]
         assert row["tenant_id"] == manifests[request_id]["tenant_id"]
-    dead = Path(glob.glob(f"{tmp_path}/verified/verify_dead_letters/*.jsonl")[0]).read_text()
-    assert json.loads(dead)["stage"] == "answer"
-    assert f"{len(results)} answers" in summary
+    dead = glob.glob(f"{tmp_path}/verified/verify_dead_letters/predictions/*.jsonl")
+    letter = json.loads(Path(dead[0]).read_text())
+    assert letter["stage"] == "answer" and letter["source"] == f"{answers}:{len(results) + 1}"
+    assert f"{len(results)} answers" in outcome.summary and not outcome.gate_exceeded
+    texts = {json.dumps(r): r for r in results}
+    for row in rows:
+        line = Path(row["answer_file"]).read_text().splitlines()[row["answer_line"] - 1]
+        parsed = texts[line]
+        if parsed["status"] == "":
+            text = parsed["response"]["candidates"][0]["content"]["parts"][0]["text"]
+            assert row["answer_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+        assert not row["duplicate"] and row["answers_for_request"] == 1
 
 
 def test_the_sample_answers_give_one_row_each(tmp_path: Path) -> None:
@@ -117,7 +128,7 @@ def test_the_sample_answers_give_one_row_each(tmp_path: Path) -> None:
             "--runner=FnApiRunner",
         ]
     )
-    rows = {r["answer_key"]: r for r in _parquet(f"{run}/verifications/*.parquet")}
+    rows = {r["answer_key"]: r for r in _parquet(f"{run}/verifications/**/*.parquet")}
     assert len(rows) == len(answers.read_text().splitlines())
     assert rows["acme-q03"]["status"] == "errored"
     assert rows["globex-q02"]["status"] == "expired"
@@ -151,3 +162,95 @@ def test_rows_go_to_bigquery_too(gcp_emulators, vertex_run: Path, tmp_path: Path
     assert [(r["request_id"], r["status"]) for r in rows] == [
         (parse_prompt_line(line).key, "succeeded")
     ]
+
+
+def test_a_second_answer_set_goes_beside_the_first_and_the_gate_sets_the_exit_status(
+    vertex_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two answers for one request are told apart; `--max_failed` decides the exit status."""
+    lines = sorted(
+        line
+        for f in glob.glob(f"{vertex_run}/prompts/*.jsonl")
+        for line in Path(f).read_text().splitlines()
+    )
+    first, second = lines[0], lines[1]
+    uncited = json.dumps(_vertex_result(first, "It is so."))  # evidence packed, nothing cited
+    retry = json.dumps(_vertex_result(first, "It is so, as said."))
+    (tmp_path / "claude.jsonl").write_text(f"{uncited}\n\n{retry}\n")
+    (tmp_path / "gpt.jsonl").write_text(json.dumps(_vertex_result(second, "")) + "\n")
+    out = tmp_path / "verified"
+    common = [f"--run={vertex_run}", f"--output={out}", "--runner=FnApiRunner"]
+    code = verify.main([f"--answers={tmp_path / 'claude.jsonl'}", "--max_failed=1", *common])
+    printed = capsys.readouterr().out
+    assert code == verify.GATE_EXCEEDED, printed
+    unanswered = len(lines) - 1
+    assert f"{unanswered} prompts of {len(lines)} had no answer" in printed
+    assert "cites_evidence 2" in printed and "EXCEEDED" in printed
+    rows = sorted(_parquet(f"{out}/verifications/claude/*.parquet"), key=lambda r: r["answer_line"])
+    assert [(r["answer_line"], r["duplicate"], r["answers_for_request"]) for r in rows] == [
+        (1, False, 2),
+        (3, True, 2),
+    ]
+    assert rows[0]["answer_sha256"] != rows[1]["answer_sha256"]
+    gpt = [f"--answers={tmp_path / 'gpt.jsonl'}", *common]
+    assert verify.main([*gpt, "--max_failed=100%"]) == 0  # beside claude/, not refused
+    (row,) = _parquet(f"{out}/verifications/gpt/*.parquet")
+    assert row["failed_checks"] == ["answered"]
+    assert verify.main(gpt) == 2  # the same answer set again needs --overwrite
+    assert "--answer_set" in capsys.readouterr().err
+
+
+def test_failure_limits_and_answer_set_names() -> None:
+    assert verify.FailureLimit.parse("0").exceeded(1, 100)
+    assert not verify.FailureLimit.parse("3").exceeded(3, 100)
+    assert verify.FailureLimit.parse("2%").exceeded(3, 100)
+    assert not verify.FailureLimit.parse("2.5%").exceeded(2, 100)
+    for bad in ("-1", "x", "150%", "0.5"):
+        with pytest.raises(ValueError, match="--max_failed"):
+            verify.FailureLimit.parse(bad)
+    assert verify.answer_set_name("results/*.jsonl") == "results"
+    assert verify.answer_set_name("gs://b/out/claude-*.jsonl.gz") == "claude"
+    assert verify.answer_set_name("gs://b/*.jsonl") == "b"
+    assert verify.answer_set_name("my answers.jsonl") == "my_answers"
+
+
+def test_a_misspelt_gate_flag_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--answers=a.jsonl", f"--run={tmp_path}", "--max_faild=0"]
+    assert verify.main(argv) == 2
+    assert "--max_failed" in capsys.readouterr().err
+    assert verify.main(["--answers=a.jsonl", f"--run={tmp_path}", "--max_failed=lots"]) == 2
+    assert "--max_failed must be" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_answer_lines_keep_their_numbers_compressed_or_not(tmp_path: Path) -> None:
+    import gzip
+
+    from transforms.strict_json import Unreadable
+    from transforms.verify import numbered_lines
+
+    lines = b'{"a": 1}\n\n  \n{"b": 2}\r\n{"c": 3}'
+    plain, packed = tmp_path / "r.jsonl", tmp_path / "r.jsonl.gz"
+    plain.write_bytes(lines)
+    packed.write_bytes(gzip.compress(lines))
+    for path in (plain, packed):
+        assert list(numbered_lines(str(path))) == [
+            (str(path), 1, b'{"a": 1}'),
+            (str(path), 4, b'{"b": 2}'),
+            (str(path), 5, b'{"c": 3}'),
+        ]
+    ((_, number, gone),) = numbered_lines(str(tmp_path / "gone.jsonl"))
+    assert isinstance(gone, Unreadable) and number == 1  # a dead letter, not a crash
+
+
+def test_an_answer_line_over_the_record_limit_is_cut_off_not_held(tmp_path: Path) -> None:
+    from transforms.strict_json import Unreadable
+    from transforms.verify import numbered_lines
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b"x" * 5000 + b"\n" + b'{"b": 2}\n')
+    (first, (_, number, big), last) = numbered_lines(str(path), limit=1000)
+    assert first[1:] == (1, b'{"a": 1}') and last[1:] == (3, b'{"b": 2}')
+    assert number == 2 and isinstance(big, Unreadable) and "max_record_bytes" in big.reason

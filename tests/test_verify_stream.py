@@ -35,7 +35,14 @@ def test_answers_meet_their_prompts_whatever_comes_first() -> None:
         .add_elements(
             [("prompt", _prompt("q1")), ("answer", _answer("q2", good))], event_timestamp=10
         )
-        .add_elements([("answer", _answer("q1", "It cost 12 dollars [E1]."))], event_timestamp=20)
+        .add_elements(
+            [
+                ("answer", _answer("q1", "It cost 12 dollars [E1].")),
+                ("answer", _answer("q2", "A retry [E1]. The sources do not cover sla.")),
+            ],
+            event_timestamp=20,
+        )
+        .add_elements([("answer", _answer("q1", "A retry: x and y [E1]."))], event_timestamp=25)
         .add_elements(
             [("answer", PubsubMessage(b"{oops", {})), ("prompt", _prompt("q2"))], event_timestamp=30
         )
@@ -54,16 +61,20 @@ def test_answers_meet_their_prompts_whatever_comes_first() -> None:
         answers = messages | "Answers" >> beam.FlatMap(lambda m: [m[1]] if m[0] == "answer" else [])
         verified = answers | VerifyAnswerStream(prompts, ttl_seconds=3600)
         assert_that(
-            verified.rows | beam.Map(lambda r: (r.request_id, r.status, tuple(r.failed_checks))),
+            verified.rows
+            | beam.Map(lambda r: (r.request_id, r.status, tuple(r.failed_checks), r.duplicate)),
             equal_to(
                 [
                     (
                         "q1",
                         "succeeded",
                         ("figures_supported", "conflicts_reported", "uncovered_facets_declared"),
+                        False,
                     ),
-                    ("q2", "succeeded", ("conflicts_reported",)),
-                    (None, "no_prompt", ()),
+                    ("q1", "succeeded", ("conflicts_reported", "uncovered_facets_declared"), True),
+                    ("q2", "succeeded", ("conflicts_reported",), False),
+                    ("q2", "succeeded", ("conflicts_reported",), True),
+                    (None, "no_prompt", (), False),
                 ]
             ),
             label="rows",

@@ -277,7 +277,7 @@ class _Inflate(io.RawIOBase):
 _DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
     CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, mode="rb"),
-    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, mode="rb"),  # noqa: SIM115 (`_lines` closes it)
+    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, mode="rb"),  # noqa: SIM115 (`file_lines` closes it)
     CompressionTypes.ZSTD: lambda raw: io.BufferedReader(
         zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
     ),
@@ -351,7 +351,7 @@ def _read_lines(
             yield line
 
 
-def _lines(
+def file_lines(
     path: str, start: int, end: int | None, limit: int | None = None
 ) -> Iterator[bytes | Unreadable]:
     """The lines that begin in bytes [start, end) of a plain file (a compressed one: all).
@@ -385,7 +385,7 @@ def jsonl_records(
     `Unreadable` where reading fails, or in place of a line over `limit` bytes."""
     read = 0
     try:
-        for line in _lines(path, start, end, limit):
+        for line in file_lines(path, start, end, limit):
             if isinstance(line, Unreadable):
                 read += 1
                 _BYTES_READ.inc(len(line.head))

@@ -7,10 +7,16 @@ may use for it, and answers and prompt lines are resolved to request ids.
 Then everything of one request meets: its manifest, prompt blocks, answers,
 and, when the request file is given, its candidates' texts and exclusions.
 The checks themselves are `packer.verify.verify_answer`.
+
+Answer files are read whole, one file per worker, so each line keeps its
+number for the row (`answer_line`); rejected: the byte ranges other inputs
+are split into, which cannot know their lines' numbers. Result files are
+one batch's answers each, so a file per worker still spreads the work.
 """
 
+import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -26,6 +32,7 @@ from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.verification import VerificationRow
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
+from transforms.record_files import file_lines, matching_files
 from transforms.strict_json import Refused, Unreadable, decode_text
 
 ROWS = "rows"
@@ -41,16 +48,39 @@ class RequestFacts(Protocol):
     config_hash: str | None
 
 
+@dataclass(frozen=True)
+class Multiplicity:
+    """Where an answer stands among the answers for its request (`VerificationRow` fields)."""
+
+    duplicate: bool = False
+    answers_for_request: int | None = None
+
+
+def _identity(answer: Answer, multiplicity: Multiplicity) -> dict[str, Any]:
+    return {
+        "answer_key": answer.key,
+        "answer_file": answer.file,
+        "answer_line": answer.line,
+        "answer_sha256": hashlib.sha256(answer.text.encode("utf-8")).hexdigest(),
+        "duplicate": multiplicity.duplicate,
+        "answers_for_request": multiplicity.answers_for_request,
+        "answer_format": answer.answer_format,
+    }
+
+
 def unverified_row(
-    answer: Answer, status: str, error: str | None, manifest: RequestFacts | None = None
+    answer: Answer,
+    status: str,
+    error: str | None,
+    manifest: RequestFacts | None = None,
+    multiplicity: Multiplicity = Multiplicity(),
 ) -> VerificationRow:
     """A row for an answer that was not checked: an API failure, or no packet to check it by."""
     return VerificationRow(
         request_id=manifest.request_id if manifest else None,
-        answer_key=answer.key,
         tenant_id=manifest.tenant_id if manifest else None,
         event_time=manifest.event_time if manifest else None,
-        answer_format=answer.answer_format,
+        **_identity(answer, multiplicity),
         status=status,  # type: ignore[arg-type]
         error=error,
         passed=None,
@@ -92,15 +122,18 @@ def packet_of(
 
 
 def verified_row(
-    answer: Answer, manifest: RequestFacts, packet: Packet, run_ids: frozenset[str]
+    answer: Answer,
+    manifest: RequestFacts,
+    packet: Packet,
+    run_ids: frozenset[str],
+    multiplicity: Multiplicity = Multiplicity(),
 ) -> VerificationRow:
     verdict = verify_answer(answer.text, packet, run_ids)
     return VerificationRow(
         request_id=manifest.request_id,
-        answer_key=answer.key,
         tenant_id=manifest.tenant_id,
         event_time=manifest.event_time,
-        answer_format=answer.answer_format,
+        **_identity(answer, multiplicity),
         status="succeeded",
         error=None,
         passed=verdict.passed,
@@ -114,27 +147,63 @@ def verified_row(
     )
 
 
+def numbered_lines(
+    path: str, limit: int | None = None
+) -> Iterator[tuple[str, int, bytes | Unreadable]]:
+    """(path, 1-based line number, line) for each non-blank line of one JSONL file, read as
+    `transforms.record_files` reads any (compressed by its suffix, a line over `limit` bytes
+    an `Unreadable` holding its head); an `Unreadable` where reading fails."""
+    number = 0
+    try:
+        for number, line in enumerate(file_lines(path, 0, None, limit), 1):
+            if isinstance(line, Unreadable):
+                yield path, number, line
+            elif line.strip():
+                yield path, number, line.removesuffix(b"\n").removesuffix(b"\r")
+    except Exception as err:  # any failure to read is this file's dead letter
+        reason = f"{path} cannot be read after line {number}: {type(err).__name__}: {err}"
+        yield path, number + 1, Unreadable(reason)
+
+
+class ReadAnswerLines(beam.PTransform):
+    """Answer files -> (path, line number, line), one file per worker."""
+
+    def __init__(self, pattern: str, limit: int | None = None) -> None:
+        super().__init__()
+        self._pattern = pattern
+        self._limit = limit
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
+        return (
+            pbegin
+            | "AnswerFiles" >> beam.Create(matching_files(self._pattern))
+            | "SpreadFiles" >> beam.Reshuffle()
+            | "NumberedLines" >> beam.FlatMap(numbered_lines, self._limit)
+        )
+
+
 class _ParseLines(beam.DoFn):
-    """(source, line) -> parsed value, or a dead letter at `stage`."""
+    """(source, line number or None, line) -> parsed value, or a dead letter at `stage`."""
 
     def __init__(self, stage: str) -> None:
         self._stage = stage
-        self._parse = parse_answer_line if stage == "answer" else parse_prompt_line
 
-    def process(self, record: tuple[str, bytes | Unreadable]) -> Iterator[Any]:
-        source, line = record
+    def process(self, record: tuple[str, int | None, bytes | Unreadable]) -> Iterator[Any]:
+        source, number, line = record
         text = decode_text(line)
         if isinstance(text, Refused):
             error, shown = text.reason, text.text
         else:
             try:
-                yield self._parse(text)
+                if self._stage == "prompt":
+                    yield parse_prompt_line(text)
+                else:
+                    yield replace(parse_answer_line(text), file=source, line=number)
                 return
             except AnswerError as err:
                 error, shown = str(err), text
-        yield pvalue.TaggedOutput(
-            DEAD_LETTERS, dead_letter(self._stage, error, shown, source, None)
-        )
+        where = f"{source}:{number}" if number is not None else source
+        yield pvalue.TaggedOutput(DEAD_LETTERS, dead_letter(self._stage, error, shown, where, None))
 
 
 def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
@@ -199,15 +268,17 @@ class _Verify(beam.DoFn):
         packet = None
         if prompts:
             packet = packet_of(manifest, prompts[0], request, list(groups.get("exclusions", [])))
-        for answer in answers:
+        answers.sort(key=lambda a: (a.file or "", a.line or 0, a.key, a.text))
+        for n, answer in enumerate(answers):
+            multiplicity = Multiplicity(duplicate=n > 0, answers_for_request=len(answers))
             if answer.status != "succeeded":
-                row = unverified_row(answer, answer.status, answer.error, manifest)
+                row = unverified_row(answer, answer.status, answer.error, manifest, multiplicity)
             elif packet is None:
                 row = unverified_row(
-                    answer, "no_prompt", "no prompt line for this request", manifest
+                    answer, "no_prompt", "no prompt line for this request", manifest, multiplicity
                 )
             else:
-                row = verified_row(answer, manifest, packet, run_ids)
+                row = verified_row(answer, manifest, packet, run_ids, multiplicity)
                 self._rows.inc()
                 if not row.passed:
                     self._failed.inc()
@@ -227,7 +298,8 @@ class VerifyOutputs:
 
 
 class VerifyAnswers(beam.PTransform):
-    """(answer lines, prompt lines, manifests[, requests, exclusions]) -> verification rows."""
+    """(numbered answer lines (`ReadAnswerLines`), prompt lines, manifests[, requests,
+    exclusions]) -> verification rows."""
 
     def __init__(
         self,
@@ -247,8 +319,11 @@ class VerifyAnswers(beam.PTransform):
         answers = answer_lines | "ParseAnswers" >> beam.ParDo(_ParseLines("answer")).with_outputs(
             DEAD_LETTERS, main="answers"
         )
-        prompts = self._prompts | "ParsePrompts" >> beam.ParDo(_ParseLines("prompt")).with_outputs(
-            DEAD_LETTERS, main="prompts"
+        prompts = (
+            self._prompts
+            | "Unnumbered" >> beam.MapTuple(lambda source, line: (source, None, line))
+            | "ParsePrompts"
+            >> beam.ParDo(_ParseLines("prompt")).with_outputs(DEAD_LETTERS, main="prompts")
         )
         manifests = self._manifests
         key_map = manifests | "AnswerKeys" >> beam.FlatMap(

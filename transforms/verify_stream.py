@@ -16,13 +16,13 @@ as is the excluded-text check.
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import apache_beam as beam
 from apache_beam import pvalue
-from apache_beam.coders import PickleCoder
+from apache_beam.coders import PickleCoder, VarIntCoder
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import (
@@ -38,15 +38,17 @@ from packer.verify import Packet
 from schemas.verification import VerificationRow
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, DEFAULT_PROMPT_TTL_SECONDS
-from transforms.verify import unverified_row, verified_row
+from transforms.verify import Multiplicity, unverified_row, verified_row
 
 """How long a prompt waits for its answer: batch APIs answer within 24 hours."""
 
 _PROMPT = ReadModifyWriteStateSpec("prompt", PickleCoder())
 _WAITING = BagStateSpec("waiting", PickleCoder())
+_SEEN = ReadModifyWriteStateSpec("answers_seen", VarIntCoder())
 _EXPIRY = TimerSpec("expiry", TimeDomain.WATERMARK)
 _PROMPT_STATE = beam.DoFn.StateParam(_PROMPT)
 _WAITING_STATE = beam.DoFn.StateParam(_WAITING)
+_SEEN_STATE = beam.DoFn.StateParam(_SEEN)
 _EXPIRY_TIMER = beam.DoFn.TimerParam(_EXPIRY)
 
 
@@ -105,7 +107,8 @@ class _ParseMessages(beam.DoFn):
                 yield key, ("prompt", prompt)
             else:
                 answer = parse_answer_line(message.data.decode("utf-8"))
-                yield answer.key, ("answer", answer)
+                where = f"pubsub:{message.message_id}" if message.message_id else None
+                yield answer.key, ("answer", replace(answer, file=where))
         except (AnswerError, UnicodeDecodeError) as err:
             source = f"{self._kind}#{message.message_id or 'unknown'}"
             yield pvalue.TaggedOutput(
@@ -113,14 +116,19 @@ class _ParseMessages(beam.DoFn):
             )
 
 
-def _row(answer: Answer, prompt: StreamPrompt) -> VerificationRow:
+def _row(answer: Answer, prompt: StreamPrompt, duplicate: bool) -> VerificationRow:
+    multiplicity = Multiplicity(duplicate=duplicate)
     if answer.status != "succeeded":
-        return unverified_row(answer, answer.status, answer.error, prompt)
-    return verified_row(answer, prompt, prompt.packet, frozenset())
+        return unverified_row(answer, answer.status, answer.error, prompt, multiplicity)
+    return verified_row(answer, prompt, prompt.packet, frozenset(), multiplicity)
 
 
 class JoinAndVerify(beam.DoFn):
-    """Keyed by prompt key: hold the prompt or the early answers; verify when both are there."""
+    """Keyed by prompt key: hold the prompt or the early answers; verify when both are there.
+
+    Answers wait with whether one for the same key arrived before them (`duplicate`);
+    the count lives as long as the key's state, so a retry after the TTL is not marked.
+    """
 
     def __init__(self, ttl_seconds: int) -> None:
         self._ttl = Duration(seconds=ttl_seconds)
@@ -131,6 +139,7 @@ class JoinAndVerify(beam.DoFn):
         prompt_state: Any = _PROMPT_STATE,
         waiting: Any = _WAITING_STATE,
         expiry: Any = _EXPIRY_TIMER,
+        seen: Any = _SEEN_STATE,
         timestamp: Timestamp = beam.DoFn.TimestampParam,
     ) -> Iterator[VerificationRow]:
         _, (kind, value) = element
@@ -139,13 +148,16 @@ class JoinAndVerify(beam.DoFn):
             if prompt is None:
                 prompt_state.write(value)
                 expiry.set(timestamp + self._ttl)
-            for answer in waiting.read():
-                yield _row(answer, value)
+            for answer, duplicate in waiting.read():
+                yield _row(answer, value, duplicate)
             waiting.clear()
-        elif prompt is not None:
-            yield _row(value, prompt)
+            return
+        count = seen.read() or 0
+        seen.write(count + 1)
+        if prompt is not None:
+            yield _row(value, prompt, count > 0)
         else:
-            waiting.add(value)
+            waiting.add((value, count > 0))
             expiry.set(timestamp + self._ttl)
 
     @on_timer(_EXPIRY)
@@ -153,11 +165,18 @@ class JoinAndVerify(beam.DoFn):
         self,
         prompt_state: Any = _PROMPT_STATE,
         waiting: Any = _WAITING_STATE,
+        seen: Any = _SEEN_STATE,
     ) -> Iterator[VerificationRow]:
-        for answer in waiting.read():
-            yield unverified_row(answer, "no_prompt", "no prompt message arrived within the TTL")
+        for answer, duplicate in waiting.read():
+            yield unverified_row(
+                answer,
+                "no_prompt",
+                "no prompt message arrived within the TTL",
+                multiplicity=Multiplicity(duplicate=duplicate),
+            )
         waiting.clear()
         prompt_state.clear()
+        seen.clear()
 
 
 @dataclass(frozen=True)
