@@ -181,6 +181,47 @@ class NaivePacker:
         return Packed(shown=shown, context="".join(out).rstrip("\n"))
 
 
+class OraclePacker:
+    """The best any packer could do at the same budget, in our layout and ledger.
+
+    It knows the labels: the gold passages first, shortest first, then the rest
+    by score, each as our default block (`our_format_block`); the ledger is
+    ours (the blocks plus the notes, the no-evidence note when nothing fits),
+    counted exactly, and a block that does not fit is skipped, not the end of
+    the loop, so it is never over budget. It packs whole passages only and
+    does not fold copies or pay for facet notes: where ours packs a sentence
+    unit of a passage too long for the budget, ours can score above it.
+    """
+
+    name = "oracle"
+
+    def __init__(self, budget: int, layout: PromptLayout, gold: frozenset[str]) -> None:
+        self.budget = budget
+        self.layout = layout
+        self.gold = gold
+
+    def __call__(self, request: Request) -> Packed:
+        layout = self.layout
+        ranked = retrieval_order(request)
+        gold = sorted(
+            (c for c in ranked if c.evidence_id in self.gold),
+            key=lambda c: layout.count(c.text),
+        )
+        rest = [c for c in ranked if c.evidence_id not in self.gold]
+        empty = layout.count(layout.notes((), "", has_evidence=False))
+        blocks: list[str] = []
+        shown: dict[str, str] = {}
+        used = 0
+        for cand in [*gold, *rest]:
+            block = our_format_block(layout, len(blocks) + 1, cand)
+            cost = layout.count(block)
+            if used + cost <= self.budget:
+                used += cost
+                blocks.append(block)
+                shown[cand.evidence_id] = cand.text
+        return Packed(shown=shown, context="".join(blocks), tokens=used if blocks else empty)
+
+
 class _LlamaIndexPromptHelper:
     """A LlamaIndex PromptHelper whose window is the evidence budget (no output reserve)."""
 

@@ -75,6 +75,7 @@ from benchmarks.baselines import (
     LlamaIndexRepack,
     LlamaIndexTruncate,
     NaivePacker,
+    OraclePacker,
     OurPacker,
     Packed,
     Packer,
@@ -96,6 +97,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-facets": {"enable_facet_coverage": False},
     "no-doc-cap": {"enable_document_cap": False},
     "no-units": {"enable_sentence_units": False},
+    "no-subject-links": {"enable_subject_links": False},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
@@ -274,33 +276,38 @@ def detection_metrics(cases: Sequence[Any], packs: Sequence[Packed], sides: Side
 class Dataset:
     """One evaluation set: how to load it, score packs, and what its headline metric is.
 
-    `sides` gives a case's (wrong, right) passages when the set labels conflicts.
+    `gold` gives a case's gold passages (what the oracle packs first); `sides`
+    its (wrong, right) passages when the set labels conflicts.
     """
 
     load: Callable[[Path, int | None], Sequence[Any]]
     score: Scorer
     primary: str
+    gold: Callable[[Any], frozenset[str]]
     sides: Sides | None = None
 
 
 DATASETS: dict[str, Dataset] = {
-    "hotpotqa": Dataset(hotpotqa_cases, hotpot_metrics, "both_supporting"),
+    "hotpotqa": Dataset(hotpotqa_cases, hotpot_metrics, "both_supporting", lambda c: c.supporting),
     "hotpotqa-notitle": Dataset(
         partial(hotpotqa_cases, titles=False),
         hotpot_metrics,
         "both_supporting",
+        lambda c: c.supporting,
     ),
     "ramdocs": Dataset(
         ramdocs_cases,
         ramdocs_metrics,
         "all_gold_present",
+        lambda c: c.correct,
         sides=lambda c: (c.misinfo, c.correct),
     ),
-    "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence"),
+    "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence", lambda c: c.evidence),
     "conflict_nq": Dataset(
         conflict_nq_cases,
         conflict_nq_metrics,
         "both_kept",
+        lambda c: frozenset([c.real]),
         sides=lambda c: (c.fakes, frozenset([c.real])),
     ),
 }
@@ -308,11 +315,13 @@ DATASETS: dict[str, Dataset] = {
 
 @dataclass(frozen=True)
 class Tools:
-    """What packers are built from: the shared catalog and token counters."""
+    """What packers are built from: the shared catalog, token counters, and the gold
+    passages of every loaded case (the oracle's labels; ids are unique across sets)."""
 
     catalog: Catalog
     runtime: PackerRuntime
     count: Callable[[str], int]
+    gold: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -346,6 +355,13 @@ PACKERS: list[PackerSpec] = [
     PackerSpec("ours", "relevance", _ours()),
     *(PackerSpec(f"ours:{p}", p, _ours(order_policy=p)) for p in ORDER_POLICIES[1:]),
     *(PackerSpec(f"ours-{name}", "relevance", _ours(**o)) for name, o in ABLATIONS.items()),
+    PackerSpec(
+        "oracle",
+        "gold",
+        lambda budget, tools: OraclePacker(
+            budget, layout_of(PackingConfig(), tools.runtime.tokens), tools.gold
+        ),
+    ),
     PackerSpec("naive", "score", _naive()),
     PackerSpec("naive-exact", "score", _naive(count_headers=True)),
     PackerSpec(
@@ -450,7 +466,8 @@ def evaluate(
     catalog = Catalog(catalog_documents([c.request for cs in cases.values() for c in cs]))
     runtime = PackerRuntime.load()
     tokens = runtime.tokens
-    tools = Tools(catalog, runtime, tiktoken_counter(tokens.encoding))
+    gold = frozenset().union(*(DATASETS[name].gold(c) for name, cs in cases.items() for c in cs))
+    tools = Tools(catalog, runtime, tiktoken_counter(tokens.encoding), gold)
     specs = [s for s in PACKERS if s.name in packers]
     rows = []
     with offline_cl100k_cache():

@@ -2,8 +2,12 @@
 
 "ours" is our packer with the default config (relevance order); "naive" the
 seed loop that counts only passage text, "naive-exact" the same loop charged
-for its headers. A target whose rows are absent from the run (a subset of
-datasets, packers or budgets) is reported as not measured, never as met.
+for its headers; "oracle" packs the gold passages first (shortest first),
+then the rest by score, in our layout and ledger. Gap closed = (ours -
+naive-exact) / (oracle - naive-exact) per dataset and budget, judged where
+naive-exact is below the oracle by more than 3 points. A target whose rows
+are absent from the run (a subset of datasets, packers or budgets) is reported
+as not measured, never as met.
 """
 
 from collections.abc import Sequence
@@ -12,6 +16,10 @@ from typing import Any
 
 Row = dict[str, Any]
 OURS = "ours"
+ORACLE = "oracle"
+GAP_POINTS = 3.0
+"""A cell is judged on gap closed only where naive-exact is this far below the oracle."""
+GAP_GOAL = 0.5
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,52 @@ def losses(rows: Sequence[Row], against: str = "naive-exact") -> list[Row]:
                 "left_out": ", ".join(f"{reason} {n}" for reason, n in top),
             }
         )
+    return out
+
+
+def gaps(rows: Sequence[Row]) -> list[Row]:
+    """Per dataset and budget: oracle, naive-exact and ours on the primary metric, and the
+    share of the naive-to-oracle gap ours closes (None where the gap is too small to judge)."""
+    out = []
+    for ours in rows:
+        if ours["packer"] != OURS:
+            continue
+        dataset, budget = ours["dataset"], ours["budget"]
+        oracle = _value(find(rows, dataset, ORACLE, budget))
+        naive = _value(find(rows, dataset, "naive-exact", budget))
+        mine = _value(ours)
+        if oracle is None or naive is None or mine is None:
+            continue
+        gap = round(oracle - naive, 1)
+        closed = round((mine - naive) / gap, 2) if gap > GAP_POINTS else None
+        out.append(
+            {
+                "dataset": dataset,
+                "budget": budget,
+                "metric": ours["primary"],
+                ORACLE: oracle,
+                "naive-exact": naive,
+                OURS: mine,
+                "gap": gap,
+                "closed": closed,
+            }
+        )
+    return out
+
+
+def gap_closed(rows: Sequence[Row]) -> list[Target]:
+    """Gap closed >= 0.5 per dataset at every budget where the gap is judged."""
+    out = []
+    cells = gaps(rows)
+    for dataset in dict.fromkeys(r["dataset"] for r in rows if r["packer"] == OURS):
+        mine = [c for c in cells if c["dataset"] == dataset]
+        judged = [c for c in mine if c["closed"] is not None]
+        name = f"{dataset}: gap to the oracle closed >= {GAP_GOAL} where it exceeds {GAP_POINTS:g}"
+        if not judged:
+            out.append(Target(name, None, "no budget with a gap to judge" if mine else ""))
+            continue
+        detail = ", ".join(f"{c['budget']}: {c['closed']}" for c in judged)
+        out.append(Target(name, all(c["closed"] >= GAP_GOAL for c in judged), detail))
     return out
 
 
@@ -174,6 +228,7 @@ def evaluate(rows: Sequence[Row]) -> list[Target]:
     """Every target of the quality goal, in the order the report prints them."""
     return [
         *not_below_naive_exact(rows),
+        *gap_closed(rows),
         ramdocs_no_cut(rows),
         *over_naive(rows, "conflict_nq", "both_kept_flagged", "both_kept", 10, (256, 512)),
         *over_naive(rows, "multihop_rag", "all_evidence", "all_evidence", 5, (150, 256)),

@@ -20,7 +20,7 @@ from packer.order import order_records
 from packer.records import Evidence, canonical_words, question_terms, sha256_hex
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
-from packer.select import SelectionPolicy, select
+from packer.select import Selection, SelectionPolicy, select
 from packer.tokens import TokenCounter
 from packer.units import unit_span
 from packer.version import BUILDER_VERSION
@@ -238,38 +238,50 @@ def pack_request(
     member = layout.count(layout.conflict_note([widest, widest])) - layout.count(
         layout.conflict_note([widest])
     )
-    selection = select(
-        kept,
-        costs,
-        request.facets if config.enable_facet_coverage else (),
-        conflicts,
-        SelectionPolicy(
-            budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget)),
-            evidence_budget=budget,
-            weights=config.weights,
-            per_document_cap=config.per_document_cap if config.enable_document_cap else None,
-            facet_coverage=config.enable_facet_coverage,
-            as_of=as_of,
-            question_terms=terms,
-            question=" ".join(canonical_words(request.question)),
-            conflict_note=layout.count(layout.conflict_note([widest, widest])),
-            conflict_member=member,
-            sentence_units=config.enable_sentence_units,
-        ),
-        memos,
+    policy = SelectionPolicy(
+        budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget)),
+        evidence_budget=budget,
+        weights=config.weights,
+        per_document_cap=config.per_document_cap if config.enable_document_cap else None,
+        facet_coverage=config.enable_facet_coverage,
+        as_of=as_of,
+        question_terms=terms,
+        question=" ".join(canonical_words(request.question)),
+        conflict_note=layout.count(layout.conflict_note([widest, widest])),
+        conflict_member=member,
+        sentence_units=config.enable_sentence_units,
+        subject_links=config.enable_subject_links,
     )
+    facets = request.facets if config.enable_facet_coverage else ()
+
+    def chosen_and_rendered(
+        policy: SelectionPolicy,
+    ) -> tuple[Selection, list[Evidence], dict[str, tuple[str, int]], _Rendered]:
+        """Select under `policy`, then render what was chosen."""
+        selection = select(kept, costs, facets, conflicts, policy, memos)
+        chosen = [_as_packed(kept[i], selection.units.get(i), memos) for i in selection.chosen]
+        bodies = {
+            r.evidence_id: (
+                layout.body(costs.headers[i], r.text),
+                selection.block_tokens[i] - costs.label_cost,
+            )
+            for i, r in zip(selection.chosen, chosen, strict=True)
+        }
+        rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
+        return selection, chosen, bodies, rendered
+
+    selection, chosen, bodies, rendered = chosen_and_rendered(policy)
+    if not rendered.fits and chosen:
+        # The notes outgrew what selection paid for (a facet left uncovered after all):
+        # select again with that overflow set aside. Rejected: dropping the last blocks
+        # alone, which emptied packets whose one block filled the budget exactly.
+        shortest = layout.count(layout.facets_note([], len(rendered.uncovered)))
+        overflow = max(rendered.prompt_tokens - base - budget, shortest, 1)
+        smaller = replace(policy, budget=max(0, policy.budget - overflow))
+        selection, chosen, bodies, rendered = chosen_and_rendered(smaller)
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
-    chosen = [_as_packed(kept[i], selection.units.get(i), memos) for i in selection.chosen]
-    bodies = {
-        r.evidence_id: (
-            layout.body(costs.headers[i], r.text),
-            selection.block_tokens[i] - costs.label_cost,
-        )
-        for i, r in zip(selection.chosen, chosen, strict=True)
-    }
-    rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
     # The exact count of the whole prompt is the admission control: should the
-    # notes outgrow what selection paid for, the last chosen (least valuable) block goes.
+    # notes still outgrow what selection paid for, the last chosen (least valuable) block goes.
     while chosen and not rendered.fits:
         left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
         rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)

@@ -34,15 +34,13 @@ from pipelines.options import (
     settings_summary,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
-from schemas import ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.run import RunRecord
 from schemas.tables import BATCH_OUTPUTS, OUTPUTS
-from transforms.catalog_io import ReadCatalog
-from transforms.catalog_join import JoinedCatalog
-from transforms.catalog_lookup import BigtableCatalog
+from transforms.catalog.factory import catalog_provider
 from transforms.counts import CountExclusions
-from transforms.files import WriteJsonl, output_prefix
-from transforms.pack import CatalogProvider, PackRequests, SideInputCatalog
+from transforms.io.files import WriteJsonl, output_prefix
+from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
+from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.progress import (
     PACKED,
@@ -52,11 +50,7 @@ from transforms.progress import (
     TrackProgress,
     input_size,
 )
-from transforms.prompt_files import WritePromptLines
-from transforms.pubsub_io import PublishMessages, prompt_message
 from transforms.record_files import ReadRecords
-from transforms.sink_rows import EncodableRows, arrow_encoder, prompt_line_encoder
-from transforms.sinks import WriteAuditRows, exclusion_row_id, manifest_row_id
 from transforms.staging import (
     acquire,
     commit,
@@ -65,7 +59,7 @@ from transforms.staging import (
     release,
     staging_name,
 )
-from transforms.stats import CountDeadLetters, PromptTokenPercentiles
+from transforms.stats import PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
 
@@ -83,17 +77,8 @@ def output_files(output: str) -> dict[str, str]:
 
 def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
     """The pack step, the catalog where the chosen mode keeps it (see `--catalog_mode`)."""
-    return PackRequests(settings.config, catalog_provider(p, settings), settings.event_time)
-
-
-def catalog_provider(p: beam.Pipeline, settings: Settings) -> CatalogProvider:
-    """How the pack step finds each request's catalog entries in the chosen mode."""
-    source = settings.catalog
-    if source.mode == "join":
-        return JoinedCatalog(source.pattern, source.file_format)
-    if source.mode == "bigtable":
-        return BigtableCatalog(source.bigtable)
-    return SideInputCatalog(p | "ReadCatalog" >> ReadCatalog(source.pattern, source.file_format))
+    provider = catalog_provider(p, settings.catalog, streaming=False)
+    return PackRequests(settings.config, provider, settings.event_time)
 
 
 @dataclass(frozen=True)
@@ -147,66 +132,24 @@ def build(
         records = records | "ProgressRead" >> TrackProgress(board, READ, size)
     parsed = records | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
-    if progress_board is not None:
+    if progress_board is not None:  # not the sinks' letters: they come from packed rows
         _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
-    out = settings.output
-    limits = FILE_LIMITS[settings.config.prompt_format]
-    prompts = packed.lines | "EncodePrompts" >> EncodableRows("prompts", prompt_line_encoder)
-    manifests = packed.manifests | "EncodeManifests" >> EncodableRows(
-        "manifests", arrow_encoder(ManifestRow)
+        for stage, refused in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
+            _ = refused | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
+    letters = DeadLetters()
+    letters.add(parsed.dead_letters)
+    plan = OutputPlan(
+        sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
+        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        count_exclusions=CountExclusions(),
     )
-    exclusions = packed.exclusions | "EncodeExclusions" >> EncodableRows(
-        "exclusions", arrow_encoder(ExclusionRecord)
-    )
-    counts = (
-        exclusions.rows
-        | "CountExclusions" >> CountExclusions()
-        | "EncodeCounts" >> EncodableRows("exclusion_counts", arrow_encoder(ExclusionCount))
-    )
-    sinks = replace(settings.sinks, output=out)  # files go where this run stages them
-    written = [
+    written = write_outputs(packed, letters, plan).files
+    written.append(
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
-        | "WriteRunRecord" >> WriteJsonl(out, "runs")
-    ]
-    if sinks.prompts_topic is not None:
-        _ = prompts.rows | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
-    else:
-        written.append(prompts.rows | "WritePrompts" >> WritePromptLines(out, "prompts", limits))
-    writers = {
-        "manifests": WriteAuditRows("manifests", sinks, manifest_row_id),
-        "exclusions": WriteAuditRows("exclusions", sinks, exclusion_row_id),
-        "exclusion_counts": WriteAuditRows("exclusion_counts", sinks),
-        "dead_letters": WriteAuditRows("dead_letters", sinks),
-    }
-    refused = (
-        manifests.rows | "WriteManifests" >> writers["manifests"],
-        exclusions.rows | "WriteExclusions" >> writers["exclusions"],
-        counts.rows | "WriteCounts" >> writers["exclusion_counts"],
+        | "WriteRunRecord" >> WriteJsonl(settings.output, "runs")
     )
-    dead_letters = (
-        (
-            parsed.dead_letters,
-            packed.dead_letters,
-            prompts.dead_letters,
-            manifests.dead_letters,
-            exclusions.dead_letters,
-            counts.dead_letters,
-            *refused,
-        )
-        | "AllDeadLetters" >> beam.Flatten()
-        | "CountDeadLetters" >> CountDeadLetters()
-    )
-    if progress_board is not None:  # not the flattened letters: sinks add theirs at the end
-        for stage, letters in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
-            _ = letters | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
-    refused_letters = dead_letters | "WriteDeadLetters" >> writers["dead_letters"]
-    if sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
-        written.append(
-            refused_letters | "KeepRefusedDeadLetters" >> WriteJsonl(out, "dead_letters")
-        )
-    written += [w.written for w in writers.values() if w.written is not None]
     if final_commit is not None:
         _ = (
             p

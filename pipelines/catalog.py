@@ -5,7 +5,7 @@
 
 Creates the table if missing, writes every document of the file, and marks as
 deleted every document of the table the file no longer lists
-(`transforms.bigtable_catalog.load_catalog`). Idempotent: run it after each
+(`transforms.catalog.bigtable_table.load_catalog`). Idempotent: run it after each
 catalog export; running jobs see the changes within their cache TTL
 (`--catalog_refresh_seconds`). The file is streamed; the loader keeps one row
 key per document in memory to find the vanished ones. A file that lists a
@@ -20,8 +20,8 @@ from typing import get_args
 
 from pipelines.command import CommandParser, run_parsed
 from pipelines.options import file_format
-from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
-from transforms.catalog_io import catalog_documents
+from transforms.catalog.bigtable_table import TableAddress, create_table, load_catalog
+from transforms.catalog.side_input import catalog_documents
 from transforms.names import FileFormat
 
 

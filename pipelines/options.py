@@ -29,10 +29,11 @@ from schemas import PackingConfig
 from schemas._types import UtcDatetime, describe_validation_error
 from schemas.config import PromptFormat
 from schemas.tables import AUDIT_TABLES
-from transforms.bigquery_io import bigquery_client, create_tables
-from transforms.bigtable_catalog import TableAddress
-from transforms.catalog_io import catalog_documents, snapshot
-from transforms.catalog_lookup import CachedLookup
+from transforms.catalog.bigtable import CachedLookup
+from transforms.catalog.bigtable_table import TableAddress
+from transforms.catalog.factory import CATALOG_MODES, CatalogMode, CatalogSource
+from transforms.catalog.side_input import catalog_documents, snapshot
+from transforms.io.bigquery import bigquery_client, create_tables
 from transforms.names import (
     DEFAULT_CATALOG_CACHE_ENTRIES,
     DEFAULT_CATALOG_REFRESH_SECONDS,
@@ -56,24 +57,10 @@ _SUFFIXES: dict[str, FileFormat] = {
 }
 _COMPRESSION = (".gz", ".bz2", ".zst", ".deflate")
 
-CatalogMode = Literal["side_input", "join", "bigtable"]
-CATALOG_MODES: tuple[CatalogMode, ...] = ("side_input", "join", "bigtable")
 SIDE_INPUT_MAX_BYTES = 32 << 20
 """Above this size `auto` joins instead of broadcasting: measured with 2,000 requests
 (benchmarks/scale.py), the side input is faster only for small catalogs, and its
 memory grows with every document on every worker."""
-
-
-@dataclass(frozen=True)
-class CatalogSource:
-    """The catalog of a run: a file (side input or join) or a Bigtable table."""
-
-    mode: CatalogMode
-    pattern: str | None
-    file_format: FileFormat | None
-    bigtable: CachedLookup | None
-    refresh_seconds: float
-    """The revocation delay: how often streaming re-reads a file, how long a lookup is cached."""
 
 
 class EvpackOptions(PipelineOptions):

@@ -22,9 +22,9 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
+from packer.formats import FILE_LIMITS
 from pipelines.command import run_command
 from pipelines.options import (
-    CatalogSource,
     EvpackOptions,
     check_numbers,
     create_audit_tables,
@@ -35,21 +35,18 @@ from pipelines.options import (
     resource_name,
 )
 from schemas import PackingConfig
-from transforms.bigquery_io import RecentRequestIds
-from transforms.catalog_lookup import BigtableCatalog
-from transforms.catalog_refresh import RefreshingCatalogFile, load_snapshot
-from transforms.dead_letters import bounded
-from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
-from transforms.pack import CatalogProvider, PackRequests
-from transforms.pubsub_io import (
-    PublishMessages,
+from transforms.catalog.factory import CatalogSource, catalog_provider
+from transforms.catalog.refresh import load_snapshot
+from transforms.io.bigquery import RecentRequestIds
+from transforms.io.pubsub import (
     ReadRequestRecords,
-    dead_letter_message,
     emulator_receives_large_messages,
-    prompt_message,
 )
-from transforms.sinks import Sinks, WriteAuditRows, exclusion_row_id, manifest_row_id
-from transforms.stats import CountDeadLetters, SummarizeWindows
+from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
+from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
+from transforms.pack import PackRequests
+from transforms.sinks import Sinks
+from transforms.stats import SummarizeWindows
 from transforms.stream_parse import ParseRequestStream
 from transforms.windowed_counts import WindowedExclusionCounts
 
@@ -182,21 +179,6 @@ def resolve_streaming(options: PipelineOptions) -> StreamSettings:
     )
 
 
-def catalog_provider(settings: StreamSettings) -> CatalogProvider:
-    """Where the pack step finds the catalog: the re-read file, or Bigtable lookups.
-
-    Either way a catalog change applies within `--catalog_refresh_seconds`.
-    """
-    source = settings.catalog
-    if source.bigtable is not None:
-        return BigtableCatalog(source.bigtable)
-    return RefreshingCatalogFile(
-        source.pattern,  # type: ignore[arg-type]
-        source.file_format,  # type: ignore[arg-type]
-        source.refresh_seconds,
-    )
-
-
 def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     """Wire the streaming job into `pipeline`."""
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
@@ -213,46 +195,25 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         settings.max_record_bytes, settings.dedup_ttl_seconds, remembered
     )
     # Requests are packed at their element timestamp unless they carry a time.
-    packed = parsed.requests | "Pack" >> PackRequests(settings.config, catalog_provider(settings))
-    packed.lines | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
-    rejected_manifests = packed.manifests | "WriteManifests" >> WriteAuditRows(
-        "manifests", sinks, row_id=manifest_row_id
+    # The catalog file is re-read while the job runs, or looked up in Bigtable.
+    provider = catalog_provider(pipeline, settings.catalog, streaming=True)
+    packed = parsed.requests | "Pack" >> PackRequests(settings.config, provider)
+    letters = DeadLetters()
+    letters.add(read.dead_letters, parsed.dead_letters)
+    plan = OutputPlan(
+        sinks=sinks,
+        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        count_exclusions=WindowedExclusionCounts(
+            settings.window_seconds, settings.allowed_lateness_seconds
+        ),
+        dead_letter_topic=settings.dead_letter_topic,
     )
-    rejected_exclusions = packed.exclusions | "WriteExclusions" >> WriteAuditRows(
-        "exclusions", sinks, row_id=exclusion_row_id
-    )
-    rejected_counts = (
-        packed.exclusions
-        | "CountPerWindow"
-        >> WindowedExclusionCounts(settings.window_seconds, settings.allowed_lateness_seconds)
-        | "WriteCounts" >> WriteAuditRows("exclusion_counts", sinks)
-    )
-    dead_letters = (
-        (
-            read.dead_letters,
-            parsed.dead_letters,
-            packed.dead_letters,
-            rejected_manifests,
-            rejected_exclusions,
-            rejected_counts,
-        )
-        | "AllDeadLetters" >> beam.Flatten()
-        | "CountDeadLetters" >> CountDeadLetters()
-        | "Bound" >> beam.Map(bounded)
-    )
+    dead_letters = write_outputs(packed, letters, plan).dead_letters
     _ = (
         (packed.prompts, dead_letters)
         | "Summarized" >> beam.Flatten()
         | "SummarizeWindows"
         >> SummarizeWindows(settings.window_seconds, settings.allowed_lateness_seconds)
-    )
-    rejected_dead_letters = dead_letters | "WriteDeadLetters" >> WriteAuditRows(
-        "dead_letters", sinks
-    )
-    (
-        (dead_letters, rejected_dead_letters | "BoundRejected" >> beam.Map(bounded))
-        | "DeadLettersToPublish" >> beam.Flatten()
-        | "PublishDeadLetters" >> PublishMessages(settings.dead_letter_topic, dead_letter_message)
     )
 
 

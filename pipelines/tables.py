@@ -16,7 +16,7 @@ from pipelines.command import CommandParser, run_parsed
 from pipelines.options import dataset_name
 from pipelines.views import create_views
 from schemas.tables import AUDIT_TABLES
-from transforms.bigquery_io import bigquery_client, create_tables
+from transforms.io.bigquery import bigquery_client, create_tables
 
 
 def main(argv: list[str] | None = None) -> int:

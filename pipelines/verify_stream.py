@@ -29,7 +29,7 @@ from pipelines.options import (
 )
 from pipelines.streaming import LOCAL_RUNNER
 from pipelines.verify import verification_row_id
-from transforms.bigquery_io import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
+from transforms.io.bigquery import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.verify_stream import VerifyAnswerStream
 

@@ -202,6 +202,7 @@ class PackingConfig(_Config):
     enable_facet_coverage: bool = True
     enable_document_cap: bool = True
     enable_sentence_units: bool = True
+    enable_subject_links: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

@@ -28,8 +28,8 @@ with atheris.instrument_imports(include=["transforms.strict_json", "transforms.r
 from schemas import DeadLetter
 from tests.batch_run import ROOT, SAMPLES
 from tests.test_fuzz_boundary import assert_encodes
-from transforms.catalog_io import parse_catalog_row
-from transforms.pubsub_io import split_payload
+from transforms.catalog.side_input import parse_catalog_row
+from transforms.io.pubsub import split_payload
 
 MAX_BYTES = 1 << 20
 

@@ -12,7 +12,7 @@ from apache_beam.utils.shared import Shared
 
 from schemas import CatalogDocument
 from tests.batch_run import SAMPLES, input_lines
-from transforms.catalog_io import ReadCatalog, SharedCatalogs, parse_catalog_row, snapshot
+from transforms.catalog.side_input import ReadCatalog, SharedCatalogs, parse_catalog_row, snapshot
 
 ROWS = [json.loads(line) for line in input_lines(SAMPLES / "catalog.jsonl")]
 EXPECTED = snapshot(CatalogDocument.model_validate(r) for r in ROWS)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from benchmarks import scale
 from schemas import CatalogDocument, Request
-from transforms.catalog_join import line_key
+from transforms.catalog.join import line_key
 
 
 def test_generated_catalog_lines_are_valid_documents_with_cheap_keys(tmp_path: Path) -> None:

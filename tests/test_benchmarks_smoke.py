@@ -23,7 +23,14 @@ from benchmarks.adapters import (
     multihop_cases,
     ramdocs_cases,
 )
-from benchmarks.baselines import NaivePacker, OurPacker, Packed, our_format_block, tiktoken_counter
+from benchmarks.baselines import (
+    NaivePacker,
+    OraclePacker,
+    OurPacker,
+    Packed,
+    our_format_block,
+    tiktoken_counter,
+)
 from benchmarks.offline_tiktoken import CL100K_URL, offline_cl100k_cache
 from packer import Catalog, PackerRuntime
 from packer.pack import layout_of
@@ -236,6 +243,44 @@ def test_targets_judge_only_what_was_measured() -> None:
     assert judged["ramdocs: every gold answer at 512 >= 71% with no mid-sentence cut"]
 
 
+def test_gap_closed_is_judged_only_where_the_oracle_leads_by_more_than_3_points() -> None:
+    rows = [
+        _row("ramdocs", "ours", 150, 30.0),
+        _row("ramdocs", "naive-exact", 150, 20.0),
+        _row("ramdocs", "oracle", 150, 60.0),
+        _row("ramdocs", "ours", 512, 80.0),
+        _row("ramdocs", "naive-exact", 512, 78.0),
+        _row("ramdocs", "oracle", 512, 81.0),
+    ]
+    cells = {c["budget"]: c for c in targets.gaps(rows)}
+    assert (cells[150]["gap"], cells[150]["closed"]) == (40.0, 0.25)
+    assert cells[512]["closed"] is None  # a 3-point gap is not judged
+    [target] = targets.gap_closed(rows)
+    assert target.met is False and "150: 0.25" in target.detail and "512" not in target.detail
+    rows[0]["all_gold_present"] = 40.0
+    assert targets.gap_closed(rows)[0].met
+    assert targets.gap_closed(rows[:2])[0].met is None  # no oracle row: not measured
+
+
+def test_oracle_packs_gold_first_shortest_first_and_never_overruns(data_dir: Path) -> None:
+    runtime = PackerRuntime.load()
+    layout = layout_of(PackingConfig(), runtime.tokens)
+    cases = hotpotqa_cases(data_dir)
+    gold = frozenset().union(*(c.supporting for c in cases))
+    for budget in (150, 400):
+        oracle = OraclePacker(budget, layout, gold)
+        for case in cases:
+            packed = oracle(case.request)
+            assert packed.tokens is not None and packed.tokens <= budget
+            assert packed.tokens == layout.count(packed.context)
+            shown = list(packed.shown)
+            golds = [e for e in shown if e in case.supporting]
+            assert shown[: len(golds)] == golds  # gold blocks come first
+            texts = {c.evidence_id: c.text for c in case.request.candidates}
+            lengths = [layout.count(texts[e]) for e in golds]
+            assert lengths == sorted(lengths)
+
+
 def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
     tokens = PackerRuntime.load().tokens
     count = tiktoken_counter(tokens.encoding)
@@ -336,6 +381,7 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     assert "conflict_nq" in text and "Where ours loses" in text and "cores" in text
     assert "**met**" in text or "**MISSED**" in text
     assert (results / "retention.png").stat().st_size > 0
+    assert (results / "gap.png").stat().st_size > 0 and "Gap to the oracle" in text
     assert (results / "throughput.png").stat().st_size > 0
 
 

@@ -12,7 +12,7 @@ from pipelines import cli
 from schemas import ExclusionRecord, ManifestRow
 from schemas.bigquery import bigquery_schema
 from schemas.tables import AUDIT_TABLES
-from transforms.bigquery_io import (
+from transforms.io.bigquery import (
     DEAD_LETTER_STAGE,
     WriteToBigQueryRows,
     bigquery_client,

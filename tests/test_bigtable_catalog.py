@@ -5,7 +5,8 @@ import pytest
 from packer.catalog_slice import canonical_line
 from schemas import CatalogDocument
 from tests.factories import document
-from transforms.bigtable_catalog import (
+from transforms.catalog.bigtable import TtlCache, UnreadableEntry, documents_of
+from transforms.catalog.bigtable_table import (
     CatalogLookupError,
     TableAddress,
     create_table,
@@ -13,7 +14,6 @@ from transforms.bigtable_catalog import (
     open_table,
     read_entries,
 )
-from transforms.catalog_lookup import TtlCache, UnreadableEntry, documents_of
 
 
 def _table(project: str, name: str):

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from packer.catalog_slice import canonical_line, request_keys, slice_version
 from pipelines.options import SIDE_INPUT_MAX_BYTES, choose_catalog_mode
 from tests.factories import candidate, document, request
-from transforms.catalog_join import fan_out, line_key, referenced_rows
-from transforms.key_filter import BuildKeyFilter, KeyFilter
+from transforms.catalog.join import fan_out, line_key, referenced_rows
+from transforms.catalog.key_filter import BuildKeyFilter, KeyFilter
 
 ids = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
 

@@ -31,7 +31,7 @@ from schemas.config import FormatModels, model_misfit
 from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
-from transforms.prompt_files import WritePromptLines
+from transforms.io.prompt_files import WritePromptLines
 
 PROMPT = PromptMessage.model_validate(
     {
@@ -217,10 +217,11 @@ def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) ->
 def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     from schemas import DeadLetter
     from transforms import pack
+    from transforms.catalog.side_input import SnapshotReader
 
     monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
     config = PackingConfig(prompt_format="openai_batch")
-    fn = pack.PackDoFn(config, partial(pack.SnapshotReader, Shared()), None)
+    fn = pack.PackDoFn(config, partial(SnapshotReader, Shared()), None)
     fn.setup()
     req = request(candidate("e1", text="A passage. " * 60), request_id="q1")
     result = pack_request(req, Catalog([document()]), config, fn._runtime)

@@ -37,9 +37,9 @@ from schemas.arrow import arrow_schema
 from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
-from transforms.bigquery_io import to_bigquery_row
+from transforms.io.bigquery import to_bigquery_row
+from transforms.io.pubsub import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
 from transforms.names import InputShape
-from transforms.pubsub_io import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
 from transforms.record_files import HEAD_BYTES, file_records, parquet_records
 from transforms.request_records import Entry, assemble, decode, parse_record
 from transforms.strict_json import Unreadable

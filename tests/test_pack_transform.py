@@ -18,8 +18,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from packer import PackerRuntime, pack_request
 from schemas import BudgetOverride, PackingConfig, Request
 from tests.factories import candidate, document, request
-from transforms.catalog_io import LoadedCatalog, snapshot
-from transforms.pack import PackRequests, SideInputCatalog
+from transforms.catalog.side_input import LoadedCatalog, SideInputCatalog, snapshot
+from transforms.pack import PackRequests
 
 CONFIG = PackingConfig()
 CATALOG = snapshot(

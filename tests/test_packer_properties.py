@@ -32,6 +32,7 @@ configs = st.builds(
     enable_dedup=st.booleans(),
     enable_facet_coverage=st.booleans(),
     enable_document_cap=st.booleans(),
+    enable_subject_links=st.booleans(),
 )
 
 

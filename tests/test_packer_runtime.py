@@ -12,7 +12,8 @@ import packer
 from packer import Catalog, PackerRuntime, TokenCounter, pack_request
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
-from transforms.pack import PackDoFn, SnapshotReader
+from transforms.catalog.side_input import SnapshotReader
+from transforms.pack import PackDoFn
 
 CONFIG = PackingConfig()
 

@@ -4,6 +4,8 @@ import hashlib
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.layout import parse_blocks
@@ -252,3 +254,74 @@ def test_a_title_named_by_packed_evidence_is_the_next_hop(runtime):
         "e1",
         "e3",
     ]
+
+
+def test_untitled_passages_link_by_the_name_they_open_with(runtime):
+    """Without titles, the name an entry opens with is the next hop; off, it is not."""
+    texts = {
+        "e1": "Kiss and Tell is a 1945 film that starred Shirley Temple as Corliss Archer.",
+        "e2": "Shirley Temple (born 1928) was a United States ambassador to Ghana.",
+        "e3": "When the radio sitcom Meet Corliss Archer ended, the 1940s era closed.",
+    }
+    scores = {"e1": 0.9, "e2": 0.2, "e3": 0.5}
+    cands = [
+        candidate(e, f"d{e[1]}", text=t, title=None, retrieval_score=scores[e])
+        for e, t in texts.items()
+    ]
+    docs = [document(f"d{i}") for i in range(1, 4)]
+    question = "What post did the star of Kiss and Tell hold?"
+    block = run(runtime, docs, cands[0], question=question).manifest.budget.used
+    config = PackingConfig(
+        max_evidence_tokens=2 * block + 8, weights=UtilityWeights(new_question_terms=0)
+    )
+    linked = run(runtime, docs, *cands, question=question, config=config)
+    assert sorted(labels_in_order(linked)) == ["e1", "e2"]
+    off = config.model_copy(update={"enable_subject_links": False})
+    assert sorted(labels_in_order(run(runtime, docs, *cands, question=question, config=off))) == [
+        "e1",
+        "e3",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("Shirley Temple Black (April 23, 1928) was an actress.", "Shirley Temple Black"),
+        ("The Andre Norton Award for Young Adult Science Fiction and Fantasy is an award.", ""),
+        ("Meet Corliss Archer is an American radio sitcom.", "Meet Corliss Archer"),
+        ("The Beatles were a rock band.", "The Beatles"),
+        ("In 1845 Poe published The Raven.", ""),
+        ("When the war ended, the troops left.", ""),
+        ("the lower-case opening is no name, is it", ""),
+    ],
+)
+def test_subject_of_takes_only_an_entry_opening(text, subject):
+    from packer.select import subject_of
+
+    assert subject_of(text) == subject
+
+
+def test_a_block_filling_the_budget_leaves_room_for_the_facet_note(runtime):
+    """One block takes the whole budget, a carried facet stays uncovered: selection runs
+    again with the note's room set aside instead of the packet going empty."""
+    cands = [
+        candidate("e1", "d1", text="Refunds take ten days. " * 8, query_facets=("refunds",)),
+        candidate("e2", "d2", text="Warranty lasts a year. " * 40, query_facets=("warranty",)),
+        candidate("e3", "d3", text="Returns are free.", retrieval_score=0.1),
+    ]
+    docs = [document(f"d{i}") for i in range(1, 4)]
+    alone = run(runtime, docs[:1], cands[0], facets=("refunds",)).manifest.budget.used
+    config = PackingConfig(max_evidence_tokens=alone, enable_sentence_units=False)
+    result = run(runtime, docs, *cands, facets=("refunds", "warranty"), config=config)
+    assert labels_in_order(result) == ["e3"]
+    assert result.manifest.budget.used <= alone
+    assert "Required facets without evidence" in result.prompt.messages[1].content
+
+
+@given(st.text(alphabet=st.sampled_from('AbZ 19"(,.&-\u2013isawthe'), max_size=60))
+def test_subject_of_is_a_prefix_name_or_nothing(text):
+    from packer.select import subject_of
+
+    subject = subject_of(text)
+    assert subject == "" or text.lstrip().lstrip('"').startswith(subject)
+    assert not subject or subject[0].isupper() or subject[0].isdigit() or text.lstrip()[0] == '"'

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from schemas import DeadLetter
 from tests.factories import document
-from transforms.catalog_io import ReadCatalogDocuments, catalog_documents
+from transforms.catalog.side_input import ReadCatalogDocuments, catalog_documents
 from transforms.names import FileFormat
 from transforms.record_files import (
     HEAD_BYTES,

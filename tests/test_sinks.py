@@ -15,7 +15,9 @@ from pipelines.batch import run as run_batch
 from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
 from tests.factories import candidate, document, request
 from tests.stream_harness import Routes, drain, publish, streaming_job
-from transforms.bigquery_io import bigquery_client
+from transforms.io.bigquery import InsertRows, LoadJobRows, bigquery_client
+from transforms.io.files import FileRows
+from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
 
 pytestmark = pytest.mark.emulators
 
@@ -91,3 +93,19 @@ def test_streaming_writes_audit_rows_as_windowed_parquet(gcp_emulators, tmp_path
     assert [m["request_id"] for m in manifests] == ["q-files"]
     assert manifests[0]["catalog_version"]
     assert [(x["evidence_id"], x["reason"]) for x in exclusions] == [("e-gone", "unknown_document")]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "load_jobs", "backend"),
+    [
+        (None, False, FileRows),
+        (None, True, FileRows),
+        ("p.evpack", False, InsertRows),
+        ("p.evpack", True, LoadJobRows),
+    ],
+)
+def test_the_flags_pick_one_registered_backend(
+    dataset: str | None, load_jobs: bool, backend: type
+) -> None:
+    sinks = Sinks(output="out", dataset=dataset, prompts_topic=None, load_jobs=load_jobs)
+    assert isinstance(AUDIT_SINKS[audit_sink(sinks)](sinks), backend)

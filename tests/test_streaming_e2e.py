@@ -17,8 +17,8 @@ import pytest
 from packer import BUILDER_VERSION
 from schemas import CatalogDocument, Request
 from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
-from transforms.bigquery_io import bigquery_client
-from transforms.pubsub_io import split_payload
+from transforms.io.bigquery import bigquery_client
+from transforms.io.pubsub import split_payload
 from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators

@@ -22,7 +22,7 @@ from google.cloud import pubsub_v1
 
 from pipelines.streaming import LOCAL_PULL_MESSAGES
 from tests.stream_harness import Received, Routes, publish, query_until
-from transforms.bigquery_io import bigquery_client
+from transforms.io.bigquery import bigquery_client
 from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators

@@ -14,8 +14,8 @@ import pytest
 from schemas import CatalogDocument
 from tests.factories import candidate, document, request
 from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
-from transforms.bigquery_io import bigquery_client
-from transforms.bigtable_catalog import TableAddress, create_table, load_catalog
+from transforms.catalog.bigtable_table import TableAddress, create_table, load_catalog
+from transforms.io.bigquery import bigquery_client
 
 pytestmark = pytest.mark.emulators
 

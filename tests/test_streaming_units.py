@@ -20,9 +20,9 @@ from packer.formats import PromptLine
 from pipelines.streaming import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from tests.factories import candidate, document, request
-from transforms.catalog_refresh import RefreshingCatalog
+from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
-from transforms.pubsub_io import (
+from transforms.io.pubsub import (
     dead_letter_message,
     event_timestamp,
     prompt_message,

@@ -138,7 +138,7 @@ def test_the_sample_answers_give_one_row_each(tmp_path: Path) -> None:
 
 @pytest.mark.emulators
 def test_rows_go_to_bigquery_too(gcp_emulators, vertex_run: Path, tmp_path: Path) -> None:
-    from transforms.bigquery_io import bigquery_client
+    from transforms.io.bigquery import bigquery_client
 
     line = next(
         line

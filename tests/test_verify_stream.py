@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from packer.formats import PromptLine, format_line
 from schemas import PromptMessage
 from tests.test_formats import PROMPT
-from transforms.pubsub_io import prompt_message
+from transforms.io.pubsub import prompt_message
 from transforms.verify_stream import VerifyAnswerStream
 
 
@@ -111,7 +111,7 @@ def test_streaming_verifier_on_the_emulators(gcp_emulators) -> None:
 
     from pipelines import verify_stream
     from tests.stream_harness import publish, query_until
-    from transforms.bigquery_io import bigquery_client
+    from transforms.io.bigquery import bigquery_client
 
     project = gcp_emulators.project
     topic = f"projects/{project}/topics/verify-{{}}"

@@ -10,7 +10,7 @@ from pipelines.views import create_views, load_views
 from schemas.tables import AUDIT_TABLES
 from tests.audit_rows import EXPECTED, ROWS, assert_view_rows
 from tests.conftest import EMULATOR_PROJECT
-from transforms.bigquery_io import bigquery_client, create_tables, to_bigquery_row
+from transforms.io.bigquery import bigquery_client, create_tables, to_bigquery_row
 
 
 def test_every_view_states_its_question_and_has_expectations() -> None:

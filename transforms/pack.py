@@ -30,8 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import apache_beam as beam
 from apache_beam import pvalue
@@ -40,7 +39,7 @@ from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
-from packer import Catalog, PackerRuntime, pack_request
+from packer import PackerRuntime, pack_request
 from packer.formats import FILE_LIMITS, PromptLine, format_line
 from packer.pack import PackError, PackResult
 from schemas import (
@@ -52,7 +51,7 @@ from schemas import (
     PromptMessage,
     Request,
 )
-from transforms.catalog_io import CatalogSnapshot, SharedCatalogs
+from transforms.catalog.base import CatalogProvider, CatalogReader, CatalogView
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
@@ -63,65 +62,6 @@ LINES = "prompt_lines"
 PROGRESS_SECONDS = 30.0
 
 _LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CatalogView:
-    """A request with the catalog entries it may see, and the version of those entries."""
-
-    request: Request
-    catalog: Catalog
-    version: str
-
-
-class CatalogReader(Protocol):
-    """One DoFn instance's access to the catalog, opened in `setup()`."""
-
-    def view(self, element: Any, *side_inputs: Any) -> CatalogView | DeadLetter:
-        """The element's request and its catalog, or a dead letter (e.g. an unreadable entry)."""
-        ...
-
-
-@dataclass(frozen=True)
-class Attached:
-    """What a catalog provider adds to the requests for the pack step.
-
-    `elements` are what the pack DoFn reads (the requests, or the requests
-    with their joined catalog rows), `side_inputs` its side inputs, and
-    `open_reader` (pickled with the DoFn) opens its `CatalogReader` on a worker.
-    """
-
-    elements: beam.PCollection
-    side_inputs: tuple[Any, ...]
-    open_reader: Callable[[], CatalogReader]
-
-
-class CatalogProvider(Protocol):
-    """Where the pack step finds each request's catalog entries (one per `--catalog_mode`)."""
-
-    def attach(self, requests: beam.PCollection[Request]) -> Attached: ...
-
-
-class SnapshotReader:
-    """Reads the catalog from a snapshot (the side input), loaded once per worker."""
-
-    def __init__(self, catalogs: Shared) -> None:
-        self._catalogs = SharedCatalogs(catalogs)
-
-    def view(self, request: Request, snapshot: CatalogSnapshot) -> CatalogView:
-        loaded = self._catalogs.get(snapshot)
-        return CatalogView(request, loaded.catalog, loaded.version(request))
-
-
-class SideInputCatalog:
-    """The catalog as one snapshot side input (small catalogs; `--catalog_mode=side_input`)."""
-
-    def __init__(self, snapshot: beam.PCollection[CatalogSnapshot]) -> None:
-        self._snapshot = snapshot
-
-    def attach(self, requests: beam.PCollection[Request]) -> Attached:
-        side_input = beam.pvalue.AsSingleton(self._snapshot)
-        return Attached(requests, (side_input,), partial(SnapshotReader, Shared()))
 
 
 def load_runtime(config: PackingConfig) -> PackerRuntime:

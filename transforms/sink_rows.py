@@ -8,6 +8,11 @@ sink's own encoder (Arrow with the model's schema, UTF-8 JSON), and one by one
 only when a batch fails, so the check costs about a microsecond a row.
 Rejected: catching the writer's failure itself; Beam's file sinks fail the
 whole bundle, and by then the bad row cannot be told from the others.
+Rejected: `BatchElements` to form the batches; it stamps a batch flushed at
+the end of a bundle with the end of the global window, so in a streaming job
+the rows after it would leave their event-time windows (the windowed counts,
+the per-window files). The batches are held per bundle instead, and each row
+goes on with its own timestamp and window.
 """
 
 import json
@@ -18,7 +23,10 @@ from typing import Any
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam import pvalue
+from apache_beam.transforms.window import BoundedWindow
 from apache_beam.typehints.decorators import no_annotations
+from apache_beam.utils.timestamp import Timestamp
+from apache_beam.utils.windowed_value import PaneInfo, WindowedValue
 from pydantic import BaseModel
 
 from packer.formats import PromptLine
@@ -28,6 +36,7 @@ from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS
 
 WRITE_STAGE = "write"
+BATCH_ROWS = 1024
 Encoder = Callable[[Sequence[Any]], object]
 """Encodes a batch of rows the way their sink will, raising if any row cannot be."""
 
@@ -64,26 +73,51 @@ def write_letter(sink: str, row: Any, error: Exception) -> DeadLetter:
 
 
 class _Check(beam.DoFn):
+    """Rows held per bundle, encoded `BATCH_ROWS` at a time, each re-emitted with its own
+    timestamp, window and pane."""
+
     def __init__(self, sink: str, encode: Encoder) -> None:
         self._sink = sink
         self._encode = encode
+        self._held: list[WindowedValue] = []
 
-    def process(self, batch: list[Any]) -> Iterator[Any]:
-        try:
-            self._encode(batch)
-        except Exception:  # some row is bad: find it below
-            yield from self._one_by_one(batch)
+    def start_bundle(self) -> None:
+        self._held = []
+
+    def process(
+        self,
+        row: Any,
+        timestamp: Timestamp = beam.DoFn.TimestampParam,
+        window: BoundedWindow = beam.DoFn.WindowParam,
+        pane: PaneInfo = beam.DoFn.PaneInfoParam,
+    ) -> Iterator[Any]:
+        self._held.append(WindowedValue(row, timestamp, (window,), pane))
+        if len(self._held) >= BATCH_ROWS:
+            yield from self._flush()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        yield from self._flush()
+
+    def _flush(self) -> Iterator[Any]:
+        held, self._held = self._held, []
+        if not held:
             return
-        yield from batch
+        try:
+            self._encode([v.value for v in held])
+        except Exception:  # some row is bad: find it below
+            yield from self._one_by_one(held)
+            return
+        yield from held
 
-    def _one_by_one(self, batch: list[Any]) -> Iterator[Any]:
-        for row in batch:
+    def _one_by_one(self, held: list[WindowedValue]) -> Iterator[Any]:
+        for value in held:
             try:
-                self._encode([row])
+                self._encode([value.value])
             except Exception as err:  # any failure to encode is this row's dead letter
-                yield pvalue.TaggedOutput(DEAD_LETTERS, write_letter(self._sink, row, err))
+                letter = write_letter(self._sink, value.value, err)
+                yield pvalue.TaggedOutput(DEAD_LETTERS, value.with_value(letter))
                 continue
-            yield row
+            yield value
 
 
 @dataclass(frozen=True)
@@ -103,9 +137,5 @@ class EncodableRows(beam.PTransform):
 
     @no_annotations  # the result is a SinkRows, not a PCollection
     def expand(self, rows: beam.PCollection[Any]) -> SinkRows:
-        checked = (
-            rows
-            | "Batch" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
-            | "Check" >> beam.ParDo(self._fn).with_outputs(DEAD_LETTERS, main="rows")
-        )
+        checked = rows | "Check" >> beam.ParDo(self._fn).with_outputs(DEAD_LETTERS, main="rows")
         return SinkRows(checked.rows, checked[DEAD_LETTERS])

@@ -7,25 +7,32 @@ Sources and sinks are choices, not pipelines; both jobs read the same flags:
   per `--window_seconds` window);
 - prompts go to `--prompts_topic` when named, else to files under `--output`.
 
-BigQuery: streaming inserts (`transforms.bigquery_io`) everywhere the
+BigQuery: streaming inserts (`transforms.io.bigquery`) everywhere the
 emulator may stand in, and batch load jobs (`WriteToBigQuery` with
 `FILE_LOADS`, staged under `--temp_location`) on Dataflow, where loads are the
 idiomatic, free and all-or-nothing path; a load that fails fails the job. A
 row the insert sink refuses comes back as a dead letter, so nothing is lost.
+
+Each backend of the audit rows is an object with one method,
+`write(rows, name, row_id) -> Written`, listed by name in `AUDIT_SINKS`;
+`audit_sink` is the one place the flags pick a name, and `write_prompts` the
+one place the prompts' sink is picked. Rejected: an if-chain inside the
+writer over files / load jobs / inserts (a new backend meant editing it, and
+the prompt choice lived in the batch job).
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import apache_beam as beam
-from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery
 
+from packer.formats import FileLimits, PromptLine
 from schemas import DeadLetter
-from schemas.bigquery import bigquery_schema
-from schemas.tables import OUTPUTS
-from transforms.bigquery_io import WriteToBigQueryRows, to_bigquery_row
-from transforms.files import WriteJsonl, WriteParquet
+from transforms.io.base import AuditSink, RowId
+from transforms.io.bigquery import InsertRows, LoadJobRows
+from transforms.io.files import FileRows
+from transforms.io.prompt_files import WritePromptLines
+from transforms.io.pubsub import PublishMessages, prompt_message
 
 
 @dataclass(frozen=True)
@@ -51,60 +58,48 @@ def exclusion_row_id(row: dict) -> str:
     return f"{row['request_id']}/{row['evidence_id']}"
 
 
-class WriteFiles(beam.PTransform):
-    """Rows of one named output as files under `output` (its file type from the table)."""
+AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
+    "files": lambda sinks: FileRows(sinks.output, sinks.window_seconds),
+    "bigquery_load_jobs": lambda sinks: LoadJobRows(str(sinks.dataset)),
+    "bigquery_inserts": lambda sinks: InsertRows(str(sinks.dataset)),
+}
+"""Every backend of the audit rows, by name, built from the flags; a new backend is one
+class in `transforms/io/` and one entry here (`audit_sink` picks the name)."""
 
-    def __init__(self, output: str, name: str, window_seconds: int | None = None) -> None:
-        super().__init__()
-        self._output = output
-        self._name = name
-        self._window = window_seconds
 
-    def expand(self, rows: beam.PCollection) -> beam.pvalue.PDone:
-        table = OUTPUTS[self._name]
-        if table.file_type == "parquet":
-            return rows | WriteParquet(self._output, self._name, table.model, self._window)
-        return rows | WriteJsonl(self._output, self._name, self._window)
+def audit_sink(sinks: Sinks) -> str:
+    """The backend the flags choose: files unless a dataset is named; loads only if asked."""
+    if sinks.dataset is None:
+        return "files"
+    return "bigquery_load_jobs" if sinks.load_jobs else "bigquery_inserts"
 
 
 class WriteAuditRows(beam.PTransform):
-    """Audit rows of one table to BigQuery or files; outputs the rows BigQuery refused."""
+    """Audit rows of one table to the run's backend; outputs the rows that backend refused."""
 
-    def __init__(
-        self,
-        name: str,
-        sinks: Sinks,
-        row_id: Callable[[dict[str, Any]], str] | None = None,
-    ) -> None:
+    def __init__(self, name: str, sinks: Sinks, row_id: RowId | None = None) -> None:
         super().__init__()
         self._name = name
-        self._sinks = sinks
+        self._sink = AUDIT_SINKS[audit_sink(sinks)](sinks)
         self._row_id = row_id
         self.written: beam.PCollection | None = None
         """Once applied with files as the sink: the files written (a job commits after them)."""
 
     def expand(self, rows: beam.PCollection) -> beam.PCollection[DeadLetter]:
-        sinks = self._sinks
-        if sinks.dataset is None:
-            if sinks.output is None:
-                raise ValueError(f"no sink for {self._name}: pass --output or --bigquery_dataset")
-            self.written = rows | "Files" >> WriteFiles(
-                sinks.output, self._name, sinks.window_seconds
-            )
-            return rows.pipeline | "NoneRefused" >> beam.Create([]).with_output_types(DeadLetter)
-        table_id = f"{sinks.dataset}.{self._name}"
-        if sinks.load_jobs:
-            _ = (
-                rows
-                | "ToRow" >> beam.Map(to_bigquery_row)
-                | "Load"
-                >> WriteToBigQuery(
-                    table_id.replace(".", ":", 1),
-                    schema={"fields": bigquery_schema(OUTPUTS[self._name].model)},
-                    method=WriteToBigQuery.Method.FILE_LOADS,
-                    create_disposition=BigQueryDisposition.CREATE_NEVER,
-                    write_disposition=BigQueryDisposition.WRITE_APPEND,
-                )
-            )
-            return rows.pipeline | "NoneRefused" >> beam.Create([]).with_output_types(DeadLetter)
-        return rows | "Insert" >> WriteToBigQueryRows(table_id, row_id=self._row_id)
+        written = self._sink.write(rows, self._name, self._row_id)
+        self.written = written.files
+        if written.refused is not None:
+            return written.refused
+        return rows.pipeline | "NoneRefused" >> beam.Create([]).with_output_types(DeadLetter)
+
+
+def write_prompts(
+    prompts: beam.PCollection[PromptLine], sinks: Sinks, limits: FileLimits
+) -> beam.PCollection | None:
+    """Prompts to `--prompts_topic` when named, else prompt files; the files written, if any."""
+    if sinks.prompts_topic is not None:
+        _ = prompts | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
+        return None
+    if sinks.output is None:
+        raise ValueError("no sink for prompts: pass --output or --prompts_topic")
+    return prompts | "WritePrompts" >> WritePromptLines(sinks.output, "prompts", limits)

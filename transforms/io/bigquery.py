@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery
 from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
@@ -31,7 +32,8 @@ from pydantic import BaseModel
 from packer import BUILDER_VERSION
 from schemas import DeadLetter
 from schemas.bigquery import bigquery_schema
-from schemas.tables import AUDIT_TABLES, Output
+from schemas.tables import AUDIT_TABLES, OUTPUTS, Output
+from transforms.io.base import RowId, Written
 
 EMULATOR_ENV = "BIGQUERY_EMULATOR_HOST"
 DEAD_LETTER_STAGE = "bigquery_insert"
@@ -276,3 +278,36 @@ class WriteToBigQueryRows(beam.PTransform):
             | "Insert" >> beam.ParDo(self._fn).with_output_types(DeadLetter)
             | "GlobalWindow" >> beam.WindowInto(GlobalWindows())
         )
+
+
+class LoadJobRows:
+    """Audit rows as BigQuery load jobs (batch on Dataflow); a failed load fails the job."""
+
+    def __init__(self, dataset: str) -> None:
+        self._dataset = dataset
+
+    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
+        _ = (
+            rows
+            | "ToRow" >> beam.Map(to_bigquery_row)
+            | "Load"
+            >> WriteToBigQuery(
+                f"{self._dataset}.{name}".replace(".", ":", 1),
+                schema={"fields": bigquery_schema(OUTPUTS[name].model)},
+                method=WriteToBigQuery.Method.FILE_LOADS,
+                create_disposition=BigQueryDisposition.CREATE_NEVER,
+                write_disposition=BigQueryDisposition.WRITE_APPEND,
+            )
+        )
+        return Written()
+
+
+class InsertRows:
+    """Audit rows as BigQuery streaming inserts; the rows refused come back as dead letters."""
+
+    def __init__(self, dataset: str) -> None:
+        self._dataset = dataset
+
+    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
+        table_id = f"{self._dataset}.{name}"
+        return Written(refused=rows | "Insert" >> WriteToBigQueryRows(table_id, row_id=row_id))

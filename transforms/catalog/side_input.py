@@ -1,4 +1,4 @@
-"""The document catalog as a side input.
+"""The document catalog as a side input (`--catalog_mode=side_input`), and the catalog files.
 
 The catalog is trusted configuration, so a malformed catalog row fails the job
 with its file and error rather than silently hiding documents (which would
@@ -16,6 +16,7 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import apache_beam as beam
 from apache_beam.utils.shared import Shared
@@ -25,6 +26,7 @@ from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
 from schemas import CatalogDocument, Request
 from schemas._types import describe_validation_error
+from transforms.catalog.base import Attached, CatalogView
 from transforms.names import FileFormat
 from transforms.record_files import ReadRecords, file_records
 from transforms.strict_json import Refused, Unreadable, decode_text, loads
@@ -181,3 +183,25 @@ class ReadCatalog(beam.PTransform[beam.pvalue.PBegin, beam.PCollection[CatalogSn
             | "All" >> beam.combiners.ToList()
             | "Snapshot" >> beam.Map(snapshot_of_rows)
         )
+
+
+class SnapshotReader:
+    """Reads the catalog from a snapshot (the side input), loaded once per worker."""
+
+    def __init__(self, catalogs: Shared) -> None:
+        self._catalogs = SharedCatalogs(catalogs)
+
+    def view(self, request: Request, snapshot: CatalogSnapshot) -> CatalogView:
+        loaded = self._catalogs.get(snapshot)
+        return CatalogView(request, loaded.catalog, loaded.version(request))
+
+
+class SideInputCatalog:
+    """The catalog as one snapshot side input (small catalogs; `--catalog_mode=side_input`)."""
+
+    def __init__(self, snapshot: beam.PCollection[CatalogSnapshot]) -> None:
+        self._snapshot = snapshot
+
+    def attach(self, requests: beam.PCollection[Request]) -> Attached:
+        side_input = beam.pvalue.AsSingleton(self._snapshot)
+        return Attached(requests, (side_input,), partial(SnapshotReader, Shared()))

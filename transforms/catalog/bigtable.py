@@ -39,10 +39,10 @@ from pydantic import ValidationError
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, request_keys, slice_version
 from schemas import CatalogDocument, DeadLetter, Request
-from transforms.bigtable_catalog import TableAddress, open_table, read_entries
+from transforms.catalog.base import Attached, CatalogView
+from transforms.catalog.bigtable_table import TableAddress, open_table, read_entries
 from transforms.dead_letters import dead_letter
 from transforms.names import METRICS_NAMESPACE
-from transforms.pack import Attached, CatalogView
 
 Entry = bytes | None
 """A stored catalog line, or None for a document the table does not hold."""

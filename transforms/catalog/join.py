@@ -39,10 +39,10 @@ import apache_beam as beam
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
 from schemas import CatalogDocument, Request
-from transforms.catalog_io import parse_catalog_row
-from transforms.key_filter import BuildKeyFilter, KeyFilter
+from transforms.catalog.base import Attached, CatalogView
+from transforms.catalog.key_filter import BuildKeyFilter, KeyFilter
+from transforms.catalog.side_input import parse_catalog_row
 from transforms.names import FileFormat
-from transforms.pack import Attached, CatalogView
 from transforms.record_files import ReadRecords
 from transforms.strict_json import as_text
 

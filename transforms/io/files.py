@@ -13,6 +13,8 @@ from apache_beam.io.textio import WriteToText
 from pydantic import BaseModel
 
 from schemas.arrow import arrow_schema
+from schemas.tables import OUTPUTS
+from transforms.io.base import RowId, Written
 
 
 def output_prefix(output: str, name: str) -> str:
@@ -66,3 +68,32 @@ class WriteParquet(beam.PTransform[beam.PCollection[BaseModel], beam.pvalue.PDon
                 triggering_frequency=self._window,
             )
         )
+
+
+class WriteFiles(beam.PTransform):
+    """Rows of one named output as files under `output` (its file type from the table)."""
+
+    def __init__(self, output: str, name: str, window_seconds: int | None = None) -> None:
+        super().__init__()
+        self._output = output
+        self._name = name
+        self._window = window_seconds
+
+    def expand(self, rows: beam.PCollection) -> beam.pvalue.PDone:
+        table = OUTPUTS[self._name]
+        if table.file_type == "parquet":
+            return rows | WriteParquet(self._output, self._name, table.model, self._window)
+        return rows | WriteJsonl(self._output, self._name, self._window)
+
+
+class FileRows:
+    """Audit rows as files under `--output` (Parquet, JSONL for dead letters)."""
+
+    def __init__(self, output: str | None, window_seconds: int | None) -> None:
+        self._output = output
+        self._window = window_seconds
+
+    def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
+        if self._output is None:
+            raise ValueError(f"no sink for {name}: pass --output or --bigquery_dataset")
+        return Written(files=rows | "Files" >> WriteFiles(self._output, name, self._window))

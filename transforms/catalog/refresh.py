@@ -30,9 +30,14 @@ from apache_beam.metrics import Metrics
 from apache_beam.utils.shared import Shared
 
 from schemas import Request
-from transforms.catalog_io import CatalogSnapshot, catalog_documents, snapshot
+from transforms.catalog.base import Attached, CatalogView
+from transforms.catalog.side_input import (
+    CatalogSnapshot,
+    SnapshotReader,
+    catalog_documents,
+    snapshot,
+)
 from transforms.names import METRICS_NAMESPACE, FileFormat
-from transforms.pack import Attached, CatalogView, SnapshotReader
 
 _LOG = logging.getLogger(__name__)
 

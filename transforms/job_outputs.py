@@ -1,0 +1,143 @@
+"""A pack step's outputs, written the same way by the batch and streaming jobs.
+
+Every output is first checked with its sink's own encoder (`EncodableRows`),
+so a row no sink can take costs that row, never the run, in either job.
+Prompts and audit rows go where `transforms.sinks` chooses; exclusions are
+counted by the job's own counter (the whole run in batch, per window in
+streaming).
+
+Dead letters are collected in one place, as Beam's error-handler idiom does:
+each stage adds its dead-letter collection to the job's `DeadLetters`, which
+`write_outputs` flattens once, counts and writes. A job with a dead-letter
+topic (streaming) cuts each letter to fit a message and publishes all of
+them, with those the dead_letters table refused; without one (batch) the
+refused ones stay in JSONL files beside the table. Rejected: a tuple of
+dead-letter collections listed by hand in each job (batch listed 9,
+streaming 6, and a new stage's letters were easy to leave out); one
+PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
+... under one step, and the Dataflow job graph names them at the top level).
+"""
+
+from dataclasses import dataclass
+
+import apache_beam as beam
+from pydantic import BaseModel
+
+from packer.formats import FileLimits
+from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
+from transforms.dead_letters import bounded
+from transforms.io.files import WriteJsonl
+from transforms.io.pubsub import PublishMessages, dead_letter_message
+from transforms.pack import PackOutputs
+from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
+from transforms.sinks import (
+    Sinks,
+    WriteAuditRows,
+    exclusion_row_id,
+    manifest_row_id,
+    write_prompts,
+)
+from transforms.stats import CountDeadLetters
+
+
+class DeadLetters:
+    """A job's dead-letter collections, added by each stage that makes some, flattened once."""
+
+    def __init__(self) -> None:
+        self._parts: list[beam.PCollection[DeadLetter]] = []
+
+    def add(self, *letters: beam.PCollection[DeadLetter]) -> None:
+        self._parts.extend(letters)
+
+    def flatten(self) -> beam.PCollection[DeadLetter]:
+        return tuple(self._parts) | "AllDeadLetters" >> beam.Flatten()
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    """Where a job's outputs go, and what the two jobs do differently."""
+
+    sinks: Sinks
+    prompt_limits: FileLimits
+    """The prompt format's per-file limits, for prompts written as files."""
+    count_exclusions: beam.PTransform
+    """Exclusion records -> `ExclusionCount` rows (per run, or per window)."""
+    dead_letter_topic: str | None = None
+    """Streaming: every dead letter, cut to fit a message, is also published here."""
+
+
+@dataclass(frozen=True)
+class WrittenOutputs:
+    """What writing the outputs leaves for the job's own last steps."""
+
+    dead_letters: beam.PCollection[DeadLetter]
+    """Every dead letter of the job, counted (and bounded when published)."""
+    files: list[beam.PCollection]
+    """The files written, for a job that commits after them."""
+
+
+def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -> WrittenOutputs:
+    """Check and write prompts, manifests, exclusions, their counts, then every dead letter."""
+    sinks = plan.sinks
+    letters.add(packed.dead_letters)
+    files = []
+    prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters)
+    prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
+    if prompt_files is not None:
+        files.append(prompt_files)
+    manifests = _encodable(
+        packed.manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters
+    )
+    exclusions = _encodable(
+        packed.exclusions, "Exclusions", "exclusions", arrow_encoder(ExclusionRecord), letters
+    )
+    counted = exclusions | "CountExclusions" >> plan.count_exclusions
+    counts = _encodable(
+        counted, "Counts", "exclusion_counts", arrow_encoder(ExclusionCount), letters
+    )
+    for label, rows, writer in (
+        ("WriteManifests", manifests, WriteAuditRows("manifests", sinks, manifest_row_id)),
+        ("WriteExclusions", exclusions, WriteAuditRows("exclusions", sinks, exclusion_row_id)),
+        ("WriteCounts", counts, WriteAuditRows("exclusion_counts", sinks)),
+    ):
+        letters.add(rows | label >> writer)
+        files += _written(writer)
+    dead_letters = letters.flatten() | "CountDeadLetters" >> CountDeadLetters()
+    if plan.dead_letter_topic is not None:
+        dead_letters = dead_letters | "Bound" >> beam.Map(bounded)
+    writer = WriteAuditRows("dead_letters", sinks)
+    refused = dead_letters | "WriteDeadLetters" >> writer
+    files += _written(writer)
+    if plan.dead_letter_topic is not None:
+        _ = (
+            (dead_letters, refused | "BoundRejected" >> beam.Map(bounded))
+            | "DeadLettersToPublish" >> beam.Flatten()
+            | "PublishDeadLetters" >> PublishMessages(plan.dead_letter_topic, dead_letter_message)
+        )
+    elif sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
+        output = _require_output(sinks, "dead_letters")
+        files.append(refused | "KeepRefusedDeadLetters" >> WriteJsonl(output, "dead_letters"))
+    return WrittenOutputs(dead_letters, files)
+
+
+def _encodable(
+    rows: beam.PCollection[BaseModel],
+    label: str,
+    sink: str,
+    encode: Encoder,
+    letters: DeadLetters,
+) -> beam.PCollection:
+    """The rows `encode` accepts; the dead letters of the others go to `letters`."""
+    checked = rows | f"Encode{label}" >> EncodableRows(sink, encode)
+    letters.add(checked.dead_letters)
+    return checked.rows
+
+
+def _written(writer: WriteAuditRows) -> list[beam.PCollection]:
+    return [] if writer.written is None else [writer.written]
+
+
+def _require_output(sinks: Sinks, name: str) -> str:
+    if sinks.output is None:
+        raise ValueError(f"no sink for {name}: pass --output")
+    return sinks.output
