@@ -33,7 +33,8 @@ lint: $(BIN)/evpack
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# The emulator tests need the Pub/Sub (Java) and Bigtable emulators and bqemulator: set up once.
+# The emulator tests need the Pub/Sub (Java) and Bigtable emulators, bqemulator,
+# gcp-storage-emulator and Chromium (the report's test): set up once.
 $(VENV)/.emulators-ready: $(BIN)/evpack .ci/setup-emulators
 	PYTHON=$(BIN)/python .ci/setup-emulators
 	touch $@

@@ -14,13 +14,15 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
 from packer.formats import FILE_LIMITS
+from packer.version import BUILDER_VERSION
 from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
     EvpackOptions,
@@ -32,13 +34,22 @@ from pipelines.options import (
     settings_summary,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
-from schemas.tables import OUTPUTS, PACK_OUTPUTS
+from schemas.run import RunRecord
+from schemas.tables import BATCH_OUTPUTS, OUTPUTS
 from transforms.catalog.factory import catalog_provider
 from transforms.counts import CountExclusions
-from transforms.io.files import output_prefix
+from transforms.io.files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
+from transforms.progress import (
+    PACKED,
+    READ,
+    REFUSED,
+    ProgressMonitor,
+    TrackProgress,
+    input_size,
+)
 from transforms.record_files import ReadRecords
 from transforms.staging import (
     acquire,
@@ -55,7 +66,7 @@ LOCAL_RUNNER = "FnApiRunner"
 _LOG = logging.getLogger(__name__)
 
 
-FILE_TYPES = {name: OUTPUTS[name].file_type for name in PACK_OUTPUTS}
+FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
 """The outputs of a run as files under --output, and their file type (`schemas.tables`)."""
 
 
@@ -79,21 +90,52 @@ class FinalCommit:
     overwrite: bool
 
 
-def build(p: beam.Pipeline, settings: Settings, final_commit: FinalCommit | None = None) -> None:
+def run_record(settings: Settings) -> RunRecord:
+    """What the run reads and how, for `runs/` (the report's run panel)."""
+    config = settings.config
+    return RunRecord(
+        builder_version=BUILDER_VERSION,
+        config_hash=config.config_hash(),
+        prompt_format=config.prompt_format,
+        model=config.format_model,
+        input=settings.input or "",
+        input_format=settings.input_format or "",
+        input_shape=settings.input_shape,
+        catalog=settings.catalog.pattern,
+        catalog_mode=settings.catalog.mode,
+        event_time=settings.event_time,
+    )
+
+
+def build(
+    p: beam.Pipeline,
+    settings: Settings,
+    final_commit: FinalCommit | None = None,
+    progress_board: Path | None = None,
+) -> None:
     """Compose the batch job; every stage is a transform from `transforms/`.
 
     With `final_commit` the job commits its own staged files as its last step
-    (the Dataflow launcher does not wait for the job to commit after it).
+    (the Dataflow launcher does not wait for the job to commit after it). With
+    `progress_board`, the records read (against the input's size), the requests
+    packed and the records refused are counted there (`transforms.progress`). The
+    run record goes to `runs/`.
     """
     if settings.input is None or settings.input_format is None:
         raise ValueError("the batch job reads files: pass --input")
-    parsed = (
-        p
-        | "ReadRequests"
-        >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
-        | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
+    records = p | "ReadRequests" >> ReadRecords(
+        settings.input, settings.input_format, settings.max_record_bytes
     )
+    if progress_board is not None:
+        size = input_size(settings.input, settings.input_format)
+        board = str(progress_board)
+        records = records | "ProgressRead" >> TrackProgress(board, READ, size)
+    parsed = records | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     packed = parsed.requests | "Pack" >> pack_transform(p, settings)
+    if progress_board is not None:  # not the sinks' letters: they come from packed rows
+        _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
+        for stage, refused in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
+            _ = refused | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
     letters = DeadLetters()
     letters.add(parsed.dead_letters)
     plan = OutputPlan(
@@ -102,6 +144,11 @@ def build(p: beam.Pipeline, settings: Settings, final_commit: FinalCommit | None
         count_exclusions=CountExclusions(),
     )
     written = write_outputs(packed, letters, plan).files
+    written.append(
+        p
+        | "RunRecord" >> beam.Create([run_record(settings)])
+        | "WriteRunRecord" >> WriteJsonl(settings.output, "runs")
+    )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     if final_commit is not None:
         _ = (
@@ -171,8 +218,12 @@ def start(
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
-    build(pipeline, written, final_commit)
-    return pipeline.run(), settings
+    if options.view_as(StandardOptions).runner != LOCAL_RUNNER:
+        build(pipeline, written, final_commit)  # a remote runner shows its own progress
+        return pipeline.run(), settings
+    with ProgressMonitor() as progress:  # the local runner returns once the run is over
+        build(pipeline, written, final_commit, progress.board)
+        return pipeline.run(), settings
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
@@ -214,9 +265,10 @@ def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResu
         result, _ = start(argv, staging=staging)
         result.wait_until_finish()
     except Exception as err:
-        if not FileSystems.exists(f"{output}/{staging}"):
-            raise  # it failed before writing anything: bad flags, an unreadable catalog
         left = files_under(f"{output}/{staging}")
+        # files, not only the directory: Cloud Storage has none, only objects under a prefix
+        if not left and not FileSystems.exists(f"{output}/{staging}"):
+            raise  # it failed before writing anything: bad flags, an unreadable catalog
         raise RunFailed(
             f"the run failed ({type(err).__name__}: {err}); nothing was committed under "
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "

@@ -20,7 +20,6 @@ import sys
 from collections import Counter
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -32,7 +31,7 @@ from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
 from transforms.io.files import WriteParquet, output_prefix
 from transforms.parse import ParseRequests
-from transforms.record_files import ReadRecords, matching_files
+from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun
 from transforms.staging import RECORD, record_mismatches
 from transforms.strict_json import Unreadable
@@ -46,7 +45,7 @@ def stored_config_hashes(run: str) -> set[str]:
     return {
         h
         for f in files
-        for h in pq.read_table(f, columns=["config_hash"])["config_hash"].to_pylist()
+        for h in read_parquet(f, columns=["config_hash"])["config_hash"].to_pylist()
     }
 
 
@@ -114,7 +113,7 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
         rows = requests.requests | "Replay" >> replay
         _ = rows | "Write" >> WriteParquet(settings.output, "replay", ReplayRow)
     replayed = [
-        r for f in matching_files(f"{prefix}-*.parquet") for r in pq.read_table(f).to_pylist()
+        r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()
     ]
     status = Counter(r["status"] for r in replayed)
     differing = sorted(r["request_id"] for r in replayed if r["status"] != "same")

@@ -30,7 +30,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -51,7 +50,7 @@ from schemas.verification import VerificationRow
 from transforms.io.bigquery import WriteToBigQueryRows, bigquery_client, create_tables
 from transforms.io.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
-from transforms.record_files import ReadRecords, matching_files
+from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.verify import ReadAnswerLines, VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
@@ -215,11 +214,11 @@ class Outcome:
 def summarize(output: str, answer_set: str, run_dir: str, limit: FailureLimit | None) -> Outcome:
     """Rows by status and failed checks, prompts without an answer, and the gate."""
     prefix = output_prefix(f"{output}/verifications", answer_set)
-    rows = [r for f in matching_files(f"{prefix}-*.parquet") for r in pq.read_table(f).to_pylist()]
+    rows = [r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()]
     requests = {
         r
         for f in matching_files(f"{run_dir}/manifests/*.parquet")
-        for r in pq.read_table(f, columns=["request_id"]).column("request_id").to_pylist()
+        for r in read_parquet(f, columns=["request_id"]).column("request_id").to_pylist()
     }
     unanswered = len(requests - {r["request_id"] for r in rows})
     status = Counter(r["status"] for r in rows)

@@ -19,6 +19,7 @@ from schemas.outputs import (
     ManifestRow,
     PromptMessage,
 )
+from schemas.run import RunRecord
 from schemas.verification import VerificationRow
 
 FileType = Literal["jsonl", "parquet"]
@@ -45,6 +46,7 @@ OUTPUTS: dict[str, Output] = {
         Output("dead_letters", DeadLetter, "jsonl", "received_at", ("stage",)),
         Output("verifications", VerificationRow, "parquet", "event_time"),
         Output("verify_dead_letters", DeadLetter, "jsonl"),
+        Output("runs", RunRecord, "jsonl"),
     )
 }
 
@@ -53,3 +55,6 @@ AUDIT_TABLES: dict[str, Output] = {n: o for n, o in OUTPUTS.items() if o.partiti
 
 PACK_OUTPUTS = ("prompts", "manifests", "exclusions", "exclusion_counts", "dead_letters")
 """What a packing run (batch or streaming) writes."""
+
+BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs")
+"""What a batch run writes: the packing outputs and its run record."""

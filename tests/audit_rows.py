@@ -221,6 +221,16 @@ EXPECTED: dict[str, list[tuple]] = {
         ("bv0", 0, 1, 1.0),
         ("bv1", 5, 1, 1 / 6),
     ],
+    "dead_letters_by_error": [
+        ("parse", "not JSON", 1, "not JSON", "in.jsonl", None),
+        ("validate", "candidates: too short", 1, "candidates: too short", "in.jsonl", "z9"),
+    ],
+    "verification_checks": [
+        ("figures_supported", 1, 0, 1, 0),
+        ("labels_exist", 1, 0, 1, 0),
+        ("no_excluded_text", 2, 0, 2, 0),
+        ("no_leaked_ids", 1, 0, 1, 0),
+    ],
     "verification_daily": [
         (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1),
         (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0),

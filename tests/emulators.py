@@ -1,10 +1,15 @@
-"""Start the real Pub/Sub, BigQuery and Bigtable emulators on free ports, and stop them.
+"""Start the real Pub/Sub, BigQuery, Bigtable and Cloud Storage emulators on free ports,
+and stop them.
 
 Used by the test fixtures and by the local streaming demo. Each emulator runs in
 its own process group so stopping it also stops the JVM or server it spawns.
 Clients find them through `PUBSUB_EMULATOR_HOST` and `BIGTABLE_EMULATOR_HOST`
-(host:port, no scheme) and `BIGQUERY_EMULATOR_HOST` (with scheme), which
-`Emulators.env()` returns.
+(host:port, no scheme), `BIGQUERY_EMULATOR_HOST` and `STORAGE_EMULATOR_HOST`
+(with scheme), which `Emulators.env()` returns. Cloud Storage is
+`gcp-storage-emulator` (PyPI, in memory): the storage client, and through it
+Beam's `gs://` filesystem, honour `STORAGE_EMULATOR_HOST`. Rejected: the PyPI
+wheel bundling fake-gcs-server, a Go binary for x86-64 Linux only from a
+one-release wrapper, where the Python emulator runs wherever the tests do.
 """
 
 import os
@@ -111,11 +116,12 @@ def pubsub_emulator() -> Iterator[str]:
         yield f"127.0.0.1:{port}"
 
 
-def _bqemulator_bin() -> str:
-    beside_python = Path(sys.executable).with_name("bqemulator")
-    found = str(beside_python) if beside_python.exists() else shutil.which("bqemulator")
+def _script(name: str) -> str:
+    """A console script of the `emulators` extra, beside this Python or on the PATH."""
+    beside_python = Path(sys.executable).with_name(name)
+    found = str(beside_python) if beside_python.exists() else shutil.which(name)
     if not found:
-        raise EmulatorError("bqemulator is missing: pip install -e '.[emulators]'")
+        raise EmulatorError(f"{name} is missing: pip install -e '.[emulators]'")
     return found
 
 
@@ -124,7 +130,7 @@ def bigquery_emulator(project: str) -> Iterator[str]:
     """The BigQuery emulator (bqemulator, in memory); yields `BIGQUERY_EMULATOR_HOST`."""
     rest, grpc = free_port(), free_port()
     argv = [
-        _bqemulator_bin(),
+        _script("bqemulator"),
         "start",
         "--rest-host",
         "127.0.0.1",
@@ -156,6 +162,24 @@ def bigtable_emulator() -> Iterator[str]:
         yield f"127.0.0.1:{port}"
 
 
+@contextmanager
+def storage_emulator() -> Iterator[str]:
+    """The Cloud Storage emulator (gcp-storage-emulator, in memory); yields
+    `STORAGE_EMULATOR_HOST`."""
+    port = free_port()
+    argv = [
+        _script("gcp-storage-emulator"),
+        "start",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        "--in-memory",
+        "--quiet",
+    ]
+    host = f"http://127.0.0.1:{port}"
+    with _process("storage-emulator", argv, lambda: _http_ok(f"{host}/storage/v1/b")):
+        yield host
+
+
 @dataclass(frozen=True)
 class Emulators:
     """Where the running emulators listen, for one GCP project id."""
@@ -164,6 +188,7 @@ class Emulators:
     pubsub_host: str
     bigquery_host: str
     bigtable_host: str
+    storage_host: str
 
     def env(self) -> dict[str, str]:
         """The environment variables the Google clients read to find the emulators."""
@@ -171,15 +196,17 @@ class Emulators:
             "PUBSUB_EMULATOR_HOST": self.pubsub_host,
             "BIGQUERY_EMULATOR_HOST": self.bigquery_host,
             "BIGTABLE_EMULATOR_HOST": self.bigtable_host,
+            "STORAGE_EMULATOR_HOST": self.storage_host,
             "GOOGLE_CLOUD_PROJECT": self.project,
         }
 
 
 @contextmanager
 def emulators(project: str) -> Iterator[Emulators]:
-    """All three emulators, started side by side and stopped on exit."""
+    """All four emulators, started side by side and stopped on exit."""
     with ExitStack() as stack:
         pubsub = stack.enter_context(pubsub_emulator())
         bigquery = stack.enter_context(bigquery_emulator(project))
         bigtable = stack.enter_context(bigtable_emulator())
-        yield Emulators(project, pubsub, bigquery, bigtable)
+        storage = stack.enter_context(storage_emulator())
+        yield Emulators(project, pubsub, bigquery, bigtable, storage)

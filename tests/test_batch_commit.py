@@ -40,7 +40,15 @@ def test_a_finished_run_leaves_no_staging_behind(tmp_path: Path) -> None:
     out = tmp_path / "out"
     finished = run(flags(SAMPLES / "requests.jsonl", out))
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [".run.json", "dead_letters", "exclusion_counts", "exclusions", "manifests", "prompts"]
+        [
+            ".run.json",
+            "dead_letters",
+            "exclusion_counts",
+            "exclusions",
+            "manifests",
+            "prompts",
+            "runs",
+        ]
     )
     record = json.loads((out / ".run.json").read_text())["files"]
     assert record == {f: (out / f).stat().st_size for f in _files(out) if f != ".run.json"}

@@ -1,12 +1,13 @@
 """The local report: the dashboard views run by DuckDB over audit Parquet, drawn as a page."""
 
+import html
 import re
 from pathlib import Path
 
 import pytest
 
 from pipelines import batch
-from pipelines.report import PLOTS, open_audit, run_views, totals, write_report
+from pipelines.report import PANELS, PLOTS, open_audit, run_views, totals, write_report
 from pipelines.report import main as report_main
 from pipelines.views import load_views
 from tests.audit_rows import EXPECTED, assert_view_rows, write_audit
@@ -31,23 +32,21 @@ def test_report_writes_a_page_with_every_view_and_its_plot(audit_dir: Path, tmp_
     page = write_report(audit_dir, tmp_path / "report")
     text = page.read_text(encoding="utf-8")
     for view in load_views():
-        assert f'<section id="{view.name}">' in text
-        assert view.question.split("?")[0] in text
-    images = re.findall(r'<img src="([^"]+)"', text)
-    assert sorted(images) == sorted(f"{name}.png" for name in PLOTS)
+        if view.name not in PANELS:
+            assert f"<section class=panel id='{view.name}' data-empty='no'>" in text
+            assert html.escape(view.question.split("?")[0]) in text
+    images = re.findall(r"<img src='?([^' >]+)'?", text)
+    # the rows span two days: the hourly series, not histograms, and every daily plot
+    assert sorted(images) == sorted(
+        ["distributions.png", *(f"{name}.png" for name in PLOTS if name not in PANELS)]
+    )
     for image in images:
         data = (page.parent / image).read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 5_000, image
-    # the run at a glance: 5 manifests, 7 exclusions, 0 windowed counts, 2 dead letters,
-    # 5 verified answers
-    counts = dict(re.findall(r"<tr><th>(\w+)</th><td>(\d+)</td></tr>", text))
-    assert counts == {
-        "manifests": "5",
-        "exclusions": "7",
-        "exclusion_counts": "0",
-        "dead_letters": "2",
-        "verifications": "5",
-    }
+    # the run at a glance: 5 manifests and 2 dead letters, 7 exclusions, 5 verified answers
+    assert "<td>7 = 5 requests packed + 2 dead letters</td>" in text
+    assert "7 excluded</td>" in text
+    assert "<th>answers verified</th><td class=n>5</td>" in text
 
 
 def test_report_is_deterministic(audit_dir: Path, tmp_path: Path) -> None:
@@ -100,6 +99,7 @@ def test_report_on_the_batch_demo_agrees_with_the_run_summary(tmp_path: Path) ->
         excluded[reason] = excluded.get(reason, 0) + count
     assert excluded == run.excluded
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
-    drawn = sorted(f"{n}.png" for n in PLOTS if figures[n].rows)  # no answers verified yet
-    assert sorted(re.findall(r'<img src="([^"]+)"', page)) == drawn
-    assert "verification_daily.png" not in drawn
+    # one event time: histograms and the plots not over time; no answers verified yet
+    drawn = ["dead_letter_rate.png", "distributions.png", "exclusions_daily.png"]
+    assert sorted(re.findall(r"<img src='?([^' >]+)'?", page)) == drawn
+    assert "<section class=panel id='verification' data-empty='yes'>" in page
