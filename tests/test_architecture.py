@@ -1,14 +1,15 @@
 """ARCHITECTURE.md names every module of the layers, and only modules that exist."""
 
-import ast
 import importlib
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.imports import PACKAGES, imported_modules, package_sources
+
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("schemas", "packer", "transforms", "pipelines")
+LAYERS = PACKAGES
 PAGE = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
 
 
@@ -33,24 +34,18 @@ def test_every_named_module_exists() -> None:
 
 def imported_layers(path: Path) -> set[tuple[str, int]]:
     """The project layers a module imports, with the line of each import (lazy ones too)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        else:
-            continue
-        found |= {(n.split(".")[0], node.lineno) for n in names if n.split(".")[0] in LAYERS}
-    return found
+    return {
+        (name.split(".")[0], line)
+        for name, line in imported_modules(path)
+        if name.split(".")[0] in LAYERS
+    }
 
 
 def upward_imports(root: Path) -> list[str]:
     """Every import under `root` that points up the layer list (schemas < ... < pipelines)."""
     found = []
     for rank, layer in enumerate(LAYERS):
-        for path in sorted((root / layer).rglob("*.py")):
+        for path in package_sources(root, layer):
             for target, line in sorted(imported_layers(path)):
                 if LAYERS.index(target) > rank:
                     found.append(f"{path.relative_to(root)}:{line} imports {target}")

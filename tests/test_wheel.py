@@ -15,7 +15,6 @@ path, so the test venv's own editable-install hook does not run and `pipelines`
 imports from the wheel.
 """
 
-import ast
 import importlib.metadata
 import os
 import re
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.report import PANELS
+from tests.imports import PACKAGES, imported_modules, package_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.wheel
@@ -130,21 +130,13 @@ def test_batch_then_report_run_outside_the_checkout(installed: Path, tmp_path: P
 
 def _third_party_imports() -> dict[str, str]:
     """Top-level modules the packaged code imports (lazily too), mapped to a file using each."""
-    own = {"schemas", "packer", "transforms", "pipelines"}
     found: dict[str, str] = {}
-    for package in sorted(own):
-        for path in sorted((ROOT / package).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    top = name.split(".")[0]
-                    if top not in own and top not in sys.stdlib_module_names:
-                        found.setdefault(name if top == "google" else top, str(path))
+    for package in PACKAGES:
+        for path in package_sources(ROOT, package):  # subpackages too
+            for name, _ in imported_modules(path):
+                top = name.split(".")[0]
+                if top not in PACKAGES and top not in sys.stdlib_module_names:
+                    found.setdefault(name if top == "google" else top, str(path))
     return found
 
 
