@@ -121,26 +121,27 @@ def openai_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
     }
 
 
-def anthropic_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
-    """One request of an Anthropic Message Batch: custom_id and Messages API params."""
+def _anthropic_messages(prompt: PromptMessage, head: dict[str, Any]) -> dict[str, Any]:
+    """Anthropic Messages parameters: `head`, then the system text (if any) and the turns."""
     system, rest = _split_system(prompt)
-    params: dict[str, Any] = {"model": prompt.model, "max_tokens": max_tokens}
+    params = dict(head)
     if system:
         params["system"] = system
     params["messages"] = rest
+    return params
+
+
+def anthropic_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+    """One request of an Anthropic Message Batch: custom_id and Messages API params."""
+    params = _anthropic_messages(prompt, {"model": prompt.model, "max_tokens": max_tokens})
     return {"custom_id": anthropic_custom_id(prompt.request_id), "params": params}
 
 
 def bedrock_batch_line(prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
-    """An Amazon Bedrock batch inference record: recordId and an Anthropic InvokeModel body."""
-    system, rest = _split_system(prompt)
-    body: dict[str, Any] = {
-        "anthropic_version": BEDROCK_ANTHROPIC_VERSION,
-        "max_tokens": max_tokens,
-    }
-    if system:
-        body["system"] = system
-    body["messages"] = rest
+    """An Amazon Bedrock batch inference record: recordId and an Anthropic InvokeModel body
+    (the same Messages parameters; the model is the job's, not the line's)."""
+    head = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION, "max_tokens": max_tokens}
+    body = _anthropic_messages(prompt, head)
     return {"recordId": bedrock_record_id(prompt.request_id), "modelInput": body}
 
 
