@@ -8,6 +8,12 @@ HYPOTHESIS_PROFILE.
 import os
 from collections.abc import Iterator
 
+# Never ask a cloud metadata server from a test: without credentials, google-auth
+# probes the GCE metadata address before giving up (Beam's gs:// filesystem and the
+# credential checks of the commands do). Read when google-auth is first imported, so
+# set before anything imports it; `make test` sets it for the whole run as well.
+os.environ.setdefault("NO_GCE_CHECK", "true")
+
 import pytest
 from hypothesis import HealthCheck, settings
 

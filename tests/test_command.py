@@ -131,7 +131,7 @@ def test_missing_credentials_are_one_line_with_the_fix(
     for name in ("BIGQUERY_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "BIGTABLE_EMULATOR_HOST"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "no-key.json"))
-    monkeypatch.setenv("NO_GCE_CHECK", "True")  # never ask a metadata server from a test
+    monkeypatch.setenv("NO_GCE_CHECK", "true")  # never ask a metadata server from a test
     err = refusal(["tables", "--dataset", "p.d"], capsys)
     assert "no Google Cloud credentials found" in err and "GOOGLE_APPLICATION_CREDENTIALS" in err
 
