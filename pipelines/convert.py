@@ -15,13 +15,16 @@ between workers anyway.
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.command import CommandParser, UsageError, run_parsed
+from pipelines.options import check_writable
 from transforms.foreign_records import Conversion, Supplied, convert, record_line
+from transforms.record_files import matchable
 
 
 def _parser() -> CommandParser:
@@ -95,10 +98,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     dead_path = args.dead_letters or f"{args.output.removesuffix('.jsonl')}.dead_letters.jsonl"
-    for path in (args.output, dead_path):
+    for path, flag in ((args.output, "output"), (dead_path, "dead_letters")):
+        if os.path.isdir(path):
+            raise UsageError(f"--{flag} {path!r} is a folder; name the file to write")
         if FileSystems.exists(path) and not args.overwrite:
             raise UsageError(f"{path} exists; pass --overwrite")
-    paths = [m.path for r in FileSystems.match(args.input) for m in r.metadata_list]
+        check_writable(os.path.dirname(path) or ".", flag)
+    patterns = [matchable(pattern) for pattern in args.input]
+    paths = [m.path for r in FileSystems.match(patterns) for m in r.metadata_list]
     if not paths:
         raise UsageError(f"no file matches --input {' '.join(args.input)}")
     supplied = Supplied(

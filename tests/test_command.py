@@ -67,6 +67,7 @@ def test_every_command_refuses_an_unknown_flag(
         (["report"], "--audti", "--audit"),
         (["schema"], "--chek", "--check"),
         (["catalog", "load"], "--catalg", "--catalog"),
+        (["convert"], "--inptu", "--input"),
     ],
 )
 def test_a_misspelt_flag_names_the_closest_real_one(
@@ -115,6 +116,17 @@ def test_an_output_that_cannot_be_written_is_refused(
     finally:
         locked.chmod(0o700)
     assert not list(tmp_path.glob("**/*.parquet"))
+
+
+def test_convert_refuses_an_output_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    given = ["convert", "--input", str(SAMPLES / "requests.jsonl"), "--output"]
+    assert "is a file" in refusal([*given, str(a_file / "out.jsonl")], capsys)
+    assert "cannot be written" in refusal([*given, "/proc/evpack/out.jsonl"], capsys)
+    assert "is a folder" in refusal([*given, str(tmp_path)], capsys)
 
 
 @pytest.mark.parametrize("runner", ["DaskRunner", "FlinkRunner", "PrismRunner"])
