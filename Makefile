@@ -63,6 +63,7 @@ $(VENV)/.bench-installed: $(BIN)/evpack
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.speed --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.bomb --work-dir out/bomb
 	$(BIN)/python -m benchmarks.report
 
 # The catalog modes against catalogs of 10k to 5M documents (needs the Bigtable emulator).
