@@ -139,31 +139,34 @@ def _beam_option_classes() -> list[type[PipelineOptions]]:
     ]
 
 
-def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
-    """Refuse any argument that is not a flag of `sections` or one of Beam's options.
-
-    Raises `UsageError` naming the first unknown flag and the closest real one;
-    a bad value for a typed flag (`--max_record_bytes=abc`) is refused the same way.
-    """
+def flag_parser(sections: Sequence[Section], *, beam: bool = True) -> _BeamArgumentParser:
+    """A parser of the flags of `sections` (and of Beam's own options, with `beam`)."""
     parser = _StrictBeamParser(allow_abbrev=False, add_help=False, conflict_handler="resolve")
-    for cls in _beam_option_classes():
+    for cls in _beam_option_classes() if beam else ():
         cls._add_argparse_args(parser)
     for section in sections:
         add_section(parser, section)
+    return parser
+
+
+def declared_flags(parser: argparse.ArgumentParser) -> list[str]:
+    """Every flag `parser` accepts."""
+    return [flag for action in parser._actions for flag in action.option_strings]
+
+
+def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
+    """Refuse any argument that is not a flag of `sections` or one of Beam's options.
+
+    Raises `UsageError` naming the first unknown flag and the closest real one (the
+    command's own flags are searched first); a bad value for a typed flag
+    (`--max_record_bytes=abc`) is refused the same way.
+    """
+    parser = flag_parser(sections)
     _, unknown = parser.parse_known_args(list(argv))
     if unknown:
-        own = _section_flags(sections)
-        known = own or [f for a in parser._actions for f in a.option_strings]
-        hint_pool = own if closest(unknown[0], own) else known
-        raise UsageError(unknown_flag_message(unknown, hint_pool))
-
-
-def _section_flags(sections: Sequence[Section]) -> list[str]:
-    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
-    parser.add_value_provider_argument = parser.add_argument  # type: ignore[attr-defined]
-    for section in sections:
-        add_section(parser, section)
-    return [f for action in parser._actions for f in action.option_strings]
+        own = declared_flags(flag_parser(sections, beam=False))
+        pool = own if closest(unknown[0], own) else declared_flags(parser)
+        raise UsageError(unknown_flag_message(unknown, pool))
 
 
 def usage(prog: str, description: str, sections: Sequence[Section]) -> str:

@@ -5,7 +5,6 @@ default), a folder as input, an output that cannot be written, an unsupported
 runner and missing Google Cloud credentials.
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -18,10 +17,10 @@ from hypothesis import strategies as st
 from pipelines import cli
 from pipelines.command import (
     UsageError,
-    _beam_option_classes,
-    add_section,
     check_flags,
     closest,
+    declared_flags,
+    flag_parser,
     unknown_flag_message,
 )
 from pipelines.options import EvpackOptions
@@ -187,9 +186,4 @@ def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
 
 def batch_flags() -> set[str]:
     """Every flag `evpack batch` accepts: its own and Beam's standard options."""
-    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
-    parser.add_value_provider_argument = parser.add_argument  # type: ignore[attr-defined]
-    for cls in _beam_option_classes():
-        cls._add_argparse_args(parser)
-    add_section(parser, (EvpackOptions, None))
-    return {f for action in parser._actions for f in action.option_strings}
+    return set(declared_flags(flag_parser(((EvpackOptions, None),))))
