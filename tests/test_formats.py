@@ -4,6 +4,7 @@ import json
 import re
 from functools import partial
 from pathlib import Path
+from typing import get_args
 
 import apache_beam as beam
 import pytest
@@ -27,7 +28,7 @@ from packer.formats import (
 )
 from pipelines.options import load_config
 from schemas import PackingConfig, PromptMessage
-from schemas.config import FormatModels, model_misfit
+from schemas.config import FormatModels, PromptFormat, model_misfit
 from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
@@ -241,14 +242,7 @@ MODELS = FormatModels(
     bedrock_batch="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     bedrock_converse_batch="us.amazon.nova-pro-v1:0",
 )
-FORMATS = [
-    "messages",
-    "openai_batch",
-    "anthropic_batch",
-    "vertex_batch",
-    "bedrock_batch",
-    "bedrock_converse_batch",
-]
+FORMATS = list(get_args(PromptFormat))
 
 
 @settings(max_examples=examples(300))
