@@ -188,9 +188,13 @@ def read_parquet(
     Not `pq.read_table(path)`: for a gs:// path pyarrow uses its own Cloud Storage
     client, which ignores the endpoint and credentials Beam's client uses
     (`STORAGE_EMULATOR_HOST`), and waits on the metadata server when it has none.
+    The bytes are read whole and parsed from memory: parsing from the Python file
+    object left pyarrow's I/O threads holding it, and half the processes that did so
+    aborted at exit ("terminate called without an active exception").
     """
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        return pq.read_table(handle, columns=columns, schema=schema)
+        data = handle.read()
+    return pq.read_table(pa.BufferReader(data), columns=columns, schema=schema)
 
 
 def _is_local(path: str) -> bool:
