@@ -5,6 +5,8 @@ chosen. Adding one is one line in COMMANDS.
 """
 
 import importlib
+import logging
+import os
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -39,5 +41,21 @@ def main(argv: list[str] | None = None) -> int:
     return module.main(args[1:])
 
 
+def console() -> None:
+    """The `evpack` console script and `python -m pipelines.cli`: run, then leave at once.
+
+    Output is flushed and the process exits without the interpreter's teardown:
+    native threads of the libraries a command loads (Arrow's I/O pool among them)
+    were seen to abort a finished command at teardown ("terminate called without an
+    active exception", exit -6) after it had written everything. Rejected: plain
+    `sys.exit`, which runs that teardown. Tests call `main` and are unaffected.
+    """
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
