@@ -7,10 +7,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
-from packer.records import Evidence, question_terms
+from packer.records import STOPWORDS, Evidence, canonical_words, question_terms
 from packer.runtime import Memos
 from packer.typed_claims import (
     Date,
+    Name,
     Quantity,
     SentenceClaims,
     SlotKind,
@@ -18,18 +19,25 @@ from packer.typed_claims import (
     question_slot,
 )
 
-Value = Quantity | Date
+Value = Quantity | Date | Name
 
 
 def _same_value(a: Value, b: Value) -> bool:
     """Dates: compatible to their precision; numbers: the same unit and within 1%
-    ("3.5 million" is "3,512,000" rounded)."""
+    ("3.5 million" is "3,512,000" rounded); names: a word in common ("Sullivan" is
+    "John Sullivan")."""
+    if isinstance(a, Name) or isinstance(b, Name):
+        return isinstance(a, Name) and isinstance(b, Name) and not set(a.words).isdisjoint(b.words)
     if isinstance(a, Date) or isinstance(b, Date):
         return isinstance(a, Date) and isinstance(b, Date) and a.compatible(b)
     return a.unit == b.unit and abs(a.value - b.value) <= 0.01 * max(abs(a.value), abs(b.value))
 
 
-def _values(claims: SentenceClaims, slot: SlotKind) -> tuple[Value, ...]:
+def _values(claims: SentenceClaims, slot: SlotKind, cues: frozenset[str]) -> tuple[Value, ...]:
+    """The sentence's values of the slot's type; for names, those that are not the
+    question's own words (the entities it asks about)."""
+    if slot == "name":
+        return tuple(n for n in claims.named if cues.isdisjoint(n.words))
     return claims.numbers if slot == "number" else claims.dates
 
 
@@ -59,22 +67,31 @@ def _answer(
     precision 0.35 -> 0.25), and the sentence's first value (it answered with
     "800 males" where the population was asked).
     """
-    if not entities or not entities.issubset(record.canonical.split()):
+    words = record.canonical.split()
+    if not entities or not entities.issubset(words):
         return None
     claims = memos.typed_claims(record.text)
+    # the passage's own subject is no answer: "Winner" in "Winner (band)"
+    own = (
+        cues | frozenset(canonical_words(record.candidate.title or "")) if slot == "name" else cues
+    )
     shared = [
-        (sum(w in cues for w in c.words), c) for c in claims if c.complete and _values(c, slot)
+        (sum(w in cues for w in c.words), c) for c in claims if c.complete and _values(c, slot, own)
     ]
     most, best = max(shared, key=lambda s: s[0], default=(0, None))
     if best is None or most < min(2, len(cues)):
         return None
     where = [i for i, w in enumerate(best.words) if w in cues]
-    value = min(_values(best, slot), key=lambda v: min(abs(v.at - i) for i in where))
-    return _Answer(index, value, tuple(v for c in claims for v in _values(c, slot)))
+    value = min(_values(best, slot, own), key=lambda v: min(abs(v.at - i) for i in where))
+    if slot == "name":  # a name "appears" in a passage that writes any of its words
+        return _Answer(index, value, (Name(tuple(set(words) - STOPWORDS)),))
+    return _Answer(index, value, tuple(v for c in claims for v in _values(c, slot, cues)))
 
 
 def _bucket(value: Value) -> str:
-    return "date" if isinstance(value, Date) else f"number:{value.unit}"
+    if isinstance(value, Quantity):
+        return f"number:{value.unit}"
+    return "date" if isinstance(value, Date) else "name"
 
 
 def slot_conflicts(

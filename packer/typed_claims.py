@@ -29,7 +29,7 @@ from typing import Literal
 from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, question_terms
 from packer.units import complete, sentence_spans
 
-SlotKind = Literal["number", "date"]
+SlotKind = Literal["number", "date", "name"]
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SCALES = {
     "hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
@@ -77,6 +77,14 @@ class Date:
 
 
 @dataclass(frozen=True, slots=True)
+class Name:
+    """A run of words written capitalized (folded): "Heather Ball", "Front Royal"."""
+
+    words: tuple[str, ...]
+    at: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class SentenceClaims:
     """The canonical words of one sentence (in order), whether it is a whole sentence
     (`units.complete`: not a table row or a cut piece), and the numbers and dates
@@ -88,6 +96,8 @@ class SentenceClaims:
     dates: tuple[Date, ...]
     names: frozenset[str]
     """Words written capitalized past the sentence's first (folded): names."""
+    named: tuple[Name, ...]
+    """The runs of capitalized words (`_name_runs`), left to right."""
 
 
 def _month(word: str) -> int | None:
@@ -160,6 +170,27 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in canonical_words(text, fold=False)[1:] if w[0].isupper())
 
 
+def _name_runs(sentence: str, words: list[str]) -> tuple[Name, ...]:
+    """Runs of capitalized words, stopwords left out ("The Hague" is "hague"): a run
+    at the sentence's start needs two words (its first word is capitalized anyway).
+    Read from the sentence's cased words, which `words` (its canonical words)
+    align with; none when the folding changed the word count (a ligature)."""
+    cased = canonical_words(sentence, fold=False)
+    if len(cased) != len(words):
+        return ()
+    capital = [len(w) > 1 and w[0].isupper() for w in cased] + [False]
+    runs: list[Name] = []
+    start = 0
+    for i, upper in enumerate(capital):
+        if upper:
+            continue
+        named = tuple(w for w in words[start:i] if w not in STOPWORDS)
+        if named and (start > 0 or i > 1):
+            runs.append(Name(named, start))
+        start = i + 1
+    return tuple(runs)
+
+
 def claims_of(text: str) -> tuple[SentenceClaims, ...]:
     """The typed claims of each sentence of `text` (a function of the text alone)."""
     out = []
@@ -168,7 +199,14 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
         words = canonical_words(sentence)
         numbers, dates = _read(words)
         out.append(
-            SentenceClaims(tuple(words), complete(sentence), numbers, dates, _names(sentence))
+            SentenceClaims(
+                tuple(words),
+                complete(sentence),
+                numbers,
+                dates,
+                _names(sentence),
+                _name_runs(sentence, words),
+            )
         )
     return tuple(out)
 
@@ -178,6 +216,7 @@ _NUMBER_QUESTIONS = (
     "how high", "how large", "how deep", "what percentage", "what percent", "population",
 )  # fmt: skip
 _DATE_QUESTIONS = ("when", "what year", "which year", "what date", "what day")
+_NAME_QUESTIONS = ("who", "whom", "whose", "where")
 _SLOT_WORDS = frozenset(
     ("many", "much", "long", "old", "tall", "far", "big", "high", "large", "deep", "percentage",
      "percent", "population", "year", "date", "day", "number", "made", "first", "last")
@@ -191,6 +230,8 @@ def question_slot(question: str) -> SlotKind | None:
         return "number"
     if any(f" {q} " in text for q in _DATE_QUESTIONS):
         return "date"
+    if any(f" {q} " in text for q in _NAME_QUESTIONS):
+        return "name"
     return None
 
 
