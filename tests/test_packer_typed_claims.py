@@ -139,29 +139,6 @@ def test_dates_conflict_only_when_incompatible():
     assert [c.rules for c in other.manifest.conflicts] == [["date"]]
 
 
-@given(
-    values=st.lists(st.integers(1, 40), min_size=2, max_size=8),
-    order=st.randoms(use_true_random=False),
-)
-def test_slot_conflicts_link_exactly_the_documents_with_different_values(values, order):
-    """Bucketing by value loses no pair: two documents are in one conflict group
-    exactly when some chain of different answers links them, whatever the order."""
-    texts = [f"Springfield has {v},000 people living there." for v in values]
-    indices = list(range(len(texts)))
-    order.shuffle(indices)
-    docs = [document(f"d{i}") for i in indices]
-    cands = [candidate(f"e{i}", f"d{i}", text=texts[i]) for i in indices]
-    result = pack_request(request(*cands, question=POPULATION), Catalog(docs), SLOT, RUNTIME)
-    distinct = set(values)
-    grouped = {e for c in result.manifest.conflicts for e in c.evidence_ids}
-    if len(distinct) > 1:
-        # exact duplicates fold first: the keepers of every distinct value form one group
-        assert len(result.manifest.conflicts) == 1
-        assert len(grouped) == len(distinct)
-    else:
-        assert grouped == set()
-
-
 SCALE_WORDS = {"": 1.0, " thousand": 1e3, " million": 1e6, " billion": 1e9}
 
 
@@ -240,3 +217,39 @@ def test_a_passage_naming_its_own_subject_gives_no_answer():
     result = pack_request(request(*cands, question=FOUNDED), Catalog(docs), SLOT, RUNTIME)
     assert result.manifest.conflicts == []
     assert Name(("mary", "lincoln")) in claims_of(cands[1].text)[0].named
+
+
+FOUNDERS = ["Jebediah Springer", "Mary Lincoln", "Ada Byron", "Otto Kruger", "Wu Chen"]
+SLOT_TEXTS = {
+    POPULATION: lambda v: f"Springfield has {v},000 people living there.",
+    FOUNDED: lambda v: (
+        f"The Springfield library was founded by {FOUNDERS[v % len(FOUNDERS)]} in the town."
+    ),
+}
+
+
+@given(
+    question=st.sampled_from(sorted(SLOT_TEXTS)),
+    values=st.lists(st.integers(1, 40), min_size=2, max_size=8),
+    order=st.randoms(use_true_random=False),
+)
+def test_slot_conflicts_link_exactly_the_documents_with_different_values(question, values, order):
+    """Bucketing by value loses no pair, for numbers and names: two documents are in
+    one conflict group exactly when some chain of different answers links them,
+    whatever the order."""
+    if question == FOUNDED:
+        values = [v % len(FOUNDERS) for v in values]
+    texts = [SLOT_TEXTS[question](v) for v in values]
+    indices = list(range(len(texts)))
+    order.shuffle(indices)
+    docs = [document(f"d{i}") for i in indices]
+    cands = [candidate(f"e{i}", f"d{i}", text=texts[i]) for i in indices]
+    result = pack_request(request(*cands, question=question), Catalog(docs), SLOT, RUNTIME)
+    distinct = set(values)
+    grouped = {e for c in result.manifest.conflicts for e in c.evidence_ids}
+    if len(distinct) > 1:
+        # exact duplicates fold first: the keepers of every distinct value form one group
+        assert len(result.manifest.conflicts) == 1
+        assert len(grouped) == len(distinct)
+    else:
+        assert grouped == set()
