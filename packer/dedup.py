@@ -363,8 +363,8 @@ def deduplicate(
     if "copy" in config.conflict_rules:
         for pair in copies:
             pairs[pair].add("copy")
-    if "slot" in config.conflict_rules and question:
-        for i, j, kind in slot_conflicts(kept, question, memos):
+    if question:
+        for i, j, kind in slot_conflicts(kept, question, memos, config.conflict_rules):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add(kind)
     out.kept = kept
     out.conflicts, out.conflict_kinds = conflict_groups(pairs)

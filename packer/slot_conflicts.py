@@ -94,11 +94,17 @@ def _bucket(value: Value) -> str:
     return "date" if isinstance(value, Date) else "name"
 
 
+RULE_SLOTS: dict[str, tuple[SlotKind, ...]] = {"slot": ("number", "date"), "name": ("name",)}
+"""The slots each conflict rule of the config compares. Names are a rule of their own:
+measured weaker than numbers and dates (see the module docstring)."""
+
+
 def slot_conflicts(
-    records: list[Evidence], question: str, memos: Memos
+    records: list[Evidence], question: str, memos: Memos, rules: tuple[str, ...]
 ) -> list[tuple[int, int, SlotKind]]:
     """Pairs of passages of different documents that answer the question's slot with
-    different values, neither stated by the other (`packer.typed_claims`).
+    different values, neither stated by the other (`packer.typed_claims`), when
+    one of the configured `rules` compares that slot (`RULE_SLOTS`).
 
     Pair search: each passage gives at most one answer; answers are bucketed by
     slot kind and unit, and inside a bucket grouped by value, so passages that
@@ -108,8 +114,9 @@ def slot_conflicts(
     every pair (quadratic), and comparing every number of two passages
     (flags the other numbers passages state beside the answer).
     """
-    slot = question_slot(question)
-    if slot is None:
+    slots = {s for r in rules for s in RULE_SLOTS.get(r, ())}
+    slot = question_slot(question) if slots else None
+    if slot not in slots:
         return []
     cues = question_terms(question)
     entities = entity_terms(

@@ -22,7 +22,7 @@ PromptFormat = Literal[
 """Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "slot"]
+ConflictRule = Literal["copy", "slot", "name"]
 
 
 class _Config(BaseModel):

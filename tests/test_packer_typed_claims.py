@@ -10,7 +10,7 @@ from schemas import DedupConfig, PackingConfig
 from tests.factories import candidate, document, request
 
 RUNTIME = PackerRuntime.load()
-SLOT = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot")))
+SLOT = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot", "name")))
 
 
 @pytest.mark.parametrize(
@@ -178,14 +178,17 @@ FOUNDED = "Who founded the Springfield library?"
 
 
 def test_two_documents_naming_different_founders_are_flagged():
-    result = _pack(
-        FOUNDED,
+    texts = (
         "The Springfield library was founded by Jebediah Springer in the old town.",
         "Records show the Springfield library was founded by Mary Lincoln, a teacher.",
     )
+    result = _pack(FOUNDED, *texts)
     assert [(c.evidence_ids, c.rules) for c in result.manifest.conflicts] == [
         (["e0", "e1"], ["name"])
     ]
+    # names are a rule of their own: `slot` compares numbers and dates only
+    numbers_and_dates = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot")))
+    assert _pack(FOUNDED, *texts, config=numbers_and_dates).manifest.conflicts == []
 
 
 @pytest.mark.parametrize(
@@ -200,7 +203,7 @@ def test_two_documents_naming_different_founders_are_flagged():
     ],
 )
 def test_no_name_flag_when_names_agree_or_are_not_about_the_slot(other):
-    only = PackingConfig(dedup=DedupConfig(conflict_rules=("slot",)))
+    only = PackingConfig(dedup=DedupConfig(conflict_rules=("name",)))
     base = "The Springfield library was founded by Jebediah Springer in the old town."
     assert _pack(FOUNDED, base, other, config=only).manifest.conflicts == []
 
