@@ -67,11 +67,12 @@ class DedupConfig(_Config):
     share, in order, to be a reprint or, when a fact differs, a conflict.
     `conflict_rules` switches conflict detection on rule by rule: `copy` (a
     copy of one report with a fact or stance changed), `slot` (two documents
-    answering the question's number or date slot differently, `packer.typed_claims`).
-    `slot` is off by default: measured at 2,048 tokens (`benchmarks.meaning`) it
-    flags RAMDocs pairs with precision 0.44 (numbers) and 0.33 (dates), below
-    the copy rule's 0.58, and finds few fakes (ConflictNQ: precision 0.71 over
-    14 pairs, recall 0.004: 73 of its 451 questions ask for a number or date).
+    answering the question's number or date slot differently), `name` (the
+    same for a name: "who", "where"); `packer.slot_conflicts`. `slot` and
+    `name` are off by default: measured at 2,048 tokens (`benchmarks.meaning`)
+    they cut RAMDocs pair precision from 0.71 to 0.36 for recall 0.45 -> 0.52
+    and reach ConflictNQ precision 0.55 at recall 0.043 (figures and caps in
+    `packer.slot_conflicts`).
     """
 
     levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
