@@ -78,11 +78,13 @@ def _same_value(a: Value, b: Value) -> bool:
     return a.unit == b.unit and abs(a.value - b.value) <= 0.01 * max(abs(a.value), abs(b.value))
 
 
-def _values(claims: SentenceClaims, slot: SlotKind, cues: frozenset[str]) -> tuple[Value, ...]:
-    """The sentence's values of the slot's type; for names, those that are not the
-    question's own words (the entities it asks about)."""
+def _values(
+    claims: SentenceClaims, slot: SlotKind, not_answers: frozenset[str]
+) -> tuple[Value, ...]:
+    """The sentence's values of the slot's type; for names, those holding none of
+    `not_answers` (the question's words: the entities it asks about)."""
     if slot == "name":
-        return tuple(n for n in claims.named if cues.isdisjoint(n.words))
+        return tuple(n for n in claims.named if not_answers.isdisjoint(n.words))
     return claims.numbers if slot == "number" else claims.dates
 
 
@@ -110,26 +112,29 @@ def _answer(
     are not read further, unless a lower-case question needed every passage's
     names). Rejected: naming half the entity words (RAMDocs date
     precision 0.35 -> 0.25), and the sentence's first value (it answered with
-    "800 males" where the population was asked).
+    "800 males" where the population was asked). A name is no answer when it
+    holds a question word or a word of the passage's title (its own subject:
+    "Winner" in "Winner (band)"), and every word the passage writes counts as
+    stated (a name "appears" in a passage that writes any of its words).
     """
     words = record.canonical.split()
     if not entities or not entities.issubset(words):
         return None
     claims = memos.typed_claims(record.text)
-    # the passage's own subject is no answer: "Winner" in "Winner (band)"
-    own = (
-        cues | frozenset(canonical_words(record.candidate.title or "")) if slot == "name" else cues
-    )
+    title = canonical_words(record.candidate.title or "") if slot == "name" else ()
+    not_answers = cues.union(title)
     shared = [
-        (sum(w in cues for w in c.words), c) for c in claims if c.complete and _values(c, slot, own)
+        (sum(w in cues for w in c.words), c)
+        for c in claims
+        if c.complete and _values(c, slot, not_answers)
     ]
     most, best = max(shared, key=lambda s: s[0], default=(0, None))
     if best is None or most < min(2, len(cues)):
         return None
     where = [i for i, w in enumerate(best.words) if w in cues]
-    value = min(_values(best, slot, own), key=lambda v: min(abs(v.at - i) for i in where))
-    if slot == "name":  # a name "appears" in a passage that writes any of its words
-        return _Answer(index, value, (Name(tuple(set(words) - STOPWORDS)),))
+    value = min(_values(best, slot, not_answers), key=lambda v: min(abs(v.at - i) for i in where))
+    if slot == "name":
+        return _Answer(index, value, (Name(tuple(sorted(set(words) - STOPWORDS))),))
     return _Answer(index, value, tuple(v for c in claims for v in _values(c, slot, cues)))
 
 
