@@ -19,9 +19,9 @@
   they share at least `conflict_similarity` of their words, or their stance
   changed ("must" for "may", "not" added, "$" for "€"), or a near copy swaps a
   few content words ("a forward" for "a defender"), they disagree: both
-  stay and are flagged as a conflict (rule `copy`). The opt-in `slot` rule
-  (`packer.slot_conflicts`) compares typed answers to the question across
-  documents.
+  stay and are flagged as a conflict (rule `copy`). The opt-in `slot` and
+  `name` rules (`packer.slot_conflicts`) compare typed answers to the
+  question across documents.
   Passages tagged with disjoint facets are about different things and never
   conflict. Rejected: comparing lowercase word skeletons only, which missed
   every conflict whose sentences hold names, and flagged formatting variants
