@@ -169,16 +169,17 @@ def _name_runs(cased: list[str], words: list[str]) -> tuple[Name, ...]:
     ones) align with; none when the folding changed the word count (a ligature)."""
     if len(cased) != len(words):
         return ()
-    capital = [len(w) > 1 and w[0].isupper() for w in cased] + [False]
+    capital = [i for i, w in enumerate(cased) if len(w) > 1 and w[0].isupper()]
     runs: list[Name] = []
-    start = 0
-    for i, upper in enumerate(capital):
-        if upper:
+    start = last = -2
+    for i in [*capital, -2]:  # the sentinel closes the last run
+        if i == last + 1:
+            last = i
             continue
-        named = tuple(w for w in words[start:i] if w not in STOPWORDS)
-        if named and (start > 0 or i > 1):
+        named = tuple(w for w in words[start : last + 1] if w not in STOPWORDS)
+        if start >= 0 and named and last > 0:  # a run at the start needs two words
             runs.append(Name(named, start))
-        start = i + 1
+        start = last = i
     return tuple(runs)
 
 
