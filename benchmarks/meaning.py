@@ -57,7 +57,7 @@ from benchmarks.adapters import (
     ramdocs_cases,
 )
 from benchmarks.stamp import machine
-from packer import Catalog, PackerRuntime, pack_request
+from packer import Catalog, PackerRuntime, pack_request, slot_conflicts
 from packer.dedup import deduplicate
 from packer.gates import apply_gates
 from packer.runtime import Memos
@@ -352,6 +352,11 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *cost_rows,
         "",
         __doc__.split("\n\n", 2)[2].strip(),
+        "",
+        "Whether the typed rules are on by default, decided from these figures"
+        " (`packer.slot_conflicts`):",
+        "",
+        (slot_conflicts.__doc__ or "").split("\n\n", 1)[1].strip(),
         "",
     ]
 

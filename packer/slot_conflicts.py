@@ -19,18 +19,19 @@ pair of a conflict group; recall: wrong passages grouped with a right one):
 - `name`: ConflictNQ precision 0.53 (161 pairs; 0.77 counting only the
   linked pairs), recall 0.038 (ten times the `slot` rule's); RAMDocs 0.22;
   HotpotQA 3.6%, MultiHop-RAG 0%. All three rules: RAMDocs 0.36 at recall
-  0.52, ConflictNQ 0.55 at 0.043, HotpotQA 6.8%; cost at 50 candidates
-  +0.7 ms cold, +0.3 ms warm.
+  0.52, ConflictNQ 0.55 at 0.043, HotpotQA 6.8%; dedup cost at 50
+  candidates +0.7 to +2.7 ms cold (claims read afresh; three runs on a
+  shared machine), +0.15 to +0.6 ms warm.
 
 Why the targets (ConflictNQ recall 0.2 at precision 0.7; RAMDocs 0.6 at 0.6)
 are out of reach of these rules, measured: of ConflictNQ's 451 questions 225
 ask for a typed slot (152 names, 56 dates, 17 numbers; the rest ask "what
-is", "why", "difference"), and the real passage answers one in 87 (it often
-does not name the question's entities). A group of the real passage and k
+is", "why", "difference"), and the real passage answers the slot in 87 of
+them (it often does not name the question's entities). A group of the real passage and k
 fakes counts 2/(k+1) of its pairs true, so precision 0.7 allows fewer than
-two fakes a group: at most ~0.19 recall if every typed question were found.
-On RAMDocs (400 of 500 questions have 2-3 valid answers) slot pairs of two
-correct documents are 82 of 149 (names), 89 of 176 (dates) and 9 of 17
+two fakes a group: under 0.19 recall even if every typed question were found.
+On RAMDocs (400 of 500 questions have 2-3 valid answers) linked slot pairs of
+two correct documents are 82 of 149 (names), 89 of 176 (dates) and 9 of 17
 (numbers): another valid answer reads as a contradiction.
 
 Rejected, with figures (pairs linked, same data): `which` questions (HotpotQA
