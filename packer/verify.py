@@ -17,7 +17,7 @@ they can be decided without a model (README, "Verifying answers"):
   sources, evidence, records or the like, so "date of death unknown" is no
   such sentence).
 - `figures_supported`: each of those figures, dates and phrases appears in a
-  cited block's text, after normalization (`packer.claims`).
+  cited block's text, after normalization (`packer.figures`).
 - `conflicts_reported`: every label of each conflict the manifest flagged is
   cited, so both sides are shown.
 - `uncovered_facets_declared`: each facet listed as uncovered is said to be
@@ -38,7 +38,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
+from packer.claims import Sentence, parse_answer
+from packer.figures import TextFacts, normalize_phrase, text_facts
 from schemas.verification import CheckName, CheckResult
 
 UNAVAILABLE_PHRASES = (
