@@ -1,7 +1,7 @@
 """Deterministic checks of one answer against the packet its prompt was built from.
 
 Seed 002's "verify after generation" and seed 000's citation check, as far as
-they can be decided without a model (README, "Verifying answers"):
+they can be decided without a model (docs/verify.md):
 
 - `answered`: the answer has a word in it (an empty or blank answer fails).
 - `labels_exist`: every cited label is in the request's label map.
