@@ -1,11 +1,22 @@
 """The documentation holds together: every relative link of the README, ARCHITECTURE.md and
 docs/*.md reaches a file and, when it names one, a heading of it; every docs page is linked
-from the README; the README stays a user's page (issue: under about 450 lines)."""
+from the README; the README stays a user's page (issue: under about 450 lines); and what
+moved out of the README is still found: every flag, setting, prompt format, check and
+exclusion reason."""
 
+import contextlib
+import io
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
+
+from pipelines.cli import COMMANDS
+from pipelines.cli import main as evpack
+from schemas import PackingConfig
+from schemas.reasons import ExclusionReason
+from schemas.verification import CheckName
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -68,3 +79,42 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
 def test_the_readme_stays_a_short_page_for_users() -> None:
     lines = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
     assert lines <= README_MAX_LINES, f"{lines} lines: move reference material to docs/"
+
+
+def _text(*pages: Path) -> str:
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
+def _help(command: str) -> str:
+    """What `evpack COMMAND --help` prints (`catalog` is `catalog load`)."""
+    out = io.StringIO()
+    argv = [command, "load"] if command == "catalog" else [command]
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        evpack([*argv, "--help"])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_flag_of_every_command_is_documented(command: str) -> None:
+    flags = set(re.findall(r"(?<![\w-])--[a-z][a-z_]*", _help(command))) - {"--help"}
+    assert flags, command
+    docs = _text(*PAGES)
+    assert sorted(f for f in flags if not re.search(rf"{f}(?![\w-])", docs)) == []
+
+
+def test_every_config_setting_is_in_the_config_page() -> None:
+    table = _text(ROOT / "docs" / "config.md")
+    assert [f for f in PackingConfig.model_fields if f"`{f}`" not in table] == []
+
+
+def test_every_prompt_format_is_in_the_readme_and_its_page() -> None:
+    formats = get_args(PackingConfig.model_fields["prompt_format"].annotation)
+    for page in (ROOT / "README.md", ROOT / "docs" / "formats.md"):
+        assert [f for f in formats if f"`{f}`" not in _text(page)] == [], page.name
+
+
+def test_every_check_and_exclusion_reason_is_explained() -> None:
+    checks = _text(ROOT / "docs" / "verify.md")
+    assert [c for c in get_args(CheckName) if f"| `{c}` |" not in checks] == []
+    rules = _text(ROOT / "ARCHITECTURE.md").split("\n## Packing rules\n", 1)[1].split("\n## ")[0]
+    assert [r.value for r in ExclusionReason if f"`{r.value}`" not in rules] == []
