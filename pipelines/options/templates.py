@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.command import CommandParser, run_parsed
-from pipelines.options.flags import Flag, parse_bool, section_flags
+from pipelines.options.flags import Flag, Param, parse_bool, section_flags
 from pipelines.options.jobs import JOB_SECTIONS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -66,10 +66,9 @@ def _default(flag: Flag) -> str:
     return str(flag.default).lower() if isinstance(flag.default, bool) else str(flag.default)
 
 
-def parameter(flag: Flag, template: Template) -> dict[str, Any]:
-    """The template parameter of one flag (Dataflow's `ParameterMetadata`, as JSON)."""
-    param = flag.template
-    assert param is not None
+def parameter(flag: Flag, param: Param, template: Template) -> dict[str, Any]:
+    """The parameter of one flag, shown as `param` says, in `template` (Dataflow's
+    `ParameterMetadata`, as JSON)."""
     choices = flag.choices or ()
     if len(param.choice_labels) != len(choices):
         raise ValueError(f"--{flag.name}: one template label per choice of {choices}")
@@ -98,13 +97,13 @@ def parameter(flag: Flag, template: Template) -> dict[str, Any]:
 def metadata_text(job: str) -> str:
     """The `metadata.json` of `job`'s template, as committed (two-space indent, newline)."""
     template = TEMPLATES[job]
-    flags = [f for s in JOB_SECTIONS[job] for f in section_flags(s) if f.template is not None]
+    flags = [f for section in JOB_SECTIONS[job] for f in section_flags(section)]
     metadata = {
         "name": template.name,
         "description": template.description,
         "streaming": job == "streaming",
         **template.modes,
-        "parameters": [parameter(flag, template) for flag in flags],
+        "parameters": [parameter(f, f.template, template) for f in flags if f.template],
     }
     return json.dumps(metadata, indent=2, ensure_ascii=False) + "\n"
 
