@@ -1,14 +1,17 @@
 """Flags are declared once (`pipelines.options.flags.Flag`): the bound a flag declares is
 the one every command checks, and no two options classes declare one name."""
 
+import re
 from collections import Counter
 
+import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.options.flags import Flag, Section, check_numbers, section_flags
+from pipelines.options.flags import Flag, Param, Section, check_numbers, section_flags
 from pipelines.options.jobs import BATCH_SECTIONS, JOB_SECTIONS, REPLAY_SECTIONS
+from pipelines.options.templates import TEMPLATES, parameter
 from pipelines.options.verify import VERIFY_SECTIONS, VERIFY_STREAM_SECTIONS
 from tests.strategies import examples
 
@@ -60,3 +63,16 @@ def test_a_number_is_refused_exactly_when_it_breaks_the_declared_bound(
         check_numbers(PipelineOptions([f"--{flag.name}={suggested}"]), ((cls, None),))
     else:
         assert allowed
+
+
+def test_a_choice_without_a_template_label_is_named_when_the_templates_are_written() -> None:
+    """A new prompt format (say) without its label fails `make templates`, naming it."""
+    flag = Flag(
+        "mode", "How.", choices=("a", "b"), template=Param("Mode", choice_labels={"a": "A"})
+    )
+    with pytest.raises(ValueError, match=re.escape("--mode: no template label for ['b']")):
+        parameter(flag, flag.template, TEMPLATES["batch"])  # type: ignore[arg-type]
+    labelled = Param("Mode", choice_labels={"a": "A", "b": "B"})
+    found = parameter(flag, labelled, TEMPLATES["batch"])
+    assert found["regexes"] == ["^(a|b)$"] and found["paramType"] == "ENUM"
+    assert [o["label"] for o in found["enumOptions"]] == ["A", "B"]

@@ -52,12 +52,12 @@ class CatalogOptions(PipelineOptions):
             choices=("auto", *CATALOG_MODES),
             template=Param(
                 "Catalog mode",
-                choice_labels=(
-                    "By size, or Bigtable when a table is named",
-                    "Every worker holds the catalog",
-                    "Joined by document (batch)",
-                    "Keyed lookups in Bigtable",
-                ),
+                choice_labels={
+                    "auto": "By size, or Bigtable when a table is named",
+                    "side_input": "Every worker holds the catalog",
+                    "join": "Joined by document (batch)",
+                    "bigtable": "Keyed lookups in Bigtable",
+                },
             ),
         ),
         Flag(

@@ -12,8 +12,8 @@ the hand copy the templates used to be.
 """
 
 import argparse
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -25,13 +25,13 @@ Bound = Literal["positive", "not negative"]
 class Param:
     """How a flex template shows a flag: its label, the regex the launcher checks the value
     against, Dataflow's parameter type where no other is implied (choices are `ENUM`,
-    booleans `BOOLEAN`, numbers `NUMBER`), and a label per choice."""
+    booleans `BOOLEAN`, numbers `NUMBER`), and the label of each choice."""
 
     label: str
     regex: str = ""
     """Empty for a flag with choices: the regex is then the choices."""
     param_type: str | None = None
-    choice_labels: tuple[str, ...] = ()
+    choice_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"

@@ -21,7 +21,11 @@ _SUFFIXES: dict[str, FileFormat] = {
 _COMPRESSION = (".gz", ".bz2", ".zst", ".deflate")
 
 FILE_FORMATS = ("auto", *get_args(FileFormat))
-FILE_FORMAT_LABELS = ("From the file extension", "JSON lines", "Parquet")
+FILE_FORMAT_LABELS = {
+    "auto": "From the file extension",
+    "jsonl": "JSON lines",
+    "parquet": "Parquet",
+}
 """The template's label of each of `FILE_FORMATS`."""
 
 DEFAULT_MAX_DEAD_LETTER_PERCENT = 50.0
@@ -54,11 +58,11 @@ class InputOptions(PipelineOptions):
             choices=get_args(InputShape),
             template=Param(
                 "Input shape",
-                choice_labels=(
-                    "Decided per record",
-                    "One request per record",
-                    "One candidate per record",
-                ),
+                choice_labels={
+                    "auto": "Decided per record",
+                    "nested": "One request per record",
+                    "flat": "One candidate per record",
+                },
             ),
         ),
         Flag(

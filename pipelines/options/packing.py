@@ -11,7 +11,7 @@ from pipelines.options.flags import GCS_FILE, Flag, Param, declare
 from schemas._types import UtcDatetime
 from schemas.config import PromptFormat
 
-PROMPT_FORMAT_LABELS: dict[PromptFormat, str] = {
+PROMPT_FORMAT_LABELS: dict[str, str] = {
     "messages": "evidence-packer prompt messages",
     "openai_batch": "OpenAI Batch API input lines",
     "anthropic_batch": "Anthropic Message Batches requests",
@@ -40,7 +40,7 @@ class PackingOptions(PipelineOptions):
             choices=get_args(PromptFormat),
             template=Param(
                 "Prompt format",
-                choice_labels=tuple(PROMPT_FORMAT_LABELS[f] for f in get_args(PromptFormat)),
+                choice_labels=PROMPT_FORMAT_LABELS,
             ),
         ),
         Flag(

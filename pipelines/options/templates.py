@@ -70,8 +70,9 @@ def parameter(flag: Flag, param: Param, template: Template) -> dict[str, Any]:
     """The parameter of one flag, shown as `param` says, in `template` (Dataflow's
     `ParameterMetadata`, as JSON)."""
     choices = flag.choices or ()
-    if len(param.choice_labels) != len(choices):
-        raise ValueError(f"--{flag.name}: one template label per choice of {choices}")
+    unlabelled = [choice for choice in choices if choice not in param.choice_labels]
+    if unlabelled:
+        raise ValueError(f"--{flag.name}: no template label for {unlabelled} (its `Param`)")
     found: dict[str, Any] = {
         "name": flag.name,
         "label": template.labels.get(flag.name, param.label),
@@ -83,8 +84,8 @@ def parameter(flag: Flag, param: Param, template: Template) -> dict[str, Any]:
         found["defaultValue"] = _default(flag)
     if choices:
         found["paramType"] = "ENUM"
-        options = zip(choices, param.choice_labels, strict=True)
-        found["enumOptions"] = [{"value": value, "label": label} for value, label in options]
+        labels = param.choice_labels
+        found["enumOptions"] = [{"value": value, "label": labels[value]} for value in choices]
     elif flag.type is parse_bool:
         found["paramType"] = "BOOLEAN"
     elif flag.type in (int, float):
