@@ -28,12 +28,13 @@ from pipelines.options.flags import check_numbers
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
-from pipelines.options.sinks import SinkOptions, create_audit_tables
+from pipelines.options.sinks import SinkOptions
 from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.counts import CountExclusions
+from transforms.io.bigquery import create_audit_tables
 from transforms.io.files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
@@ -204,7 +205,7 @@ def start(
         final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
     pin_local_runner(options, BATCH_RUNNER)
     if settings.create_tables:
-        create_audit_tables(settings.sinks)
+        create_audit_tables(settings.sinks.dataset)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings

@@ -24,9 +24,8 @@ from packer.formats import FILE_LIMITS
 from pipelines.command import run_command
 from pipelines.options.jobs import JOB_SECTIONS, StreamSettings, resolve_streaming
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
-from pipelines.options.sinks import create_audit_tables
 from transforms.catalog.factory import catalog_provider
-from transforms.io.bigquery import RecentRequestIds
+from transforms.io.bigquery import RecentRequestIds, create_audit_tables
 from transforms.io.pubsub import (
     ReadRequestRecords,
     emulator_receives_large_messages,
@@ -98,7 +97,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     if options.view_as(StandardOptions).runner == STREAMING_RUNNER:
         _LOG.warning("%s", LOCAL_KILL_LIMIT)
     if settings.create_tables:
-        create_audit_tables(settings.sinks)
+        create_audit_tables(settings.sinks.dataset)
     emulator_receives_large_messages()
     pipeline = beam.Pipeline(options=options)
     build(pipeline, settings)

@@ -42,9 +42,9 @@ from pipelines.options.verify import (
     resolve_verify,
 )
 from schemas import ExclusionRecord, ManifestRow
-from schemas.tables import AUDIT_TABLES, OUTPUTS
+from schemas.tables import OUTPUTS
 from schemas.verification import VerificationRow
-from transforms.io.bigquery import WriteToBigQueryRows, bigquery_client, create_tables
+from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.io.files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
@@ -167,9 +167,7 @@ def run(argv: list[str] | None = None) -> Outcome:
         )
     if stale:
         FileSystems.delete(stale)
-    if settings.dataset is not None:
-        project = settings.dataset.split(".")[0]
-        create_tables(bigquery_client(project), settings.dataset, [AUDIT_TABLES["verifications"]])
+    create_audit_tables(settings.dataset, ["verifications"])
     pin_local_runner(options, BATCH_RUNNER)
     with beam.Pipeline(options=options) as p:
         build(p, settings)

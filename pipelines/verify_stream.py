@@ -23,7 +23,7 @@ from pipelines.options.flags import check_numbers
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, dataset_name, resource_name
 from pipelines.options.verify import VERIFY_STREAM_SECTIONS, VerifyStreamOptions
-from transforms.io.bigquery import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
+from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.sinks import verification_row_id
 from transforms.verify_stream import VerifyAnswerStream
 
@@ -53,8 +53,7 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     answers = resource_name(opts.answers_subscription, "answers_subscription", "subscriptions")
     prompts = resource_name(opts.prompts_subscription, "prompts_subscription", "subscriptions")
     dataset = dataset_name(options.view_as(SinkOptions).bigquery_dataset)
-    tables = [AUDIT_TABLES["verifications"], AUDIT_TABLES["dead_letters"]]
-    create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
+    create_audit_tables(dataset, ["verifications", "dead_letters"])
     pin_local_runner(options, STREAMING_RUNNER)
     pipeline = beam.Pipeline(options=options)
     build(pipeline, answers, prompts, dataset, opts.prompt_ttl_seconds)

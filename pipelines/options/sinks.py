@@ -1,7 +1,6 @@
 """Where a run's outputs go: files under `--output`, a BigQuery dataset, a Pub/Sub topic."""
 
 import argparse
-import logging
 import os
 import tempfile
 
@@ -17,11 +16,7 @@ from pipelines.options.flags import (
     parse_bool,
     pubsub_regex,
 )
-from schemas.tables import AUDIT_TABLES
-from transforms.io.bigquery import bigquery_client, create_tables
 from transforms.sinks import Sinks
-
-_LOG = logging.getLogger(__name__)
 
 
 class SinkOptions(PipelineOptions):
@@ -128,12 +123,3 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
     runner = options.view_as(StandardOptions).runner or ""
     loads = window_seconds is None and dataset is not None and runner.startswith("Dataflow")
     return Sinks(output, dataset, topic, load_jobs=loads, window_seconds=window_seconds)
-
-
-def create_audit_tables(sinks: Sinks) -> None:
-    """Create the BigQuery dataset and audit tables of `sinks`, if it names a dataset."""
-    if sinks.dataset is None:
-        return
-    project = sinks.dataset.split(".")[0]
-    tables = create_tables(bigquery_client(project), sinks.dataset, AUDIT_TABLES.values())
-    _LOG.info("audit tables ready in %s: %s", sinks.dataset, ", ".join(tables))
