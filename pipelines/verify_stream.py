@@ -19,10 +19,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines.command import run_command
-from pipelines.options.flags import check_numbers
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
-from pipelines.options.sinks import SinkOptions, dataset_name, resource_name
-from pipelines.options.verify import VERIFY_STREAM_SECTIONS, VerifyStreamOptions
+from pipelines.options.verify import VERIFY_STREAM_SECTIONS, resolve_verify_stream
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.sinks import verification_row_id
 from transforms.verify_stream import VerifyAnswerStream
@@ -48,15 +46,13 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     """Check the flags, create the tables, start the job; `wait=False` returns at once."""
     options = PipelineOptions(argv)
     options.view_as(StandardOptions).streaming = True
-    opts = options.view_as(VerifyStreamOptions)
-    check_numbers(options, VERIFY_STREAM_SECTIONS)
-    answers = resource_name(opts.answers_subscription, "answers_subscription", "subscriptions")
-    prompts = resource_name(opts.prompts_subscription, "prompts_subscription", "subscriptions")
-    dataset = dataset_name(options.view_as(SinkOptions).bigquery_dataset)
-    create_audit_tables(dataset, ["verifications", "dead_letters"])
+    settings = resolve_verify_stream(options)
+    create_audit_tables(settings.dataset, ["verifications", "dead_letters"])
     pin_local_runner(options, STREAMING_RUNNER)
     pipeline = beam.Pipeline(options=options)
-    build(pipeline, answers, prompts, dataset, opts.prompt_ttl_seconds)
+    build(
+        pipeline, settings.answers, settings.prompts, settings.dataset, settings.prompt_ttl_seconds
+    )
     result = pipeline.run()
     if wait:
         try:

@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
-from pipelines.options.sinks import SinkOptions, check_writable, dataset_name
+from pipelines.options.sinks import SinkOptions, check_writable, dataset_name, resource_name
 from pipelines.options.stored_run import StoredRunOptions
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
@@ -175,4 +175,26 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         dataset=sinks.bigquery_dataset,
         limit=limit,
         overwrite=sinks.overwrite,
+    )
+
+
+@dataclass(frozen=True)
+class VerifyStreamSettings:
+    """Validated settings of one `evpack verify-stream` job."""
+
+    answers: str
+    prompts: str
+    dataset: str
+    prompt_ttl_seconds: int
+
+
+def resolve_verify_stream(options: PipelineOptions) -> VerifyStreamSettings:
+    """Check the flags of `evpack verify-stream`."""
+    check_numbers(options, VERIFY_STREAM_SECTIONS)
+    opts = options.view_as(VerifyStreamOptions)
+    return VerifyStreamSettings(
+        answers=resource_name(opts.answers_subscription, "answers_subscription", "subscriptions"),
+        prompts=resource_name(opts.prompts_subscription, "prompts_subscription", "subscriptions"),
+        dataset=dataset_name(options.view_as(SinkOptions).bigquery_dataset),
+        prompt_ttl_seconds=opts.prompt_ttl_seconds,
     )
