@@ -211,6 +211,14 @@ class Evidence:
         return (-self.score, self.candidate.evidence_id)
 
 
+def fold_copy(keeper: Evidence, other: Evidence) -> None:
+    """Fold `other` into `keeper`: its id and its own copies join `derived_from`, its
+    facets join the keeper's (the copy reaches the prompt through the keeper)."""
+    keeper.derived_from.append(other.evidence_id)
+    keeper.derived_from.extend(other.derived_from)
+    keeper.facets = tuple(sorted(set(keeper.facets) | set(other.facets)))
+
+
 STOPWORDS = frozenset(
     [
         "a",

@@ -5,7 +5,7 @@ from itertools import combinations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from packer.dedup import PAIRWISE, _candidate_pairs
+from packer.reprints import PAIRWISE, _candidate_pairs
 from packer.records import STOPWORDS, Evidence, TextFacts
 from tests.factories import candidate
 
