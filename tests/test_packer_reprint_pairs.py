@@ -5,8 +5,8 @@ from itertools import combinations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from packer.reprints import PAIRWISE, _candidate_pairs
 from packer.records import STOPWORDS, Evidence, TextFacts
+from packer.reprints import PAIRWISE, _candidate_pairs
 from tests.factories import candidate
 
 # A small vocabulary (stopwords among it), so words open many records: past `PAIRWISE`
