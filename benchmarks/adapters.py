@@ -107,6 +107,7 @@ class Paragraph:
     chunk: int | None = None
     effective_at: datetime = EFFECTIVE
     score: float | None = None
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ def _candidate(p: Paragraph, score: float) -> Candidate:
         document_id=document,
         revision_id=REVISION,
         chunk_id=f"{document}#{p.chunk or 0}",
-        source_url=f"bench://{document}",
+        source_url=p.url or f"bench://{document}",
         title=p.title,
         effective_at=p.effective_at,
         span=None if p.chunk is not None else Span(start=0, end=len(p.text)),
@@ -310,6 +311,7 @@ def multihop_cases(data_dir: Path, limit: int | None = None) -> list[MultihopCas
                 chunk=fact,
                 effective_at=published(passage["published_at"]),
                 score=float(passage["bm25_score"]),
+                url=passage["url"],
             )
             paragraphs.append(paragraph)
             if passage["in_evidence_list"]:

@@ -19,6 +19,7 @@ from packer.records import Evidence, canonical_words, question_terms
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import Selection, SelectionPolicy, select
+from packer.subjects import named_days, publisher_of, publisher_segments
 from packer.tokens import TokenCounter
 from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
@@ -215,6 +216,12 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
     notes known before selection."""
     config, layout, request = frame.config, frame.layout, frame.request
     conflict_note, conflict_member = layout.conflict_note_tokens(widest)
+    publishers = {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
+    sources = (
+        publisher_segments(request.question, publishers)
+        if config.enable_source_links and publishers
+        else {}
+    )
     return SelectionPolicy(
         budget=max(0, frame.budget - _reserved_for_notes(kept, frame)),
         evidence_budget=frame.budget,
@@ -228,6 +235,8 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         conflict_member=conflict_member,
         sentence_units=config.enable_sentence_units,
         subject_links=config.enable_subject_links,
+        named_sources=sources,
+        named_days=named_days(request.question) if sources else frozenset(),
     )
 
 

@@ -1,14 +1,14 @@
 """The growing packet of one selection run, and each item's utility against it
 (`packer.select` decides the order items are tried in)."""
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from packer.layout import BlockCosts
 from packer.records import Evidence
 from packer.runtime import Memos
-from packer.subjects import subject_of
+from packer.subjects import on_named_day, publisher_of, subject_of
 from packer.units import best_unit
 from schemas import ExclusionReason, UtilityWeights
 
@@ -36,6 +36,11 @@ class SelectionPolicy:
     sentence_units: bool = False
     subject_links: bool = False
     """Untitled passages link by the name they open with (`subject_of`)."""
+    named_sources: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Publishers the question names (`publisher_segments`), each with the question
+    terms said of it."""
+    named_days: frozenset[tuple[int | None, int, int]] = frozenset()
+    """Days the question names (`named_days`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +97,18 @@ class Packet:
             for r in records
         ]
         self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
-        # Titles that packed evidence could still link: neither linked nor taken yet.
+        self.sourced = _named_sources(records, policy)
+        """Items whose publisher the question names, by index: the publisher."""
+        self.packed_sources: set[str] = set()
+        self._source_terms = {
+            i: _share(self._terms[i], policy.named_sources[pub]) for i, pub in self.sourced.items()
+        }
         self._unlinked = {i: t for i, t in enumerate(titles) if t and i not in self.linked}
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
         self._w_facet, self._w_source, self._w_linked = w.new_facet, w.new_source, w.linked
+        self._w_named, self._w_named_terms = w.named_source, w.named_source_terms
         self._w_terms = w.new_question_terms / len(terms) if terms else 0.0
         self._w_redundancy = w.redundancy
         self._cost_per_token = w.token_cost / max(1, policy.budget)
@@ -147,6 +158,10 @@ class Packet:
             utility += self._w_terms * len(terms - self.covered_terms)
         if index in self.linked:
             utility += self._w_linked
+        publisher = self.sourced.get(index)
+        if publisher is not None:
+            named = self._w_named / 2 if publisher in self.packed_sources else self._w_named
+            utility += named + self._w_named_terms * self._source_terms[index]
         if self.words:
             words = self._opening[index]
             if words:
@@ -196,6 +211,8 @@ class Packet:
             self.remaining -= unit.tokens
             terms = unit.terms
         self.covered.update(self._facets[index])
+        if index in self.sourced:
+            self.packed_sources.add(self.sourced[index])
         self.covered_terms |= terms
         doc = self._doc_ids[index]
         self.docs[doc] = self.docs.get(doc, 0) + 1
@@ -275,3 +292,23 @@ def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
     """The terms that occur in `text`."""
     found = [t for t in terms if t in text]
     return frozenset(found) if found else _NONE
+
+
+def _named_sources(records: Sequence[Evidence], policy: SelectionPolicy) -> dict[int, str]:
+    """The items whose publisher the question names (published on a day it names, when
+    it names days), with that publisher."""
+    if not policy.named_sources:
+        return {}
+    out = {}
+    for i, record in enumerate(records):
+        publisher = publisher_of(record.candidate.source_url or "")
+        if publisher in policy.named_sources and (
+            not policy.named_days or on_named_day(record.effective_at, policy.named_days)
+        ):
+            out[i] = publisher
+    return out
+
+
+def _share(found: frozenset[str], wanted: frozenset[str]) -> float:
+    """The share of `wanted` that is `found`."""
+    return len(found & wanted) / len(wanted) if wanted else 0.0

@@ -2,6 +2,12 @@
 untitled passage links by it as a titled one links by its title (`packer.select`)."""
 
 import re
+from collections.abc import Set
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from packer.records import canonical_words, fold_case, question_terms
+from packer.typed_claims import claims_of
 
 _SUBJECT = re.compile(
     r"\s*(?:\"([^\"]{2,80})\"|((?:The |A |An )?[A-Z0-9][\w'.&/\u2013-]*"
@@ -22,3 +28,71 @@ def subject_of(text: str) -> str:
     """
     match = _SUBJECT.match(text)
     return (match.group(1) or match.group(2)) if match else ""
+
+
+def publisher_of(url: str) -> str:
+    """The publisher's name in a web address: the host's registered label, lower case
+    ("https://www.theverge.com/..." gives "theverge", "https://en.globes.co.il/..."
+    gives "globes"); "" for an address that is no http(s) URL."""
+    host = urlsplit(url).hostname if url.startswith(("http://", "https://")) else None
+    if not host:
+        return ""
+    labels = [x for x in host.split(".") if x and x != "www"][:-1]  # the TLD goes
+    if len(labels) > 1 and len(labels[-1]) <= 3:  # co.uk, com.au
+        labels.pop()
+    return labels[-1] if labels else ""
+
+
+def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozenset[str]]:
+    """The candidates' publishers the question names, each with the content words of
+    the part of the question that speaks of it (from the mention before to the next).
+
+    A mention is a run of one to three capitalized words past the question's
+    first, joined or as initials ("The Verge" -> "theverge", "Sydney Morning
+    Herald" -> "smh"): a lower-case word ("people", "time") names no publisher.
+    """
+    words = canonical_words(question, fold=False)
+    mentions: list[tuple[int, int, str]] = []
+    for n in (3, 2, 1):
+        for i in range(1, len(words) - n + 1):
+            run = [fold_case(w) for w in words[i : i + n]]
+            if not all(w[:1].isupper() for w in words[i : i + n]):
+                continue
+            forms = ["".join(run), "".join(w[0] for w in run) if n > 1 else ""]
+            name = next((f for f in forms if f in publishers), None)
+            if name and not any(a < i + n and i < b for a, b, _ in mentions):
+                mentions.append((i, i + n, name))
+    mentions.sort()
+    terms: dict[str, set[str]] = {}
+    for j, (_, _, name) in enumerate(mentions):
+        low = mentions[j - 1][1] if j else 0
+        high = mentions[j + 1][0] if j + 1 < len(mentions) else len(words)
+        terms.setdefault(name, set()).update(question_terms(" ".join(words[low:high])))
+    return {name: frozenset(t) for name, t in terms.items()}
+
+
+_ISO_DAY = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")
+
+
+def named_days(question: str) -> frozenset[tuple[int | None, int, int]]:
+    """The days a question names to the day: (year or None, month, day), from
+    "October 1st" or "November 24, 2023" (`typed_claims`) and ISO dates."""
+    text = " ".join(canonical_words(question))
+    days = {
+        (d.year, d.month, d.day)
+        for claims in claims_of(text)
+        for d in claims.dates
+        if d.month is not None and d.day is not None
+    }
+    for year, month, day in _ISO_DAY.findall(text):
+        if 1 <= int(month) <= 12 and 1 <= int(day) <= 31:
+            days.add((int(year), int(month), int(day)))
+    return frozenset(days)
+
+
+def on_named_day(when: datetime | None, days: frozenset[tuple[int | None, int, int]]) -> bool:
+    """Whether `when` falls on one of the named days (a day named without a year
+    matches it in any year)."""
+    if when is None or not days:
+        return False
+    return (when.year, when.month, when.day) in days or (None, when.month, when.day) in days
