@@ -45,7 +45,8 @@ def publisher_of(url: str) -> str:
 
 def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozenset[str]]:
     """The candidates' publishers the question names, each with the content words of
-    the part of the question that speaks of it (from the mention before to the next).
+    the part of the question that speaks of it: from the mention before to the next
+    (the words between two mentions may speak of either).
 
     A mention is a run of one to three capitalized words past the question's
     first, joined or as initials ("The Verge" -> "theverge", "Sydney Morning
@@ -64,10 +65,11 @@ def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozens
                 mentions.append((i, i + n, name))
     mentions.sort()
     terms: dict[str, set[str]] = {}
-    for j, (_, _, name) in enumerate(mentions):
+    for j, (start, end, name) in enumerate(mentions):
         low = mentions[j - 1][1] if j else 0
         high = mentions[j + 1][0] if j + 1 < len(mentions) else len(words)
-        terms.setdefault(name, set()).update(question_terms(" ".join(words[low:high])))
+        said = words[low:start] + words[end:high]
+        terms.setdefault(name, set()).update(question_terms(" ".join(said)))
     return {name: frozenset(t) for name, t in terms.items()}
 
 
