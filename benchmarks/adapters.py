@@ -19,6 +19,10 @@ Mapping choices (the report repeats them):
   question over that request's own candidates, rounded to 6 decimals;
 - titles: HotpotQA's Wikipedia titles (`hotpotqa`), none (`hotpotqa-notitle`,
   the same records), the headline (MultiHop-RAG), none (RAMDocs, ConflictNQ);
+- source URL: the article's `url` (MultiHop-RAG: a news search returns it, as
+  it returns the date; its host names the publisher the questions name);
+  `bench://<document>` elsewhere; the publisher name (`source`), author and
+  category are not carried;
 - facets: RAMDocs requests take `disambig_entity`, tagged on a document when the
   entity (or the qualifier after its comma or inside its parentheses) appears
   in the text, case-insensitively; the other sets carry none;
