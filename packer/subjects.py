@@ -1,5 +1,7 @@
-"""The name a passage opens with, the way an encyclopedia entry names its subject: an
-untitled passage links by it as a titled one links by its title (`packer.select`)."""
+"""What names a passage beyond its title, for the links of `packer.select`: the name it
+opens with, the way an encyclopedia entry names its subject (an untitled passage
+links by it as a titled one by its title); its publisher, the host of its address;
+and the days a question names, to match its publication day."""
 
 import re
 from collections.abc import Set
