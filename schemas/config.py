@@ -46,7 +46,7 @@ class UtilityWeights(_Config):
     `source_url`; on a day the question names, if it names days), 1/2 once
     that publisher is packed; `t` is then the share of the question's terms
     said of that publisher that the candidate holds (`packer.subjects`).
-    Candidates are then filled by utility per token (see README, packing rules).
+    Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules).
     """
 
     relevance: float = 1.0
@@ -63,7 +63,8 @@ class UtilityWeights(_Config):
 
 
 class DedupConfig(_Config):
-    """Dedup levels, near-duplicate and conflict detection settings (README, packing rules).
+    """Dedup levels, near-duplicate and conflict detection settings (ARCHITECTURE.md,
+    Packing rules).
 
     `levels` switches dedup levels on one by one (ablations): `exact` (same
     canonical text), `overlap` (overlapping spans of one revision), `adjacent`
@@ -187,7 +188,7 @@ class FormatModels(_Config):
 
 
 class PackingConfig(_Config):
-    """How one request is packed. Defaults are documented in the README."""
+    """How one request is packed. Every setting and its default: docs/config.md."""
 
     model: str = "gpt-4-turbo"
     models: FormatModels = FormatModels()
