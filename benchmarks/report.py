@@ -440,12 +440,6 @@ def dataset_section(dataset: str, rows: Sequence[dict]) -> list[str]:
 
 MISSED_WHY = """Why the missed quality targets are missed, as measured:
 
-- *MultiHop-RAG over the naive loop + 5 at 150 and 256*: the target is set
-  against the seed loop that counts passage text only. At those budgets it is
-  over budget on almost every question and sends well over the budget on
-  average (the figures on the target lines), while ours never exceeds the
-  budget. Against the loop charged for its headers (naive-exact) ours leads
-  by 12 to 13 points.
 - *ConflictNQ both sides kept and flagged*: ours keeps both sides more often
   than any loop (the both_kept rows), but flags none of them. Its conflict
   rule compares copies of one report that differ in a fact; the ConflictNQ
