@@ -25,6 +25,7 @@ could push a sharded file past the provider's limit: that request is
 dead-lettered at stage `format` and writes nothing else.
 """
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -102,6 +103,7 @@ class PackDoFn(beam.DoFn):
             lambda: load_runtime(config), tag=f"{config.tokenizer}:{config.tokenizer_file}"
         )
         self._reader = self._open_reader()
+        self._settled = False
         self._done = 0
         self._since = time.monotonic()
         self._last_log = self._since
@@ -118,6 +120,9 @@ class PackDoFn(beam.DoFn):
         *side_inputs: Any,
     ) -> Iterator[Any]:
         view = self._reader.view(element, *side_inputs)
+        if not self._settled:  # the catalog is loaded by the first view
+            self._settled = True
+            gc.freeze()
         if isinstance(view, DeadLetter):
             yield pvalue.TaggedOutput(DEAD_LETTERS, view)
             return
