@@ -16,6 +16,14 @@ acquired through Beam's `Shared`, as `RunInference` shares its model: the
 DoFn threads of a worker load the tokenizer once and count a recurring
 passage once.
 
+Once a worker has its runtime and, with its first element, its catalog, it
+moves everything alive into the collector's permanent generation
+(`gc.freeze`): those objects live as long as the worker, yet every full
+collection rescanned them (a run of 2,000 requests on one local worker: 355k
+tracked objects at each full collection, 1.7 s of 14 s CPU in them; 8k after
+the freeze, 1.0 s). Rejected: raising the collector's thresholds, which moved
+the young collections' cost around without lowering it.
+
 A request the packer refuses (`PackError`, e.g. a question too long for the
 model) is a permanent error: it becomes a dead letter, never a retried
 bundle. Each prompt is also written as one line of the configured prompt
@@ -120,7 +128,7 @@ class PackDoFn(beam.DoFn):
         *side_inputs: Any,
     ) -> Iterator[Any]:
         view = self._reader.view(element, *side_inputs)
-        if not self._settled:  # the catalog is loaded by the first view
+        if not self._settled:  # the first view loaded the catalog: freeze what lives on
             self._settled = True
             gc.freeze()
         if isinstance(view, DeadLetter):
