@@ -19,7 +19,8 @@ workers run in parallel, is timed on the wall clock). Sections:
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
 - beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
-  on the same requests; the load average before each run is recorded;
+  on the same requests; the load average before each run is recorded; with
+  `--beam-trees NAME=DIR`, other source trees' batch job in the same rounds;
 - changes (with `--trees`): the retrieval and 1,000-candidate workloads with
   the `packer` and `schemas` of other source trees (e.g. `git archive <commit>
   packer schemas | tar -x -C DIR` per commit), each in a process of its own,
