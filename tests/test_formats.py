@@ -26,7 +26,7 @@ from packer.formats import (
     hashed_id,
     vertex_custom_id,
 )
-from pipelines.options import load_config
+from pipelines.options.config_file import load_config
 from schemas import PackingConfig, PromptMessage
 from schemas.config import FormatModels, PromptFormat, model_misfit
 from tests.factories import candidate, document, encoded_prompt_tokens, request

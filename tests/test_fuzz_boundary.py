@@ -31,16 +31,18 @@ from pydantic import BaseModel
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
-from pipelines.options import load_config
+from pipelines.options.config_file import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
 from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
+from transforms.bounded_lines import HEAD_BYTES
 from transforms.io.bigquery import to_bigquery_row
 from transforms.io.pubsub import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
 from transforms.names import InputShape
-from transforms.record_files import HEAD_BYTES, file_records, parquet_records
+from transforms.parquet_rows import parquet_records
+from transforms.record_files import file_records
 from transforms.request_records import Entry, assemble, decode, parse_record
 from transforms.strict_json import Unreadable
 

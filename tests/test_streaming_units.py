@@ -17,7 +17,7 @@ from apache_beam.utils.timestamp import Timestamp
 
 from packer import BUILDER_VERSION
 from packer.formats import PromptLine
-from pipelines.streaming import resolve_streaming
+from pipelines.options.jobs import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from tests.factories import candidate, document, request
 from transforms.catalog.refresh import RefreshingCatalog

@@ -3,7 +3,9 @@
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from packer.claims import number_value, parse_answer, sentence_facts, split_sentences, text_facts
+from packer.answer_sentences import split_sentences
+from packer.claims import parse_answer, sentence_facts
+from packer.figures import number_value, text_facts
 from packer.verify import Packet, Verdict, checkable_id, verify_answer
 from schemas.verification import CheckResult
 
