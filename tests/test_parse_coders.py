@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipelines.batch import build
-from pipelines.options import resolve
+from pipelines.options.jobs import resolve
 from tests.batch_run import SAMPLES, flags
 from transforms.parse import EntryCoder, ParseRequests
 from transforms.request_records import Entry
