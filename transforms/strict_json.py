@@ -50,8 +50,9 @@ def _outside_strings(text: str) -> str:
     limits read up to that point are the ones that matter. Only what the parser
     never reaches may be seen differently: a limit it breaks is confirmed with
     `_STRING` before a record is refused for it, so every reason is as before.
-    A 10 kB request: 5 us against the pattern's 80 us (most passages quote
-    something, so the escapes cannot be assumed away).
+    A 10 kB request of the speed workload (non-ASCII text, some 650 quotes,
+    most passages quoting something, so escapes cannot be assumed away): 47 us
+    against the pattern's 77 us, at a load average of 2.7 on 2 cores.
     """
     parts = text.replace("\\\\", "").replace('\\"', "").split('"')
     return '""'.join(parts[::2]) + ('""' if len(parts) % 2 == 0 else "")
