@@ -7,7 +7,6 @@ exclusions and dead letters. The prompt and manifest must be exactly what
 `pack_request` gives for the same inputs: the transform routes, it decides nothing.
 """
 
-import gc
 from datetime import UTC, datetime
 from typing import Any
 
@@ -115,20 +114,3 @@ def test_requests_without_a_time_are_packed_at_the_given_event_time() -> None:
             packed.manifests | beam.Map(lambda m: (m.request_id, m.event_time, m.as_of)),
             equal_to([("q1", at, at)]),
         )
-
-
-def test_a_worker_freezes_its_loaded_state_while_it_packs_and_thaws_it_after() -> None:
-    """Frozen while the pack step runs (the state it loaded is out of the collector's
-    scans); thawed at teardown, so a process that runs pipelines one after another (this
-    test session) can still collect what a finished one left."""
-    p = test_pipeline.TestPipeline(runner="FnApiRunner")
-    catalog = p | "Catalog" >> beam.Create([CATALOG])
-    packed = (
-        p
-        | "Requests" >> beam.Create([ANSWERED])
-        | "Pack" >> PackRequests(CONFIG, SideInputCatalog(catalog))
-    )
-    frozen = packed.prompts | beam.Map(lambda _: gc.get_freeze_count() > 0)
-    assert_that(frozen, equal_to([True]))
-    p.run().wait_until_finish()
-    assert gc.get_freeze_count() == 0
