@@ -13,7 +13,6 @@ from datetime import datetime
 
 from packer.catalog import Catalog
 from packer.dedup import deduplicate
-from packer.formats import FRAMING
 from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
@@ -32,6 +31,7 @@ from schemas import (
     PromptMessage,
     Request,
 )
+from schemas.prompt_formats import FORMATS
 
 R = ExclusionReason
 
@@ -93,7 +93,7 @@ def _evidence_budget(
 
 def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
     """The prompt layout the config asks for, with its prompt format's chat framing."""
-    framing = FRAMING[config.prompt_format]
+    framing = FORMATS[config.prompt_format].framing
     return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
 
 

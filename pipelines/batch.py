@@ -21,7 +21,6 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from packer.formats import FILE_LIMITS
 from packer.version import BUILDER_VERSION
 from pipelines.command import CommandFailed, run_command
 from pipelines.options import (
@@ -34,6 +33,7 @@ from pipelines.options import (
     settings_summary,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
+from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_OUTPUTS, OUTPUTS
 from transforms.catalog.factory import catalog_provider
@@ -140,7 +140,7 @@ def build(
     letters.add(parsed.dead_letters)
     plan = OutputPlan(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
-        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
     )
     written = write_outputs(packed, letters, plan).files

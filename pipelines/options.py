@@ -27,7 +27,7 @@ from packer.tokens import TokenCounter, TokenizerError
 from pipelines.command import UsageError
 from schemas import PackingConfig
 from schemas._types import UtcDatetime, describe_validation_error
-from schemas.config import PromptFormat
+from schemas.prompt_formats import FORMAT_NAMES, format_help
 from schemas.tables import AUDIT_TABLES
 from transforms.catalog.bigtable import CachedLookup
 from transforms.catalog.bigtable_table import TableAddress
@@ -172,12 +172,10 @@ class EvpackOptions(PipelineOptions):
         )
         parser.add_argument(
             "--prompt_format",
-            choices=get_args(PromptFormat),
+            choices=FORMAT_NAMES,
             help=(
-                "Shape of each prompt line: our messages JSON, or the input line of the "
-                "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
-                "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
-                "config's prompt_format, messages). Part of config_hash."
+                f"Shape of each prompt line ({format_help()}); default: the config's "
+                "prompt_format, messages. Part of config_hash."
             ),
         )
         parser.add_argument(
@@ -341,7 +339,7 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     config = _read_config(path)
     if prompt_format is None or prompt_format == config.prompt_format:
         return config
-    try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
+    try:  # the config's model may not fit the flag's format (`PromptFormat.models`)
         return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
     except ValidationError as err:
         raise UsageError(

@@ -22,7 +22,6 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from packer.formats import FILE_LIMITS
 from pipelines.command import run_command
 from pipelines.options import (
     EvpackOptions,
@@ -35,6 +34,7 @@ from pipelines.options import (
     resource_name,
 )
 from schemas import PackingConfig
+from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import CatalogSource, catalog_provider
 from transforms.catalog.refresh import load_snapshot
 from transforms.io.bigquery import RecentRequestIds
@@ -202,7 +202,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     letters.add(read.dead_letters, parsed.dead_letters)
     plan = OutputPlan(
         sinks=sinks,
-        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=WindowedExclusionCounts(
             settings.window_seconds, settings.allowed_lateness_seconds
         ),

@@ -8,16 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
-from packer.formats import (
-    answer_keys,
-    anthropic_custom_id,
-    bedrock_record_id,
-    format_line,
-    vertex_custom_id,
-)
 from pipelines import verify
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS, answer_keys, format_line
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
-from tests.test_formats import FORMATS, PROMPT, ids
+from tests.test_formats import PROMPT, ids
+
+anthropic_custom_id = FORMATS["anthropic_batch"].request_key
+vertex_custom_id = FORMATS["vertex_batch"].request_key
+bedrock_record_id = FORMATS["bedrock_batch"].request_key
 
 OPENAI_OK = {
     "id": "batch_req_1",
@@ -181,7 +179,7 @@ def test_plain_lines_and_garbage() -> None:
             parse_answer_line(bad)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
     prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
     assert prompt.key in answer_keys("acme-q00")

@@ -16,9 +16,9 @@ from apache_beam.transforms.window import TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 
 from packer import BUILDER_VERSION
-from packer.formats import PromptLine
 from pipelines.streaming import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
+from schemas.prompt_formats import PromptLine
 from tests.factories import candidate, document, request
 from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter

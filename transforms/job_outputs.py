@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import apache_beam as beam
 from pydantic import BaseModel
 
-from packer.formats import FileLimits
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
+from schemas.prompt_formats import FileLimits
 from transforms.dead_letters import bounded
 from transforms.io.files import WriteJsonl
 from transforms.io.pubsub import PublishMessages, dead_letter_message

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from packer.formats import FileLimits, PromptLine
 from schemas import DeadLetter
+from schemas.prompt_formats import FileLimits, PromptLine
 from transforms.io.base import AuditSink, RowId
 from transforms.io.bigquery import InsertRows, LoadJobRows
 from transforms.io.files import FileRows

@@ -11,7 +11,7 @@ the sink's temp-file-and-rename commit that keeps retried bundles out).
 import apache_beam as beam
 from apache_beam.io.textio import WriteToText
 
-from packer.formats import FileLimits, PromptLine
+from schemas.prompt_formats import FileLimits, PromptLine
 from transforms.io.files import output_prefix
 
 
