@@ -183,7 +183,21 @@ def test_plain_lines_and_garbage() -> None:
 def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
     prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
     assert prompt.key in answer_keys("acme-q00")
+    assert prompt.key == FORMATS[fmt].request_key("acme-q00")
     assert prompt.blocks == {"E1": "x & y"}
+    assert prompt.prompt_format == fmt  # the report tells a run's format by it
+
+
+def test_the_report_tells_a_runs_format_from_its_first_prompt_line(tmp_path: Path) -> None:
+    from pipelines.report import prompt_format
+
+    assert prompt_format(str(tmp_path)) is None
+    (tmp_path / "prompts").mkdir()
+    for fmt in FORMAT_NAMES:
+        (tmp_path / "prompts" / "prompts-0.jsonl").write_text(format_line(PROMPT, 9, fmt) + "\n")
+        assert prompt_format(str(tmp_path)) == fmt
+    (tmp_path / "prompts" / "prompts-0.jsonl").write_text('{"neither": 1}\n')
+    assert prompt_format(str(tmp_path)) == "unknown"
 
 
 def test_a_mapped_custom_id_resolves_to_its_request() -> None:
