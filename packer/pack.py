@@ -33,8 +33,6 @@ from schemas import (
 )
 from schemas.prompt_formats import FORMATS
 
-R = ExclusionReason
-
 
 class PackError(ValueError):
     """The request cannot be packed at all (e.g. its question alone exceeds the limit)."""
@@ -283,7 +281,7 @@ def pack_request(
     # The exact count of the whole prompt is the admission control: should the
     # notes still outgrow what selection paid for, the last chosen (least valuable) block goes.
     while chosen and not rendered.fits:
-        left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
+        left_out[chosen.pop().evidence_id] = ExclusionReason.OVER_BUDGET
         rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
 
     for record in kept:

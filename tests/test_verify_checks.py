@@ -1,10 +1,14 @@
 """Each deterministic check of an answer, on examples and as properties."""
 
+import re
+from pathlib import Path
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from packer.claims import number_value, parse_answer, sentence_facts, split_sentences, text_facts
-from packer.verify import Packet, Verdict, checkable_id, verify_answer
+from packer.verify import GATE_REASONS, Packet, Verdict, checkable_id, verify_answer
+from schemas import ExclusionReason
 from schemas.verification import CheckResult
 
 BLOCKS = {
@@ -193,3 +197,13 @@ def test_labels_exist_exactly_when_listed(cited: list[int]) -> None:
     unknown = sorted({f"E{i}" for i in cited if i > 3}, key=lambda s: cited.index(int(s[1:])))
     assert check.offending == unknown
     assert (check.outcome == "pass") == (not unknown)
+
+
+def test_the_gate_reasons_are_the_withheld_ones_readme_lists() -> None:
+    """`no_excluded_text` checks the reasons declared `withheld` in the enum, which README
+    names; a provenance failure or a reason past the gates is not one."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `no_excluded_text`"))
+    listed = set(re.findall(r"`(\w+)`", row.split("(", 1)[1].split(")", 1)[0]))
+    assert GATE_REASONS == {r for r in ExclusionReason if r.withheld} == listed
+    assert not {ExclusionReason.HASH_MISMATCH, ExclusionReason.OVER_BUDGET} & GATE_REASONS

@@ -9,7 +9,7 @@ they told Bigtable from a file).
 """
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import apache_beam as beam
 
@@ -21,7 +21,7 @@ from transforms.catalog.side_input import ReadCatalog, SideInputCatalog
 from transforms.names import FileFormat
 
 CatalogMode = Literal["side_input", "join", "bigtable"]
-CATALOG_MODES: tuple[CatalogMode, ...] = ("side_input", "join", "bigtable")
+CATALOG_MODES: tuple[CatalogMode, ...] = get_args(CatalogMode)
 
 
 @dataclass(frozen=True)
