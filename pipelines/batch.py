@@ -37,7 +37,7 @@ from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_OUTPUTS, OUTPUTS
 from transforms.catalog.factory import catalog_provider
-from transforms.counts import CountExclusions
+from transforms.exclusion_counts import CountExclusions
 from transforms.io.files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
@@ -51,6 +51,7 @@ from transforms.progress import (
     input_size,
 )
 from transforms.record_files import ReadRecords
+from transforms.run_metrics import PromptTokenPercentiles
 from transforms.staging import (
     acquire,
     commit,
@@ -59,7 +60,6 @@ from transforms.staging import (
     release,
     staging_name,
 )
-from transforms.stats import PromptTokenPercentiles
 
 LOCAL_RUNNER = "FnApiRunner"
 

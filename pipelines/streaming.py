@@ -37,6 +37,7 @@ from schemas import PackingConfig
 from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import CatalogSource, catalog_provider
 from transforms.catalog.refresh import load_snapshot
+from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.bigquery import RecentRequestIds
 from transforms.io.pubsub import (
     ReadRequestRecords,
@@ -45,10 +46,9 @@ from transforms.io.pubsub import (
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
 from transforms.pack import PackRequests
+from transforms.run_metrics import SummarizeWindows
 from transforms.sinks import Sinks
-from transforms.stats import SummarizeWindows
 from transforms.stream_parse import ParseRequestStream
-from transforms.windowed_counts import WindowedExclusionCounts
 
 LOCAL_RUNNER = "BundleBasedDirectRunner"
 LOCAL_PULL_MESSAGES = 10
