@@ -38,7 +38,7 @@ from schemas.run import RunRecord
 from schemas.tables import BATCH_OUTPUTS, OUTPUTS
 from transforms.catalog.factory import catalog_provider
 from transforms.exclusion_counts import CountExclusions
-from transforms.io.files import WriteJsonl, output_prefix
+from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests

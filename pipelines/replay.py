@@ -29,7 +29,7 @@ from pipelines.command import run_command
 from pipelines.options import EvpackOptions, pin_local_runner, resolve
 from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
-from transforms.io.files import WriteParquet, output_prefix
+from transforms.io.row_files import WriteParquet, output_prefix
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.prompt_formats import FileLimits
 from transforms.dead_letters import bounded
-from transforms.io.files import WriteJsonl
 from transforms.io.pubsub import PublishMessages, dead_letter_message
+from transforms.io.row_files import WriteJsonl
 from transforms.pack import PackOutputs
 from transforms.run_metrics import CountDeadLetters
 from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder

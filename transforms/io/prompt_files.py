@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.io.textio import WriteToText
 
 from schemas.prompt_formats import FileLimits, PromptLine
-from transforms.io.files import output_prefix
+from transforms.io.row_files import output_prefix
 
 
 class WritePromptLines(beam.PTransform[beam.PCollection[PromptLine], beam.pvalue.PDone]):
