@@ -364,3 +364,31 @@ def test_the_framing_of_each_provider() -> None:
         )
         == texts
     )
+
+
+def test_readme_has_a_row_for_every_registered_format() -> None:
+    """Adding a format is a module, its registry line and its README rows: the formats
+    table and the accepted models table name exactly the registered formats."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Prompt formats", 1)[1].split("\n### ", 1)[0]
+    tables = [t for t in section.split("\n\n") if t.startswith("| format |")]
+    assert len(tables) == 2
+    for table in tables:
+        rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+        assert {n for row in rows for n in re.findall(r"`(\w+)`", row)} == set(FORMAT_NAMES)
+
+
+def test_every_format_module_is_registered_under_its_own_name() -> None:
+    """A format module left out of `FORMATS` would be a format no flag can pick; each
+    provider format has its `models.<name>` entry, our own messages none."""
+    import importlib
+
+    import schemas.prompt_formats as package
+
+    folder = Path(package.__file__).parent
+    modules = {p.stem for p in folder.glob("*.py")} - {"__init__", "base", "results"}
+    for name in modules:
+        fmt = importlib.import_module(f"schemas.prompt_formats.{name}").FORMAT
+        assert FORMATS[name] is fmt and fmt.name == name
+    assert set(FORMATS) == modules
+    assert set(FormatModels.model_fields) == {n for n, f in FORMATS.items() if f.provider}
