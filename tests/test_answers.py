@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.verification import result_line
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines import verify
 from schemas.prompt_formats import FORMAT_NAMES, FORMATS, answer_keys, format_line
@@ -337,3 +338,20 @@ def test_a_bedrock_success_without_text_is_no_content() -> None:
     answer = parse_answer_line(_line(converse))
     assert (answer.answer_format, answer.status) == ("bedrock_converse_batch", "no_content")
     assert parse_answer_line(_line({**converse, "modelOutput": converse_output(" ")})).text == " "
+
+
+@given(
+    fmt=st.sampled_from([f for f in FORMAT_NAMES if f != "messages"]),
+    request_id=ids,
+    text=st.text(min_size=1, max_size=40),
+)
+def test_a_result_line_reads_back_to_its_format_key_and_text(
+    fmt: str, request_id: str, text: str
+) -> None:
+    """Whatever the request id (mapped or kept) and text, each format's own reader takes
+    its API's result line: the key is the format's id for the request, the text intact."""
+    line = result_line(fmt, request_id, text)
+    assert line is not None
+    answer = parse_answer_line(line)
+    assert answer.answer_format == fmt and answer.text == text
+    assert answer.key == FORMATS[fmt].request_key(request_id)
