@@ -55,16 +55,21 @@ class PromptText:
 
     key: str
     blocks: dict[str, str]
-    prompt_format: str = ""
+    prompt_format: str
+
+
+def _prompt_text(value: dict[str, Any]) -> tuple[str, str, str]:
+    """The format that claims a prompt line, its key and its user text."""
+    try:
+        for fmt in FORMATS.values():
+            if (read := fmt.prompt_text(value)) is not None:
+                return fmt.name, *read
+    except (KeyError, TypeError) as err:
+        raise AnswerError(f"prompt line of no known format (missing {err})") from err
+    raise AnswerError("prompt line of no known format")
 
 
 def parse_prompt_line(line: str) -> PromptText:
     """A prompt line of any prompt format: the key it names its request by, and its blocks."""
-    value = _object(line, "prompt line")
-    try:
-        for fmt in FORMATS.values():
-            if (read := fmt.prompt_text(value)) is not None:
-                return PromptText(read[0], parse_blocks(read[1]), fmt.name)
-    except (KeyError, TypeError) as err:
-        raise AnswerError(f"prompt line of no known format (missing {err})") from err
-    raise AnswerError("prompt line of no known format")
+    fmt, key, user = _prompt_text(_object(line, "prompt line"))
+    return PromptText(key, parse_blocks(user), fmt)
