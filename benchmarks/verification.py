@@ -78,8 +78,9 @@ from benchmarks.adapters import (
     ramdocs_cases,
 )
 from packer import Catalog, PackerRuntime, pack_request
+from packer.answer_sentences import cited_labels, split_sentences
 from packer.answers import parse_answer_line, parse_prompt_line
-from packer.claims import cited_labels, parse_answer, split_sentences
+from packer.claims import parse_answer
 from packer.verify import Packet, verify_answer
 from schemas import ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema

@@ -80,16 +80,15 @@ def compare(
     replayed: ManifestRow | None,
     detail: str = "",
     *,
-    stored_lines: Sequence[str] | None = None,
-    replayed_line: str | None = None,
-    stored_exclusions: Sequence[ExclusionRecord] | None = None,
-    replayed_exclusions: Sequence[ExclusionRecord] = (),
+    lines: tuple[Sequence[str] | None, str | None] = (None, None),
+    exclusions: tuple[Sequence[ExclusionRecord] | None, Sequence[ExclusionRecord]] = (None, ()),
 ) -> ReplayRow:
     """The replay row of one request: `same`, or what differs, or why none was packed.
 
-    `differences` names the manifest fields that differ (`prompt_sha256` first),
-    then `prompt_line` and `exclusions` when the stored ones differ from the
-    re-pack; `detail` says how.
+    `lines` and `exclusions` are (stored, re-packed) pairs; a stored side of None
+    means the run folder does not hold them. `differences` names the manifest
+    fields that differ (`prompt_sha256` first), then `prompt_line` and
+    `exclusions` when the stored ones differ from the re-pack; `detail` says how.
     """
     if replayed is None:
         return _unreplayed(stored, "not_packed", detail)
@@ -97,8 +96,8 @@ def compare(
     differences = sorted((k for k in old if old[k] != new[k]), key=lambda k: k != "prompt_sha256")
     notes = [detail] if detail else []
     for name, why in (
-        (PROMPT_LINE, _line_mismatch(stored_lines, replayed_line)),
-        (EXCLUSIONS, _exclusion_mismatch(stored_exclusions, replayed_exclusions)),
+        (PROMPT_LINE, _line_mismatch(*lines)),
+        (EXCLUSIONS, _exclusion_mismatch(*exclusions)),
     ):
         if why is not None:
             differences.append(name)

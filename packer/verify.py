@@ -1,7 +1,7 @@
 """Deterministic checks of one answer against the packet its prompt was built from.
 
 Seed 002's "verify after generation" and seed 000's citation check, as far as
-they can be decided without a model (README, "Verifying answers"):
+they can be decided without a model (docs/verify.md):
 
 - `answered`: the answer has a word in it (an empty or blank answer fails).
 - `labels_exist`: every cited label is in the request's label map.
@@ -17,7 +17,7 @@ they can be decided without a model (README, "Verifying answers"):
   sources, evidence, records or the like, so "date of death unknown" is no
   such sentence).
 - `figures_supported`: each of those figures, dates and phrases appears in a
-  cited block's text, after normalization (`packer.claims`).
+  cited block's text, after normalization (`packer.figures`).
 - `conflicts_reported`: every label of each conflict the manifest flagged is
   cited, so both sides are shown.
 - `uncovered_facets_declared`: each facet listed as uncovered is said to be
@@ -38,7 +38,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from packer.claims import Sentence, TextFacts, normalize_phrase, parse_answer, text_facts
+from packer.claims import Sentence, parse_answer
+from packer.figures import TextFacts, normalize_phrase, text_facts
 from schemas.reasons import ExclusionReason
 from schemas.verification import CheckName, CheckResult
 

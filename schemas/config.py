@@ -34,7 +34,7 @@ class UtilityWeights(_Config):
               + authority*a + recency*c - redundancy*d - token_cost*(tokens / evidence budget)
     `linked` is 1 when the candidate's title is named by the question or by
     evidence already packed (the next hop of a multi-part question).
-    Candidates are then filled by utility per token (see README, packing rules).
+    Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules).
     """
 
     relevance: float = 1.0
@@ -49,7 +49,8 @@ class UtilityWeights(_Config):
 
 
 class DedupConfig(_Config):
-    """Dedup levels, near-duplicate and conflict detection settings (README, packing rules).
+    """Dedup levels, near-duplicate and conflict detection settings (ARCHITECTURE.md,
+    Packing rules).
 
     `levels` switches dedup levels on one by one (ablations): `exact` (same
     canonical text), `overlap` (overlapping spans of one revision), `adjacent`
@@ -127,7 +128,7 @@ FormatModels = create_model(
 
 
 class PackingConfig(_Config):
-    """How one request is packed. Defaults are documented in the README."""
+    """How one request is packed. Every setting and its default: docs/config.md."""
 
     model: str = "gpt-4-turbo"
     models: FormatModels = FormatModels()

@@ -172,8 +172,8 @@ DeadLetterStage = Literal[
     "prompt",
     "convert",
 ]
-"""Where a record was set aside: the closed set of stages, each a row of the README's
-dead-letter table (a test holds the two together)."""
+"""Where a record was set aside: the closed set of stages, each a row of the
+dead-letter table of docs/dead-letters.md (a test holds the two together)."""
 
 
 def _now() -> datetime:

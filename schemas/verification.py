@@ -19,7 +19,7 @@ CheckName = Literal[
     "abstention",
     "no_excluded_text",
 ]
-"""The deterministic checks of an answer, in the order they run (README, "Verifying answers")."""
+"""The deterministic checks of an answer, in the order they run (docs/verify.md)."""
 
 Outcome = Literal["pass", "fail", "skip"]
 

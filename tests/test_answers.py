@@ -190,7 +190,7 @@ def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
 
 
 def test_the_report_tells_a_runs_format_from_its_first_prompt_line(tmp_path: Path) -> None:
-    from pipelines.report import prompt_format
+    from pipelines.report.audit import prompt_format
 
     assert prompt_format(str(tmp_path)) is None
     (tmp_path / "prompts").mkdir()

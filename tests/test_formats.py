@@ -366,12 +366,12 @@ def test_the_framing_of_each_provider() -> None:
     )
 
 
-def test_readme_has_a_row_for_every_registered_format() -> None:
-    """Adding a format is a module, its registry line and its README rows: the formats
-    table and the accepted models table name exactly the registered formats."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Prompt formats", 1)[1].split("\n### ", 1)[0]
-    tables = [t for t in section.split("\n\n") if t.startswith("| format |")]
+def test_the_format_pages_tables_have_a_row_for_every_registered_format() -> None:
+    """Adding a format is a module, its registry line and its rows in the docs: the
+    formats table and the accepted models table name exactly the registered formats."""
+    page = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
+    text = page.read_text(encoding="utf-8")
+    tables = [t for t in text.split("\n\n") if t.startswith("| format |")]
     assert len(tables) == 2
     for table in tables:
         rows = [line.split("|")[1] for line in table.splitlines()[2:]]

@@ -37,10 +37,12 @@ from schemas.arrow import arrow_schema
 from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
 from tests.factories import candidate, document
+from transforms.bounded_lines import HEAD_BYTES
 from transforms.io.bigquery import to_bigquery_row
 from transforms.io.pubsub import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
 from transforms.names import InputShape
-from transforms.record_files import HEAD_BYTES, file_records, parquet_records
+from transforms.parquet_rows import parquet_records
+from transforms.record_files import file_records
 from transforms.request_records import Entry, assemble, decode, parse_record
 from transforms.strict_json import Unreadable
 

@@ -12,8 +12,8 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import DeadLetter, Request
 from tests.factories import candidate
+from transforms.parquet_rows import parquet_records
 from transforms.parse import ParseRequests
-from transforms.record_files import parquet_records
 from transforms.request_records import Entry, assemble, decode
 
 

@@ -26,16 +26,15 @@ from hypothesis import strategies as st
 
 from schemas import DeadLetter
 from tests.factories import document
+from transforms.bounded_lines import HEAD_BYTES, READ_CHUNK
 from transforms.catalog.side_input import ReadCatalogDocuments, catalog_documents
 from transforms.names import FileFormat
+from transforms.parquet_rows import parquet_records
 from transforms.record_files import (
-    HEAD_BYTES,
-    READ_CHUNK,
     ReadRecords,
     file_records,
     jsonl_records,
     matching_files,
-    parquet_records,
     some_files,
 )
 from transforms.request_records import decode

@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from pipelines import batch
-from pipelines.report import PANELS, PLOTS, open_audit, run_views, totals, write_report
+from pipelines.report import PANELS, write_report
 from pipelines.report import main as report_main
+from pipelines.report.audit import open_audit, run_views, totals
+from pipelines.report.plots import PLOTS
 from pipelines.views import load_views
 from tests.audit_rows import EXPECTED, assert_view_rows, write_audit
 

@@ -6,7 +6,7 @@ backlog and started again. Counted at the end: every bad record is one dead
 letter with its stage, no request_id gets two prompts (across the restart
 too: re-published requests are dead-lettered as duplicates), and every valid
 request has its prompt but at most the few the local reader had acknowledged
-and not yet written when it was killed (`LOSS_LIMIT`, see the README).
+and not yet written when it was killed (`LOSS_LIMIT`, see docs/streaming.md).
 """
 
 import json

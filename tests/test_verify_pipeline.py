@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from packer.answer_sentences import split_sentences
 from packer.answers import parse_prompt_line
-from packer.claims import split_sentences
 from pipelines import verify
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
 

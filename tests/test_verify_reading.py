@@ -7,7 +7,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from packer.claims import MAX_RANGE, cited_labels, sentence_facts, split_sentences
+from packer.answer_sentences import MAX_RANGE, cited_labels, split_sentences
+from packer.claims import sentence_facts
 from packer.verify import Packet, verify_answer
 
 

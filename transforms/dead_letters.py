@@ -52,7 +52,7 @@ def bounded(letter: DeadLetter) -> DeadLetter:
     sextuples text, so the message stays under the limit whatever it holds.
     Batch dead-letter files keep a refused record whole: it is at most
     `--max_record_bytes`, as a longer line is cut off while read and keeps only
-    its first bytes (`transforms.record_files.HEAD_BYTES`), size and SHA-256.
+    its first bytes (`transforms.bounded_lines.HEAD_BYTES`), size and SHA-256.
     """
     data = letter.payload.encode("utf-8")
     error = letter.error[:SINK_ERROR_CHARS]

@@ -17,8 +17,8 @@ one (`json.JSONDecoder.raw_decode`) with the strictness of record parsing
 is a dead letter, and reading resumes at the next line opening a value at its
 first column.
 
-Where our fields come from (`CANDIDATE_KEYS`, `REQUEST_KEYS`; README,
-"Bringing your own data"): a candidate's fields from the item's metadata
+Where our fields come from (`CANDIDATE_KEYS`, `REQUEST_KEYS`; docs/input.md,
+"Other tools' results"): a candidate's fields from the item's metadata
 under our field names or the tools' conventions, then the tool's own fields
 (LlamaIndex node id, source document, character offsets and score); the
 request's fields from the caller (`Supplied`, the flags), overridden per item

@@ -42,8 +42,9 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.bounded_lines import is_compressed
 from transforms.names import FileFormat
-from transforms.record_files import is_compressed, matching_files
+from transforms.record_files import matching_files
 
 PROGRESS_SECONDS = 10.0
 """How often the run's progress line is logged."""

@@ -7,20 +7,13 @@
   decoder with its byte offset rather than failing the read; `\n` and `\r\n`
   both end a line; blank lines carry nothing and are skipped. A byte-order
   mark is left to the decoder (`transforms.strict_json.decode_text` drops one).
-- Parquet: each row as a JSON object (`row_payload`), strings that are not
-  UTF-8 kept raw (`parquet_records`), values JSON has no type for written as
-  JSON would (`json_types`).
-Compressed files (`.gz`, `.bz2`, `.xz`, `.zst`, `.deflate`) are read by their
-extension, decompressed a buffer at a time. A file is read in pieces (`pieces`:
-Parquet row groups, byte ranges of plain JSONL), so a large file is still read
-in parallel; a compressed one is read whole.
-
-Memory is bounded whatever a file holds: given `--max_record_bytes`, a JSONL
-line is read at most that far; a longer one is read on a chunk at a time,
-counted and hashed, never held, and comes out as an `Unreadable` keeping its
-first `HEAD_BYTES`, its size and its SHA-256 (a 160 kB `.gz` of one 160 MB
-line took 1.6 GB when lines were read whole). A Parquet row group, read
-whole, is not read when its uncompressed size is over the limit per row.
+- Parquet: each row as a JSON object (`transforms.parquet_rows`).
+Compressed files are read by their extension, and memory is bounded whatever
+a file holds: a line over `--max_record_bytes` is cut off while read
+(`transforms.bounded_lines`), a Parquet row group over the limit per row is
+not read. A file is read in pieces (`pieces`: Parquet row groups, byte ranges
+of plain JSONL), so a large file is still read in parallel; a compressed one
+is read whole.
 
 No file can fail a run or lose records without a word: an entry the glob
 matches that is no file (a dangling symbolic link, a link to a folder, a
@@ -32,139 +25,35 @@ the file and the error, which its decoder refuses like any bad record.
 
 Rejected: one reader per kind of file. Requests, catalog side input, joined
 catalog and refreshed catalog each had theirs, and they differed on BOMs,
-invalid UTF-8 and Parquet strings. Rejected: Beam's file readers. They fail the
-whole job on a file they cannot read, their decompressor ends a truncated
-`.gz` early without an error, and their text reader takes time quadratic in
-the length of a line (20 s for one line of 20 MB, an hour for 300 MB) where
-Python's `readline` is linear.
+invalid UTF-8 and Parquet strings. Rejected: Beam's file readers, which fail the
+whole job on a file they cannot read (and see `transforms.bounded_lines`).
 """
 
-import bz2
-import gzip
-import hashlib
-import io
-import json
-import lzma
 import os
 import re
-import zlib
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
-import zstandard
 from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
+from transforms.bounded_lines import file_lines, is_compressed
 from transforms.names import METRICS_NAMESPACE, FileFormat
+from transforms.parquet_rows import Record, oversized_group, parquet_records
 from transforms.strict_json import Unreadable
 
 _BYTES_READ = Metrics.counter(METRICS_NAMESPACE, "bytes_read")
 """JSONL bytes read, decompressed: what the run held, not what the files weigh."""
-
-Record = tuple[str, bytes | Unreadable]
-"""One record: its source file and its payload bytes (or why the file reads no further)."""
 
 
 def is_blank(record: Record) -> bool:
     """Whether a JSONL line holds nothing but whitespace (skipped by both readers)."""
     payload = record[1]
     return isinstance(payload, bytes) and not payload.strip()
-
-
-def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
-
-
-def _json_value(value: Any) -> Any:
-    """A value JSON has no type for: bytes as the text they hold (invalid UTF-8 kept raw)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogateescape")
-    return str(value)
-
-
-def row_payload(row: dict[str, Any]) -> bytes:
-    """A Parquet row as JSON bytes.
-
-    A null column or struct field is an absent field: Parquet has one schema per
-    file, so a field that only some records carry is null in the others. Bytes
-    that are not UTF-8 stay raw in the payload, for its decoder to refuse.
-    """
-    text = json.dumps(_drop_nulls(row), ensure_ascii=False, default=_json_value)
-    return text.encode("utf-8", "surrogateescape")
-
-
-_LISTS = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
-
-
-def json_types(value_type: pa.DataType, strings: pa.DataType | None = None) -> pa.DataType:
-    """The Arrow type `value_type` is read as, so each value comes out as JSON would hold it.
-
-    Timestamps, dates, times and durations as their ISO text (any unit and range:
-    Python's datetime refuses nanoseconds and years past 9999, and would fail
-    the whole batch); decimals and half floats as float64; dictionary-encoded
-    columns as their values; binary as the text it holds. `strings`, when
-    given, is the type string columns are read as (binary, to keep invalid
-    UTF-8 raw).
-    """
-    if pa.types.is_dictionary(value_type):
-        return json_types(value_type.value_type, strings)
-    if pa.types.is_temporal(value_type):
-        return pa.string()
-    if pa.types.is_decimal(value_type) or pa.types.is_float16(value_type):
-        return pa.float64()
-    if strings is not None and (
-        pa.types.is_string(value_type) or pa.types.is_large_string(value_type)
-    ):
-        return strings
-    if pa.types.is_struct(value_type):
-        fields = [value_type.field(i) for i in range(value_type.num_fields)]
-        return pa.struct([f.with_type(json_types(f.type, strings)) for f in fields])
-    if pa.types.is_map(value_type):
-        key, item = value_type.key_field, value_type.item_field
-        return pa.map_(
-            key.with_type(json_types(key.type, strings)),
-            item.with_type(json_types(item.type, strings)),
-        )
-    if any(is_list(value_type) for is_list in _LISTS):
-        return pa.list_(
-            value_type.value_field.with_type(json_types(value_type.value_type, strings))
-        )
-    return value_type
-
-
-def _rows(table: pa.Table, strings: pa.DataType | None = None) -> list[dict[str, Any]]:
-    schema = pa.schema([f.with_type(json_types(f.type, strings)) for f in table.schema])
-    return table.cast(schema).to_pylist()
-
-
-def parquet_records(source: str, table: pa.Table) -> Iterator[Record]:
-    """The rows of one Parquet batch as JSON payloads, whatever their strings hold.
-
-    Parquet does not check that a string column holds UTF-8; a row that does
-    not keeps its raw bytes in its payload, so `decode` refuses that row (with
-    the byte offset) and the rows beside it are read. Beam's row reader would
-    fail the whole read there instead.
-    """
-    try:
-        rows = _rows(table)
-    except UnicodeDecodeError:
-        rows = []
-        for i in range(table.num_rows):
-            one = table.slice(i, 1)
-            try:
-                rows += _rows(one)
-            except UnicodeDecodeError:
-                rows += _rows(one, pa.binary())
-    for row in rows:
-        yield source, row_payload(row)
 
 
 def matchable(pattern: str) -> str:
@@ -262,133 +151,10 @@ def not_a_file(path: str) -> str | None:
     return "it no longer exists"
 
 
-class _Inflate(io.RawIOBase):
-    """DEFLATE (zlib) streams, one after another as Beam reads them, decompressed one buffer
-    at a time: Python has no file class for it, and Beam's decompresses each 16 MiB it reads
-    whole."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        super().__init__()
-        self._raw = raw
-        self._inflater = zlib.decompressobj()
-        self._pending = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while True:
-            if self._inflater.eof:  # a next stream, or the end
-                self._pending = self._inflater.unused_data or self._raw.read(READ_CHUNK)
-                if not self._pending:
-                    return 0
-                self._inflater = zlib.decompressobj()
-            data = self._pending or self._raw.read(READ_CHUNK)
-            if not data:
-                raise EOFError("compressed file ended before the end-of-stream marker")
-            out = self._inflater.decompress(data, len(buffer))
-            self._pending = self._inflater.unconsumed_tail
-            if out:
-                buffer[: len(out)] = out
-                return len(out)
-
-
-_DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
-    CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
-    CompressionTypes.BZIP2: lambda raw: bz2.BZ2File(raw, mode="rb"),
-    CompressionTypes.LZMA: lambda raw: lzma.LZMAFile(raw, mode="rb"),  # noqa: SIM115 (`file_lines` closes it)
-    CompressionTypes.ZSTD: lambda raw: io.BufferedReader(
-        zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    ),
-    CompressionTypes.DEFLATE: lambda raw: io.BufferedReader(_Inflate(raw)),
-}
-"""A decompressing reader per compression Beam names by extension. Each gives out at most
-what is asked of it: Beam's own readers decompress a whole 16 MiB read at once and read a
-line whole, so a 160 kB `.gz` of one 160 MB line took 1.6 GB. Python's raise on a truncated
-file, where Beam's ended early without an error. zstd keeps its default window limit
-(128 MiB; Beam raises it to 2 GiB): a file that needs more is refused as unreadable."""
-
-
-def is_compressed(path: str) -> bool:
-    """Whether Beam reads `path` decompressed (its extension names a compression)."""
-    return CompressionTypes.detect_compression_type(path) != CompressionTypes.UNCOMPRESSED
-
-
 SPLIT_BYTES = 64 << 20
 """A plain JSONL file is read in ranges of this many bytes, in parallel."""
-READ_CHUNK = 1 << 20
-"""What a reader asks for at a time where a line may be longer than it may hold."""
-HEAD_BYTES = 64 << 10
-"""What a dead letter keeps of a record cut off for its size: enough to recognize it."""
-
 Piece = tuple[str, int]
 """Part of a file read on its own: a Parquet row group, or the start of a JSONL byte range."""
-
-
-def _skip_line(handle: IO[bytes]) -> bytes:
-    """Read past the end of the current line a chunk at a time; returns its last chunk."""
-    chunk = b""
-    while True:
-        chunk = handle.readline(READ_CHUNK)
-        if not chunk or chunk.endswith(b"\n"):
-            return chunk
-
-
-def _cut_off(first: bytes, handle: IO[bytes], limit: int) -> Unreadable:
-    """The rest of a line over `limit` bytes read and counted, never held: its first bytes,
-    size and SHA-256 stand for it."""
-    digest = hashlib.sha256(first)
-    size = len(first)
-    while True:
-        chunk = handle.readline(READ_CHUNK)
-        digest.update(chunk)
-        size += len(chunk)
-        if not chunk or chunk.endswith(b"\n"):
-            break
-    body = size - (2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0)
-    head = first[:HEAD_BYTES]
-    return Unreadable(
-        f"record of {body} bytes (cut off while read, its first {len(head)} kept; sha256 of "
-        f"the line {digest.hexdigest()}) exceeds --max_record_bytes={limit}",
-        head,
-    )
-
-
-def _read_lines(
-    handle: IO[bytes], end: int | None, limit: int | None
-) -> Iterator[bytes | Unreadable]:
-    """The lines of `handle` until the one that begins at or after `end`; a line longer
-    than `limit` bytes as an `Unreadable` holding its first bytes."""
-    cap = -1 if limit is None else limit + 2  # room for the line's \r\n
-    while end is None or handle.tell() < end:
-        line = handle.readline(cap)
-        if not line:
-            return
-        if limit is not None and len(line) == cap and not line.endswith(b"\n"):
-            yield _cut_off(line, handle, limit)
-        else:
-            yield line
-
-
-def file_lines(
-    path: str, start: int, end: int | None, limit: int | None = None
-) -> Iterator[bytes | Unreadable]:
-    """The lines that begin in bytes [start, end) of a plain file (a compressed one: all).
-
-    A line that began before `start` belongs to the range before, which reads
-    it past its own end.
-    """
-    compression = CompressionTypes.detect_compression_type(path)
-    raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
-    if compression in _DECOMPRESSORS:
-        with raw, _DECOMPRESSORS[compression](raw) as handle:
-            yield from _read_lines(handle, None, limit)
-        return
-    with raw:
-        if start:
-            raw.seek(start - 1)
-            _skip_line(raw)
-        yield from _read_lines(raw, end, limit)
 
 
 def _unreadable(path: str, read: int, where: str, err: Exception | str) -> Record:
@@ -446,23 +212,6 @@ def pieces(path: str, file_format: FileFormat) -> Iterator[Piece | Record]:
         yield path, start
 
 
-def _oversized_group(parquet: pq.ParquetFile, index: int, limit: int | None) -> str | None:
-    """Why a row group is not read: more bytes, uncompressed, than `limit` per row.
-
-    Its rows cannot all be under the limit, and a row group is read whole: a
-    small compressed file of one huge value would take the machine. A huge
-    value among many small rows is not caught here (its row is refused once
-    read), as Parquet records no value sizes.
-    """
-    meta = parquet.metadata.row_group(index)
-    if limit is None or meta.total_byte_size <= limit * max(meta.num_rows, 1):
-        return None
-    return (
-        f"{meta.total_byte_size} bytes uncompressed for {meta.num_rows} rows, more than "
-        f"--max_record_bytes={limit} a row: not read"
-    )
-
-
 def row_group_records(path: str, index: int, limit: int | None = None) -> Iterator[Record]:
     """The rows of one row group; an `Unreadable` where reading fails (a corrupt page) or in
     place of a row group whose rows are over `limit` bytes on average."""
@@ -470,7 +219,7 @@ def row_group_records(path: str, index: int, limit: int | None = None) -> Iterat
     try:
         with FileSystems.open(path) as handle:
             parquet = pq.ParquetFile(handle)
-            why = _oversized_group(parquet, index, limit)
+            why = oversized_group(parquet, index, limit)
             if why is not None:
                 yield _unreadable(path, 0, f" (row group {index})", why)
                 return

@@ -66,10 +66,11 @@ def _compare(
             manifest,
             replayed[0] if replayed else None,
             "; ".join(refused),
-            stored_lines=list(groups["lines"]) if lines_stored else None,
-            replayed_line=line,
-            stored_exclusions=list(groups["exclusions"]) if exclusions_stored else None,
-            replayed_exclusions=list(groups["replayed_exclusions"]),
+            lines=(list(groups["lines"]) if lines_stored else None, line),
+            exclusions=(
+                list(groups["exclusions"]) if exclusions_stored else None,
+                list(groups["replayed_exclusions"]),
+            ),
         )
 
 

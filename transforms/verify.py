@@ -30,9 +30,10 @@ from packer.verify import GATE_REASONS, Packet, checkable_id, verify_answer
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.prompt_formats import answer_keys
 from schemas.verification import VerificationRow
+from transforms.bounded_lines import file_lines
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
-from transforms.record_files import file_lines, matching_files
+from transforms.record_files import matching_files
 from transforms.strict_json import Refused, Unreadable, decode_text
 
 ROWS = "rows"

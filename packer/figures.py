@@ -1,0 +1,331 @@
+"""The figures, dates and quoted phrases a sentence states and a cited block holds,
+normalized so that equal values compare equal whatever their spelling.
+
+Numbers: digit groups and trailing decimal zeros do not matter ("4,000" = "4
+000" with a no-break or thin space = "4000", "2.50" = "2.5"); a scale
+multiplies, as a word ("4 million", "4 mn"), a suffix on the digits ("4M",
+"1k", "3.5bn", "$2B") or a CJK scale ("3万"), so "3.5bn" is 3,500,000,000 and
+does not match "3.5 million". In the evidence the unscaled value counts too
+("$5m" in an answer, read unscaled, still finds "$5 million"), never in the
+answer, and so do numbers spelled out ("four", "twenty-one", "third", "two
+million" are found by "4", "21", "3rd", "2M"). A number is read beside any
+script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic
+word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
+0.45, unless the evidence writes 0.45 itself. Dates: "August 8, 2014", "8
+August 2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and
+"2014-08-08" (and "2014年8月8日") are one date; "August 2014" is a month and "August 8" a day of
+the year, each found in any fuller date of the same month or day. A numeric
+date ("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes
+a date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
+block that writes an unambiguous numeric date settles the order, otherwise any
+reading the block holds supports it. Nothing is guessed. Quoted phrases ("..."
+or “...”) compare case-folded, with quotes, dashes and spacing unified.
+Spelled-out numbers in an answer ("four") are not figures here: a
+deterministic check cannot tell them from prose ("one of them"), so they are
+left to entailment checks.
+
+Rejected: matching figures as substrings of the cited text ("40" would be
+found in "1400"), parsing numbers with locale rules (the evidence is
+English prose whatever its locale), and reading an ambiguous numeric date by
+the answer's language (a guess that fails silently).
+"""
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from packer.spelled_numbers import spelled_numbers
+
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            ("January", "Jan", "Januar"),
+            ("February", "Feb", "Februar"),
+            ("March", "Mar", "März"),
+            ("April", "Apr"),
+            ("May", "Mai"),
+            ("June", "Jun", "Juni"),
+            ("July", "Jul", "Juli"),
+            ("August", "Aug"),
+            ("September", "Sep", "Sept"),
+            ("October", "Oct", "Oktober"),
+            ("November", "Nov"),
+            ("December", "Dec", "Dezember"),
+        ]
+    )
+    for name in names
+}
+"""English month names and abbreviations, and the German names that differ."""
+MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"\d{4}"
+_CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
+"""Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
+_DATE = re.compile(
+    rf"(?=[\dJFMASOND])(?:(?<![\d./-])(?P<iso>(?P<iy>\d{{4}})(?P<isep>[-/.])(?P<im>0?[1-9]|1[0-2])(?P=isep)"
+    rf"(?P<id>0?[1-9]|[12]\d|3[01]))(?![\d./-]?\d)"
+    rf"|(?<![\d./-])(?P<na>\d{{1,2}})(?P<sep>[-/.])(?P<nb>\d{{1,2}})(?P=sep)"
+    rf"(?P<ny>\d{{4}}|\d{{2}})(?![\d./-]?\d)"
+    rf"|\b(?P<m1>{MONTH})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?(?![\d:])"
+    rf"|\b(?P<d2>{_DAY})\.?\s+(?:of\s+)?(?P<m2>{MONTH}),?(?:\s+(?P<y2>{_YEAR}))?(?!\d)"
+    rf"|\b(?P<m3>{MONTH}),?\s+(?P<y3>{_YEAR})\b"
+    r"|(?<!\d)(?:(?P<cy>\d{4})\s?[年년]\s?)?(?P<cm>1[0-2]|0?[1-9])\s?[月월]"
+    r"(?:\s?(?P<cd>3[01]|[12]\d|0?[1-9])\s?[日일])?)"
+)
+"""Every date form starts with a digit or a month's capital: the lookahead skips other
+positions before the alternatives are tried (a third of the checks' time without it).
+Chinese, Japanese and Korean dates ("2020年7月22日", "2020년 7월 22일") are dates too."""
+_SCALES = {
+    "thousand": 10**3,
+    "million": 10**6,
+    "mn": 10**6,
+    "mln": 10**6,
+    "billion": 10**9,
+    "bn": 10**9,
+    "trillion": 10**12,
+    "tn": 10**12,
+    "k": 10**3,
+    "m": 10**6,
+    "b": 10**9,
+    "万": 10**4,
+    "亿": 10**8,
+}
+"""Scale words (after a space or not), digit suffixes (`k`, `K`, `M`, `B`; `m` only
+after a currency sign, as "100m" is a distance) and CJK scales, by value."""
+_NUMBER = re.compile(
+    rf"(?=[\d$£€¥₹])(?<![{_CASED}\d_.,])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:[\u00a0\u202f\u2009]\d{{3}})+|\d+)"
+    rf"(?:\.(?P<frac>\d+))?"
+    r"(?:\s*(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
+    rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
+    r"|\s?(?P<cjk>[万亿]))?"
+)
+_GROUPED_OTHERWISE = re.compile(
+    rf"(?=\d)(?<![{_CASED}\d_.,])(?:(?P<int>\d{{1,3}}(?P<sep>[ .'’])\d{{3}}(?:(?P=sep)\d{{3}})*)"
+    r"(?:,(?P<frac>\d+))?|(?P<whole>\d+),(?P<dec>\d{1,2}))(?!\d|[.,'’]\d)"
+)
+"""Numbers written with other conventions: digit groups of dots, spaces or apostrophes
+("4.000", "1 000 000", "4'000") and a decimal comma ("3,5"). Each is read every way it
+can mean ("4.000": 4000 or 4; "5 100": 5100, or 5 and 100; "3,5": 3.5, or 3 and 5) and is
+supported when the cited block holds any one reading. Rejected: one locale per answer,
+guessed from its language (answers mix them, and a wrong guess fails silently)."""
+_SPACES = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
+_GROUPING = str.maketrans("", "", ",\u00a0\u202f\u2009")
+"""Digit group separators: commas, and the no-break and thin spaces of "4 000" (a plain space
+is not one: "in 2019 150 people" is two numbers)."""
+_UNIFY = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
+
+
+def normalize_phrase(text: str) -> str:
+    """Case-folded text with quotes, dashes and runs of whitespace unified."""
+    return _SPACES.sub(" ", text.translate(_UNIFY)).strip().casefold()
+
+
+def number_value(integer: str, fraction: str | None, scale: str | None) -> str:
+    """A number's canonical spelling: no digit groups, no trailing zeros, scale applied."""
+    try:
+        digits = integer.translate(_GROUPING)
+        value = Decimal(digits + ("." + fraction if fraction else ""))
+    except InvalidOperation:
+        return integer
+    if scale:
+        value *= _SCALES[scale.lower()]
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _scale(match: re.Match[str]) -> str | None:
+    suffix = match["suffix"]
+    if suffix == "m" and not match["cur"]:
+        suffix = None  # "100m" is a distance; "$100m" a sum
+    return match["scale"] or suffix or match["cjk"]
+
+
+def _numeric_readings(match: re.Match[str]) -> dict[str, tuple[str, ...]]:
+    """A numeric date's readings by order ("mdy", "dmy"): each the days it can be."""
+    a, b, year_text = int(match["na"]), int(match["nb"]), match["ny"]
+    years = [year_text] if len(year_text) == 4 else [f"19{year_text}", f"20{year_text}"]
+    readings: dict[str, tuple[str, ...]] = {}
+    for order, month, day in (("mdy", a, b), ("dmy", b, a)):
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            readings[order] = tuple(f"{y}-{month:02d}-{day:02d}" for y in years)
+    return readings
+
+
+def _date_keys(match: re.Match[str]) -> tuple[str, ...]:
+    """A written date's canonical keys, most specific first: YYYY-MM-DD, YYYY-MM, MM-DD."""
+    g = match.groupdict()
+    if g["iso"]:
+        year, month, day = g["iy"], int(g["im"]), int(g["id"])
+    elif g["cm"]:
+        year, month, day = g["cy"] or "", int(g["cm"]), int(g["cd"] or 0)
+    else:
+        month_name = g["m1"] or g["m2"] or g["m3"]
+        month = _MONTHS[month_name.rstrip(".")]
+        day_text = g["d1"] or g["d2"]
+        day = int(re.sub(r"\D", "", day_text)) if day_text else 0
+        year = g["y1"] or g["y2"] or g["y3"] or ""
+    keys = []
+    if year and day:
+        keys.append(f"{year}-{month:02d}-{day:02d}")
+    if year:
+        keys.append(f"{year}-{month:02d}")
+    if day:
+        keys.append(f"--{month:02d}-{day:02d}")
+    return tuple(keys)
+
+
+def _day_keys(day: str) -> tuple[str, str, str]:
+    """The keys a full date YYYY-MM-DD is found by: itself, its month, its day of the year."""
+    return day, day[:7], "--" + day[5:]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One checkable statement of a sentence: a figure, a date or a quoted phrase.
+
+    `key` is the canonical form compared with the cited text's; a numeric
+    date has no single one, so `readings` holds each reading's days by order.
+    """
+
+    kind: str  # "number", "date" or "quote"
+    text: str  # as written in the answer
+    key: str
+    readings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """The figures, dates and phrase text of one evidence block, ready for lookups.
+
+    `orders` are the orders ("mdy", "dmy") its unambiguous numeric dates use:
+    an answer's numeric date is read only so when there are any. A scaled
+    figure of an answer is supported by any value it rounds from ("$3.5
+    million" by "$3,512,000", not by "$3,600,000"); an unscaled one only by
+    its own value.
+    """
+
+    numbers: frozenset[str]
+    dates: frozenset[str]
+    phrase_text: str
+    orders: frozenset[str] = frozenset()
+    values: tuple[Decimal, ...] = ()
+    """`numbers` as sorted values, for the values a rounded figure may stand for."""
+
+    def supports(self, fact: Fact) -> bool:
+        if fact.kind == "number":
+            if fact.key in self.numbers:
+                return True
+            return any(self._holds(how, keys) for how, keys in fact.readings)
+        if fact.kind == "date":
+            if not fact.readings:
+                return fact.key in self.dates
+            usable = [days for order, days in fact.readings if order in self.orders]
+            chosen = usable or [days for _, days in fact.readings]
+            return any(day in self.dates for days in chosen for day in days)
+        return fact.key in self.phrase_text
+
+    def _holds(self, how: str, keys: tuple[str, ...]) -> bool:
+        """A number's reading: all of `keys` ("all"), or any value in [low, high) ("within")."""
+        if how == "all":
+            return all(k in self.numbers for k in keys)
+        low, high = Decimal(keys[0]), Decimal(keys[1])
+        at = bisect_left(self.values, low)
+        return at < len(self.values) and self.values[at] < high
+
+
+def text_facts(text: str) -> TextFacts:
+    """Every figure (also those inside dates, unscaled too, and spelled out) and date of a
+    text; its
+    ambiguous numeric dates in the order its unambiguous ones use (both when none says)."""
+    numbers: set[str] = {number_value(str(v), None, s) for v, s in spelled_numbers(text)}
+    numbers.update(ways[0][0] for m in _GROUPED_OTHERWISE.finditer(text) for ways in [_ways(m)])
+    for m in _NUMBER.finditer(text):
+        numbers.add(number_value(m["int"], m["frac"], None))
+        if _scale(m):
+            numbers.add(number_value(m["int"], m["frac"], _scale(m)))
+    dates: set[str] = set()
+    numeric: list[dict[str, tuple[str, ...]]] = []
+    for m in _DATE.finditer(text):
+        if m["na"] is None:
+            dates.update(_date_keys(m))
+        else:
+            numeric.append(_numeric_readings(m))
+    orders = {order for readings in numeric if len(readings) == 1 for order in readings}
+    for readings in numeric:
+        settled = [days for order, days in readings.items() if order in orders]
+        for days in settled or readings.values():
+            dates.update(key for day in days for key in _day_keys(day))
+    values = tuple(sorted(v for v in map(_decimal, numbers) if v is not None))
+    return TextFacts(
+        frozenset(numbers), frozenset(dates), normalize_phrase(text), frozenset(orders), values
+    )
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans already read as facts blanked out."""
+    for start, end in reversed(spans):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _ways(match: re.Match[str]) -> list[tuple[str, ...]]:
+    """The readings of a `_GROUPED_OTHERWISE` number, each the values that must all be found."""
+    if match["whole"] is not None:
+        return [(number_value(match["whole"], match["dec"], None),), (match["whole"], match["dec"])]
+    sep, pieces = match["sep"], match["int"].split(match["sep"])
+    ways = [(number_value("".join(pieces), match["frac"], None),)]
+    if sep == "." and len(pieces) == 2 and match["frac"] is None:
+        ways.append((number_value(pieces[0], pieces[1], None),))
+    if sep == " " and len(pieces) == 2 and pieces[1] != "000":
+        ways.append(tuple(number_value(p, None, None) for p in pieces))  # "5 100": 5 and 100?
+    return ways
+
+
+def figure_facts(text: str) -> list[Fact]:
+    """The dates and figures `text` states, each read once: a date's digits are no figure."""
+    facts: list[Fact] = []
+    spans = []
+    for m in _DATE.finditer(text):
+        if m["na"] is not None:
+            readings = _numeric_readings(m)
+            if readings:
+                first = next(iter(readings.values()))[0]
+                facts.append(Fact("date", m[0], first, tuple(readings.items())))
+                spans.append(m.span())
+            continue
+        keys = _date_keys(m)
+        if keys:  # a month alone ("3月") states no checkable date, and is no figure either
+            facts.append(Fact("date", m[0], keys[0]))
+        spans.append(m.span())
+    rest = _blanked(text, spans)
+    spans = []
+    for m in _GROUPED_OTHERWISE.finditer(rest):
+        ways = _ways(m)
+        facts.append(Fact("number", m[0], ways[0][0], tuple(("all", w) for w in ways)))
+        spans.append(m.span())
+    rest = _blanked(rest, spans)
+    for m in _NUMBER.finditer(rest):
+        key = number_value(m["int"], m["frac"], _scale(m))
+        facts.append(Fact("number", m[0], key, _rounded_from(m, key)))
+    return facts
+
+
+def _rounded_from(match: re.Match[str], key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The values a scaled figure rounds from ("3.5 million": [3,450,000, 3,550,000)), as a
+    "within" reading; none for an unscaled one, whose every digit is a claim."""
+    scale = _scale(match)
+    if not scale:
+        return ()
+    half = Decimal(_SCALES[scale.lower()]) / 2 / Decimal(10) ** len(match["frac"] or "")
+    value = Decimal(key)
+    return (("within", (str(value - half), str(value + half))),)

@@ -1,0 +1,114 @@
+"""A static HTML report on one run, for a person and for users without BigQuery.
+
+    evpack report --audit out/run1 --out report/
+    evpack report --audit gs://bucket/runs/run1 --out report/
+
+One folder: `index.html` and its PNGs, nothing fetched (no CDN, no script
+library), so it opens offline and can be attached to a ticket. The page reads
+top down as one looks at a run: what ran (inputs, catalog, config hash, prompt
+format, event time, builder version, from the run record of `runs/`, the
+manifests and the prompt files), how large the prompts were, why records were
+refused (dead letters by stage, commonest errors first, an example each), why
+candidates were left out (a reason opens to example requests), how model
+answers fared (per check, the failing answers with their sentences), then
+every dashboard view.
+
+Figures are the dashboard views (`pipelines.views`), run by DuckDB over the
+audit tables, so the report and a BigQuery dashboard agree; the drill-downs
+(examples) are plain queries over the same tables. Distributions fit the run:
+a batch run stamps every request with one event time, so a time series would
+be one point; a run within one hour gets histograms instead, a longer one the
+hourly series. A panel without data says how to fill it. A table the run did
+not write (e.g. no dead letters) is read as empty, with its schema derived
+from `schemas/`. Audit files are read through Beam's filesystems, local or
+`gs://`. Rejected: an interactive page on a chart library (a CDN breaks
+offline, a vendored bundle is a second toolchain), and one HTML file with
+inlined images (the PNGs are also useful alone).
+
+This module writes the page; `audit` reads the run, `panels` makes each
+section, `plots` draws, `markup` holds the HTML pieces.
+"""
+
+import argparse
+import html
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from pipelines.command import CommandParser, run_parsed
+from pipelines.report.audit import open_audit, run_views, totals
+from pipelines.report.markup import SCRIPT, STYLE, render
+from pipelines.report.panels import (
+    dead_letter_panel,
+    distribution_panel,
+    exclusion_panel,
+    run_panel,
+    verification_panel,
+    view_panel,
+)
+from pipelines.report.plots import PLOTS
+from pipelines.views import VIEWS_DIR, load_views
+
+PANELS: tuple[str, ...] = ("dead_letters_by_error", "verification_checks", "context_tokens_hourly")
+"""Views drawn in the panels above the dashboard list rather than in it."""
+
+
+def write_report(audit_dir: str | Path, out_dir: Path, views_dir: Traversable = VIEWS_DIR) -> Path:
+    """Write `index.html` and its PNGs into `out_dir`; returns the page."""
+    audit = str(audit_dir).rstrip("/")
+    con = open_audit(audit)
+    known = list(PLOTS)
+    views = sorted(
+        load_views(views_dir),
+        key=lambda v: (v.name not in PLOTS, known.index(v.name) if v.name in PLOTS else 0, v.name),
+    )
+    figures = {f.view.name: f for f in run_views(con, views)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts = totals(con)
+    panels = [
+        run_panel(con, audit, counts),
+        distribution_panel(con, figures, out_dir),
+        dead_letter_panel(con, figures),
+        exclusion_panel(con),
+        verification_panel(con, figures, audit),
+    ]
+    dashboards = [view_panel(f, out_dir) for name, f in figures.items() if name not in PANELS]
+    nav = (
+        "".join(f"<a href='#{html.escape(p.key)}'>{html.escape(p.title)}</a>" for p in panels)
+        + "<a href='#dashboards'>Dashboard views</a>"
+    )
+    page = out_dir / "index.html"
+    page.write_text(
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>evidence-packer run report: {html.escape(audit)}</title>"
+        f"<style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
+        f"<h1>evidence-packer run report</h1><p class=note>{html.escape(audit)}</p>"
+        f"<nav>{nav}</nav>{''.join(render(p) for p in panels)}"
+        "<h2 id=dashboards>Dashboard views</h2><p class=intro>The views "
+        "<code>evpack tables</code> creates in BigQuery, computed here over the run's "
+        f"files ({', '.join(PANELS)} feed the panels above).</p>"
+        f"{''.join(render(p) for p in dashboards)}</body></html>",
+        encoding="utf-8",
+    )
+    return page
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry (`evpack report`); a bad directory exits 2 with the reason."""
+    parser = CommandParser("evpack report", __doc__.splitlines()[0])
+    parser.add_argument("--audit", required=True, help="output directory of a run (local or gs://)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
+    )
+    parser.add_argument(
+        "--views",
+        type=Path,
+        default=VIEWS_DIR,
+        help="directory of the view SQL files (default: those installed with the package)",
+    )
+    return run_parsed(parser, _write, argv)
+
+
+def _write(args: argparse.Namespace) -> int:
+    page = write_report(args.audit, args.out, args.views)
+    print(f"wrote {page}")
+    return 0

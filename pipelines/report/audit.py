@@ -1,0 +1,136 @@
+"""Reading a run's audit files into DuckDB, one table per audit table, and its views.
+
+A table the run did not write (e.g. no dead letters) is read as empty, with
+its schema derived from `schemas/`; files are read through Beam's
+filesystems, local or `gs://`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from pydantic import BaseModel
+
+from packer.answers import AnswerError, parse_prompt_line
+from pipelines.command import UsageError
+from pipelines.views import View
+from schemas.arrow import arrow_schema
+from schemas.run import RunRecord
+from schemas.tables import AUDIT_TABLES
+from transforms.record_files import matching_files, read_parquet
+
+AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
+"""Audit tables as the file sinks name them (`schemas.tables`), with the model of their
+rows (`verifications` is written by `evpack verify`)."""
+
+SCHEMA = "audit"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One view's result: its columns and rows, ordered for reading."""
+
+    view: View
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+def table_files(audit_dir: str, table: str) -> list[str]:
+    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters)."""
+    found = matching_files(f"{audit_dir}/{table}/**")
+    return [f for f in found if f.endswith((".parquet", ".jsonl"))]
+
+
+def _read_bytes(path: str) -> bytes:
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        return handle.read()
+
+
+def read_table(path: str, model: type[BaseModel]) -> pa.Table:
+    """One audit file as Arrow rows of `model`'s derived schema (JSONL is validated first)."""
+    schema = arrow_schema(model)
+    if path.endswith(".parquet"):
+        return read_parquet(path, schema=schema)
+    lines = _read_bytes(path).decode("utf-8").splitlines()
+    records = [model.model_validate_json(line).model_dump() for line in lines if line.strip()]
+    return pa.Table.from_pylist(records, schema=schema)
+
+
+def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one table per audit table of `audit_dir` (UTC session)."""
+    audit = str(audit_dir).rstrip("/")
+    if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
+        raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE SCHEMA {SCHEMA}")
+    found = False
+    for table, model in AUDIT_MODELS.items():
+        try:
+            files = table_files(audit, table)
+        except BeamIOError as err:  # e.g. a bucket that does not exist
+            raise UsageError(f"--audit {audit} cannot be listed: {err}") from err
+        found = found or bool(files)
+        parts = [read_table(f, model) for f in files] or [arrow_schema(model).empty_table()]
+        con.register("_rows", pa.concat_tables(parts))
+        con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM _rows")
+        con.unregister("_rows")
+    if not found:
+        raise ValueError(
+            f"no audit files under {audit} (expected e.g. {audit}/manifests/*.parquet)"
+        )
+    return con
+
+
+def prompt_format(audit_dir: str) -> str | None:
+    """The format of the run's prompt lines, as its first line reads (`packer.answers`), for a
+    run without a run record (None: no prompts)."""
+    for path in matching_files(f"{audit_dir}/prompts/*.jsonl"):
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            for line in iter(handle.readline, b""):  # a shard can be large: its first line
+                if line.strip():
+                    try:
+                        return parse_prompt_line(line.decode("utf-8")).prompt_format
+                    except (AnswerError, UnicodeDecodeError):
+                        return "unknown"
+    return None
+
+
+def run_records(audit_dir: str) -> list[RunRecord]:
+    """The run records of `runs/` (a batch run writes one; older runs and streaming none)."""
+    return [
+        RunRecord.model_validate_json(line)
+        for path in matching_files(f"{audit_dir}/runs/*.jsonl")
+        for line in _read_bytes(path).decode("utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def run_views(con: duckdb.DuckDBPyConnection, views: Sequence[View]) -> list[Figure]:
+    """Each view's rows, sorted by every column so the page is deterministic."""
+    figures = []
+    for view in views:
+        result = con.execute(f"SELECT * FROM ({view.duckdb_sql(SCHEMA)}) ORDER BY ALL")
+        columns = tuple(d[0] for d in result.description)
+        figures.append(Figure(view, columns, tuple(result.fetchall())))
+    return figures
+
+
+def query(
+    con: duckdb.DuckDBPyConnection, sql: str, *params: Any
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    result = con.execute(sql.replace("{s}", SCHEMA), list(params))
+    return tuple(d[0] for d in result.description), result.fetchall()
+
+
+def totals(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Row counts of the audit tables: the run at a glance."""
+    return {
+        table: con.execute(f"SELECT COUNT(*) FROM {SCHEMA}.{table}").fetchone()[0]
+        for table in AUDIT_MODELS
+    }
