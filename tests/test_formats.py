@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from packer import BUILDER_VERSION, Catalog, pack_request
+from packer.answers import parse_prompt_line
+from packer.layout import parse_blocks
 from pipelines.options import load_config
 from schemas import PackingConfig, PromptMessage
 from schemas.config import FormatModels
@@ -259,7 +261,12 @@ def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> 
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
-    line = json.loads(format_line(result.prompt, ledger.reserved_answer, config.prompt_format))
+    text = format_line(result.prompt, ledger.reserved_answer, config.prompt_format)
+    read = parse_prompt_line(text)  # every format's line reads back as written
+    assert (read.prompt_format, read.key) == (fmt, FORMATS[fmt].request_key(req.request_id))
+    user = "".join(m.content for m in result.prompt.messages if m.role == "user")
+    assert read.blocks == parse_blocks(user)
+    line = json.loads(text)
     body = line.get("modelInput") or line.get("params") or line.get("body") or line
     if "messages" in body:
         texts = [body.get("system", "")] + [m["content"] for m in body["messages"]]
