@@ -5,7 +5,9 @@ becomes the provider that serves it. Streaming re-reads a catalog file every
 `refresh_seconds` instead of broadcasting it once, so a revoked grant applies
 without a restart; Bigtable lookups already expire after that delay. Rejected:
 a `catalog_provider()` per job (the two copies had already drifted in how
-they told Bigtable from a file).
+they told Bigtable from a file). Each mode is one entry of `PROVIDERS`, whose
+names are the modes; rejected: an if-chain over the modes beside a hand list
+of their names (two places to edit for a new provider).
 """
 
 from collections.abc import Callable
