@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo demo-stream test lint samples schema bench bench-scale eval fuzz
+.PHONY: demo demo-stream test lint samples schema templates bench bench-scale eval fuzz
 
 # The console script is the marker of an install; reinstall when pyproject changes.
 $(BIN)/evpack: pyproject.toml
@@ -52,6 +52,10 @@ samples: $(BIN)/evpack
 
 schema: $(BIN)/evpack
 	$(BIN)/evpack schema
+
+# The flex templates' deploy/*/metadata.json, from the options (`--check`: only verify).
+templates: $(BIN)/evpack
+	$(BIN)/python -m pipelines.options.templates
 
 # Benchmarks and evaluation (benchmarks/): they read the public QA data from DATA
 # (see ../shared/data/README.md) and rewrite benchmarks/results/REPORT.md and plots.

@@ -23,21 +23,18 @@ from apache_beam.runners.runner import PipelineResult
 
 from packer.version import BUILDER_VERSION
 from pipelines.command import CommandFailed, run_command
-from pipelines.options import (
-    EvpackOptions,
-    Settings,
-    check_numbers,
-    create_audit_tables,
-    pin_local_runner,
-    resolve,
-    settings_summary,
-)
+from pipelines.options.flags import check_numbers
+from pipelines.options.input import GateOptions
+from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
+from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
+from pipelines.options.sinks import SinkOptions
 from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
-from schemas.tables import BATCH_OUTPUTS, OUTPUTS
+from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.exclusion_counts import CountExclusions
+from transforms.io.bigquery import create_audit_tables
 from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
@@ -61,18 +58,14 @@ from transforms.staging import (
     staging_name,
 )
 
-LOCAL_RUNNER = "FnApiRunner"
-
 _LOG = logging.getLogger(__name__)
-
-
-FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
-"""The outputs of a run as files under --output, and their file type (`schemas.tables`)."""
 
 
 def output_files(output: str) -> dict[str, str]:
     """Where each output of a run lands as files (globs)."""
-    return {name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in FILE_TYPES.items()}
+    return {
+        name: f"{output_prefix(output, name)}-*.{ext}" for name, ext in BATCH_FILE_TYPES.items()
+    }
 
 
 def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
@@ -98,8 +91,8 @@ def run_record(settings: Settings) -> RunRecord:
         config_hash=config.config_hash(),
         prompt_format=config.prompt_format,
         model=config.format_model,
-        input=settings.input or "",
-        input_format=settings.input_format or "",
+        input=settings.input,
+        input_format=settings.input_format,
         input_shape=settings.input_shape,
         catalog=settings.catalog.pattern,
         catalog_mode=settings.catalog.mode,
@@ -121,8 +114,6 @@ def build(
     packed and the records refused are counted there (`transforms.progress`). The
     run record goes to `runs/`.
     """
-    if settings.input is None or settings.input_format is None:
-        raise ValueError("the batch job reads files: pass --input")
     records = p | "ReadRequests" >> ReadRecords(
         settings.input, settings.input_format, settings.max_record_bytes
     )
@@ -156,7 +147,7 @@ def build(
             | "CommitOnce" >> beam.Create([final_commit])
             | "Commit"
             >> beam.Map(
-                lambda c, *_: commit_finished(c.staging, c.output, FILE_TYPES, c.overwrite),
+                lambda c, *_: commit_finished(c.staging, c.output, BATCH_FILE_TYPES, c.overwrite),
                 *[beam.pvalue.AsList(files) for files in written],
             )
         )
@@ -203,7 +194,7 @@ def start(
     """
     options = PipelineOptions(argv)
     settings = resolve(options)
-    overwrite = options.view_as(EvpackOptions).overwrite
+    overwrite = options.view_as(SinkOptions).overwrite
     final_commit = None
     if clear_outputs:
         stale = earlier_run(settings.output, overwrite)
@@ -212,13 +203,13 @@ def start(
     else:
         staging = staging or staging_name()
         final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
-    pin_local_runner(options, LOCAL_RUNNER)
+    pin_local_runner(options, BATCH_RUNNER)
     if settings.create_tables:
-        create_audit_tables(settings.sinks)
+        create_audit_tables(settings.sinks.dataset)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
     written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
-    if options.view_as(StandardOptions).runner != LOCAL_RUNNER:
+    if options.view_as(StandardOptions).runner != BATCH_RUNNER:
         build(pipeline, written, final_commit)  # a remote runner shows its own progress
         return pipeline.run(), settings
     with ProgressMonitor() as progress:  # the local runner returns once the run is over
@@ -235,15 +226,15 @@ def run(argv: list[str] | None = None) -> BatchRun:
     started = time.monotonic()
     options = PipelineOptions(argv)
     settings = resolve(options)
-    check_numbers(max_dead_letter_percent=options.view_as(EvpackOptions).max_dead_letter_percent)
+    check_numbers(options, ((GateOptions, None),))
     staging = staging_name()
     output = settings.output
     lock = acquire(output, staging)
     try:
-        replaced = earlier_run(output, options.view_as(EvpackOptions).overwrite)
+        replaced = earlier_run(output, options.view_as(SinkOptions).overwrite)
         result = _finished(argv, output, staging)
         try:
-            commit(f"{output}/{staging}", output, FILE_TYPES, replaced)
+            commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced)
         except Exception as err:
             raise RunFailed(
                 f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
@@ -280,7 +271,7 @@ def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResu
 def _run_and_print(argv: list[str]) -> int:
     finished = run(argv)
     print(finished.summary.render())
-    limit = PipelineOptions(argv).view_as(EvpackOptions).max_dead_letter_percent
+    limit = PipelineOptions(argv).view_as(GateOptions).max_dead_letter_percent
     hopeless = finished.summary.hopeless(limit)
     if hopeless is not None:
         raise CommandFailed(f"{hopeless}; see the top errors and hints above")
@@ -293,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(
         "evpack batch",
         "Pack request files into prompts and audit tables.",
-        ((EvpackOptions, None),),
+        BATCH_SECTIONS,
         _run_and_print,
         argv,
     )

@@ -19,7 +19,7 @@ import sys
 from typing import get_args
 
 from pipelines.command import CommandParser, run_parsed
-from pipelines.options import file_format
+from pipelines.options.input import file_format
 from transforms.catalog.bigtable_table import TableAddress, create_table, load_catalog
 from transforms.catalog.side_input import catalog_documents
 from transforms.names import FileFormat

@@ -25,9 +25,12 @@ import difflib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+from pipelines.options.flags import Section, add_section
+from pipelines.options.help import usage
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -41,32 +44,6 @@ class UsageError(ValueError):
 
 class CommandFailed(RuntimeError):
     """The command started its work and failed; the message says what it left behind."""
-
-
-Section = tuple[type[PipelineOptions], frozenset[str] | None]
-"""An options class whose flags a command reads: all of them (None), or only those named."""
-
-
-class _Only:
-    """Forwards `add_argument` for the named flags only (all when `names` is None)."""
-
-    def __init__(self, target: Any, names: frozenset[str] | None) -> None:
-        self._target = target
-        self._names = names
-
-    def add_argument(self, *flags: str, **kwargs: Any) -> None:
-        if self._names is None or flags[0].removeprefix("--") in self._names:
-            self._target.add_argument(*flags, **kwargs)
-
-    def add_value_provider_argument(self, *flags: str, **kwargs: Any) -> None:
-        if self._names is None or flags[0].removeprefix("--") in self._names:
-            self._target.add_value_provider_argument(*flags, **kwargs)
-
-
-def add_section(parser: Any, section: Section) -> None:
-    """Declare the flags of one section on `parser` (an argparse parser or group)."""
-    options, names = section
-    options._add_argparse_args(cast(argparse.ArgumentParser, _Only(parser, names)))
 
 
 def closest(flag: str, known: Iterable[str]) -> str | None:
@@ -167,27 +144,6 @@ def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
         own = declared_flags(flag_parser(sections, beam=False))
         pool = own if closest(unknown[0], own) else declared_flags(parser)
         raise UsageError(unknown_flag_message(unknown, pool))
-
-
-def usage(prog: str, description: str, sections: Sequence[Section]) -> str:
-    """Help text of a command: the flags of each options class it reads, one section each.
-
-    Beam's own parser would print only `-h`: `PipelineOptions` parses flags
-    leniently and leaves `--help` to the caller. Each section is titled by its
-    class's docstring; a command that reads a few flags of a shared class names
-    them, so its help lists no flag it ignores.
-    """
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=description,
-        epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    for section in sections:
-        options = section[0]
-        title = (options.__doc__ or options.__name__).splitlines()[0].rstrip(".")
-        add_section(parser.add_argument_group(title), section)
-    return parser.format_help()
 
 
 def configure_logging(level: int) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.command import CommandParser, UsageError, run_parsed
-from pipelines.options import check_writable
+from pipelines.options.sinks import check_writable
 from transforms.foreign_records import Conversion, Supplied, convert, record_line
 from transforms.record_files import matchable
 

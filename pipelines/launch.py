@@ -20,10 +20,10 @@ from apache_beam.runners.runner import PipelineResult
 
 from pipelines import batch, streaming
 from pipelines.command import UsageError, run_command
-from pipelines.options import EvpackOptions
+from pipelines.options.jobs import JOB_SECTIONS
 
 PIPELINE_ENV = "EVPACK_PIPELINE"
-PIPELINES = ("batch", "streaming")
+PIPELINES = tuple(JOB_SECTIONS)
 
 _LOG = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def submit(pipeline: str, argv: list[str]) -> PipelineResult:
 def main(argv: list[str] | None = None) -> int:
     """Submit the pipeline named by `EVPACK_PIPELINE`; bad flags exit 2 with the reason."""
     pipeline = os.environ.get(PIPELINE_ENV, "")
-    sections = streaming.HELP_SECTIONS if pipeline == "streaming" else ((EvpackOptions, None),)
+    sections = JOB_SECTIONS.get(pipeline, JOB_SECTIONS["batch"])
 
     def submitted(args: list[str]) -> int:
         submit(pipeline, args)

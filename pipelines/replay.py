@@ -24,12 +24,17 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.batch import FILE_TYPES, LOCAL_RUNNER, pack_transform
 from pipelines.command import run_command
-from pipelines.options import EvpackOptions, pin_local_runner, resolve
+from pipelines.options.jobs import REPLAY_SECTIONS, Settings, resolve
+from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
+from pipelines.options.sinks import SinkOptions
+from pipelines.options.stored_run import StoredRunOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
+from schemas.tables import BATCH_FILE_TYPES
+from transforms.catalog.factory import catalog_provider
 from transforms.io.row_files import WriteParquet, output_prefix
+from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun
@@ -56,14 +61,15 @@ def _line_text(source: str, payload: bytes | Unreadable) -> str:
     return payload.decode("utf-8", errors="replace")
 
 
-def run(argv: list[str] | None = None) -> tuple[str, bool]:
-    """Run the replay; returns the summary and whether every packet was reproduced."""
-    options = PipelineOptions(argv)
-    shared = options.view_as(EvpackOptions)
-    if not shared.run:
+def _settings(options: PipelineOptions) -> tuple[Settings, str]:
+    """The settings of the replay and the run folder; refused unless the config is the
+    run's, and (without --overwrite) when replay rows are already there."""
+    run = options.view_as(StoredRunOptions).run
+    if not run:
         raise ValueError("--run is required: the output directory of the batch run to replay")
-    run_dir = shared.run.rstrip("/")
-    shared.output = shared.output or run_dir
+    run_dir = run.rstrip("/")
+    sinks = options.view_as(SinkOptions)
+    sinks.output = sinks.output or run_dir
     settings = resolve(options)
     given = settings.config.config_hash()
     stored = stored_config_hashes(run_dir)
@@ -72,46 +78,58 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
             f"the run was packed with config_hash {', '.join(sorted(stored))}; the given config "
             f"(with --prompt_format) hashes to {given}: pass the run's config"
         )
-    prefix = output_prefix(settings.output, "replay")
-    earlier = matching_files(f"{prefix}-*.parquet")
-    if earlier and not shared.overwrite:
+    earlier = matching_files(f"{output_prefix(settings.output, 'replay')}-*.parquet")
+    if earlier and not sinks.overwrite:
         raise ValueError(f"{settings.output} already holds replay rows; pass --overwrite")
     if earlier:
         FileSystems.delete(earlier)
-    stored_lines, stored_exclusions = (
-        pattern if matching_files(pattern) else None
-        for pattern in (f"{run_dir}/prompts/*.jsonl", f"{run_dir}/exclusions/*.parquet")
+    return settings, run_dir
+
+
+def _stored(run_dir: str) -> tuple[str | None, str | None]:
+    """The run's prompt lines and exclusions, each None when the folder holds none."""
+    patterns = (f"{run_dir}/prompts/*.jsonl", f"{run_dir}/exclusions/*.parquet")
+    lines, exclusions = (pattern if matching_files(pattern) else None for pattern in patterns)
+    return lines, exclusions
+
+
+def build(p: beam.Pipeline, settings: Settings, run_dir: str) -> None:
+    """Compose the replay: re-pack every request, compare with what the run folder holds."""
+    requests = (
+        p
+        | "ReadRequests"
+        >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
+        | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
     )
-    pin_local_runner(options, LOCAL_RUNNER)
-    assert settings.input is not None and settings.input_format is not None
-    with beam.Pipeline(options=options) as p:
-        requests = (
+    manifests = (
+        p
+        | "ReadManifests" >> ReadFromParquet(f"{run_dir}/manifests/*.parquet")
+        | "Manifest" >> beam.Map(ManifestRow.model_validate)
+    )
+    stored_lines, stored_exclusions = _stored(run_dir)
+    lines = exclusions = None
+    if stored_lines:
+        lines = (
             p
-            | "ReadRequests"
-            >> ReadRecords(settings.input, settings.input_format, settings.max_record_bytes)
-            | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
+            | "ReadPromptLines" >> ReadRecords(stored_lines, "jsonl")
+            | "LineText" >> beam.MapTuple(_line_text)
         )
-        manifests = (
+    if stored_exclusions:
+        exclusions = (
             p
-            | "ReadManifests" >> ReadFromParquet(f"{run_dir}/manifests/*.parquet")
-            | "Manifest" >> beam.Map(ManifestRow.model_validate)
+            | "ReadExclusions" >> ReadFromParquet(stored_exclusions)
+            | "Exclusion" >> beam.Map(ExclusionRecord.model_validate)
         )
-        lines = exclusions = None
-        if stored_lines:
-            lines = (
-                p
-                | "ReadPromptLines" >> ReadRecords(stored_lines, "jsonl")
-                | "LineText" >> beam.MapTuple(_line_text)
-            )
-        if stored_exclusions:
-            exclusions = (
-                p
-                | "ReadExclusions" >> ReadFromParquet(stored_exclusions)
-                | "Exclusion" >> beam.Map(ExclusionRecord.model_validate)
-            )
-        replay = ReplayRun(manifests, pack_transform(p, settings), lines, exclusions)
-        rows = requests.requests | "Replay" >> replay
-        _ = rows | "Write" >> WriteParquet(settings.output, "replay", ReplayRow)
+    provider = catalog_provider(p, settings.catalog, streaming=False)
+    pack = PackRequests(settings.config, provider, settings.event_time)
+    rows = requests.requests | "Replay" >> ReplayRun(manifests, pack, lines, exclusions)
+    _ = rows | "Write" >> WriteParquet(settings.output, "replay", ReplayRow)
+
+
+def summary(output: str, run_dir: str) -> tuple[str, bool]:
+    """The replay's rows by status, the requests that differ and the folder's changes;
+    and whether every packet was reproduced."""
+    prefix = output_prefix(output, "replay")
     replayed = [
         r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()
     ]
@@ -125,32 +143,34 @@ def run(argv: list[str] | None = None) -> tuple[str, bool]:
         lines.append(
             "  differ  " + ", ".join(differing[:20]) + (" ..." if len(differing) > 20 else "")
         )
-    checked = ["manifests"] + [
-        name
-        for name, found in (("prompt lines", stored_lines), ("exclusions", stored_exclusions))
-        if found
-    ]
+    found = zip(("prompt lines", "exclusions"), _stored(run_dir), strict=True)
+    checked = ["manifests"] + [name for name, pattern in found if pattern]
     lines.append("  checked " + ", ".join(checked) + " (what the run folder holds)")
-    altered = record_mismatches(run_dir, FILE_TYPES)
+    altered = record_mismatches(run_dir, BATCH_FILE_TYPES)
     lines += [f"  folder  {problem} (against {run_dir}/{RECORD})" for problem in altered]
     lines.append(f"  rows    {prefix}-*.parquet")
     return "\n".join(lines), not differing and not altered
 
 
+def run(argv: list[str] | None = None) -> tuple[str, bool]:
+    """Run the replay; returns the summary and whether every packet was reproduced."""
+    options = PipelineOptions(argv)
+    settings, run_dir = _settings(options)
+    pin_local_runner(options, BATCH_RUNNER)
+    with beam.Pipeline(options=options) as p:
+        build(p, settings, run_dir)
+    return summary(settings.output, run_dir)
+
+
 def _run_and_print(argv: list[str]) -> int:
-    summary, reproduced = run(argv)
-    print(summary)
+    summary_text, reproduced = run(argv)
+    print(summary_text)
     return 0 if reproduced else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     return run_command(
-        "evpack replay",
-        __doc__,
-        ((EvpackOptions, None),),
-        _run_and_print,
-        argv,
-        log_level=logging.WARNING,
+        "evpack replay", __doc__, REPLAY_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
     )
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from pipelines.command import CommandParser, run_parsed
-from pipelines.options import dataset_name
+from pipelines.options.sinks import dataset_name
 from pipelines.views import create_views
 from schemas.tables import AUDIT_TABLES
 from transforms.io.bigquery import bigquery_client, create_tables

@@ -11,7 +11,6 @@ letters (unreadable messages, rejected rows) to `<dataset>.dead_letters`; both
 tables are created when missing. See `transforms.verify_stream` for the join.
 """
 
-import argparse
 import sys
 
 import apache_beam as beam
@@ -20,33 +19,11 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines.command import run_command
-from pipelines.options import (
-    EvpackOptions,
-    check_numbers,
-    dataset_name,
-    pin_local_runner,
-    resource_name,
-)
-from pipelines.streaming import LOCAL_RUNNER
-from pipelines.verify import verification_row_id
-from transforms.io.bigquery import AUDIT_TABLES, WriteToBigQueryRows, bigquery_client, create_tables
-from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
+from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
+from pipelines.options.verify import VERIFY_STREAM_SECTIONS, resolve_verify_stream
+from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
+from transforms.sinks import verification_row_id
 from transforms.verify_stream import VerifyAnswerStream
-
-
-class VerifyStreamOptions(PipelineOptions):
-    """Flags of `evpack verify-stream`."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--answers_subscription", help="Result lines, one per message.")
-        parser.add_argument("--prompts_subscription", help="A subscription to the prompts topic.")
-        parser.add_argument(
-            "--prompt_ttl_seconds",
-            type=int,
-            default=DEFAULT_PROMPT_TTL_SECONDS,
-            help="How long a prompt (or an early answer) waits for the other.",
-        )
 
 
 def build(p: beam.Pipeline, answers: str, prompts: str, dataset: str, ttl: int) -> None:
@@ -69,16 +46,13 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     """Check the flags, create the tables, start the job; `wait=False` returns at once."""
     options = PipelineOptions(argv)
     options.view_as(StandardOptions).streaming = True
-    opts = options.view_as(VerifyStreamOptions)
-    check_numbers(prompt_ttl_seconds=opts.prompt_ttl_seconds)
-    answers = resource_name(opts.answers_subscription, "answers_subscription", "subscriptions")
-    prompts = resource_name(opts.prompts_subscription, "prompts_subscription", "subscriptions")
-    dataset = dataset_name(options.view_as(EvpackOptions).bigquery_dataset)
-    tables = [AUDIT_TABLES["verifications"], AUDIT_TABLES["dead_letters"]]
-    create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
-    pin_local_runner(options, LOCAL_RUNNER)
+    settings = resolve_verify_stream(options)
+    create_audit_tables(settings.dataset, ["verifications", "dead_letters"])
+    pin_local_runner(options, STREAMING_RUNNER)
     pipeline = beam.Pipeline(options=options)
-    build(pipeline, answers, prompts, dataset, opts.prompt_ttl_seconds)
+    build(
+        pipeline, settings.answers, settings.prompts, settings.dataset, settings.prompt_ttl_seconds
+    )
     result = pipeline.run()
     if wait:
         try:
@@ -94,8 +68,7 @@ def _run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    sections = ((VerifyStreamOptions, None), (EvpackOptions, frozenset({"bigquery_dataset"})))
-    return run_command("evpack verify-stream", __doc__, sections, _run, argv)
+    return run_command("evpack verify-stream", __doc__, VERIFY_STREAM_SECTIONS, _run, argv)
 
 
 if __name__ == "__main__":

@@ -58,3 +58,6 @@ PACK_OUTPUTS = ("prompts", "manifests", "exclusions", "exclusion_counts", "dead_
 
 BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs")
 """What a batch run writes: the packing outputs and its run record."""
+
+BATCH_FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
+"""The outputs of a batch run as files under its output, and the file type of each."""

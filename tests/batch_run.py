@@ -11,7 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from pipelines.batch import build
-from pipelines.options import resolve
+from pipelines.options.jobs import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -20,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from pipelines.batch import FILE_TYPES, RunFailed, run, start
+from pipelines.batch import RunFailed, run, start
 from schemas import ManifestRow, PackingConfig
+from schemas.tables import BATCH_FILE_TYPES as FILE_TYPES
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.factories import candidate, document, request
 from transforms.sink_rows import EncodableRows, arrow_encoder, json_encoder

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer.catalog_slice import canonical_line, request_keys, slice_version
-from pipelines.options import SIDE_INPUT_MAX_BYTES, choose_catalog_mode
+from pipelines.options.catalog import SIDE_INPUT_MAX_BYTES, choose_catalog_mode
 from tests.factories import candidate, document, request
 from transforms.catalog.join import fan_out, line_key, referenced_rows
 from transforms.catalog.key_filter import BuildKeyFilter, KeyFilter

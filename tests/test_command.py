@@ -23,7 +23,7 @@ from pipelines.command import (
     flag_parser,
     unknown_flag_message,
 )
-from pipelines.options import EvpackOptions
+from pipelines.options.jobs import BATCH_SECTIONS
 from tests.strategies import examples
 
 SAMPLES = Path(__file__).parent.parent / "samples"
@@ -177,7 +177,7 @@ def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
     flag = f"--{name}"
     known = batch_flags()
     try:
-        check_flags([flag, "1"], ((EvpackOptions, None),))
+        check_flags([flag, "1"], BATCH_SECTIONS)
     except UsageError as err:
         assert flag.split("=", 1)[0] not in known or "argument" in str(err)
     else:
@@ -186,4 +186,4 @@ def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
 
 def batch_flags() -> set[str]:
     """Every flag `evpack batch` accepts: its own and Beam's standard options."""
-    return set(declared_flags(flag_parser(((EvpackOptions, None),))))
+    return set(declared_flags(flag_parser(BATCH_SECTIONS)))

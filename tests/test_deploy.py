@@ -1,8 +1,9 @@
 """The flex templates: metadata.json <-> pipeline options, and the Dockerfile, checked statically.
 
 Docker cannot build here; what can drift silently is checked instead: the
-declared parameters against the flags each pipeline really reads, the regexes
-against valid and invalid values, and the image's pins against pyproject.toml.
+committed metadata against what the options generate, the declared parameters
+against the flags each pipeline really reads, the regexes against valid and
+invalid values, and the image's pins against pyproject.toml.
 """
 
 import argparse
@@ -20,8 +21,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from google.cloud.dataflow_v1beta3.types import ParameterType, TemplateMetadata
 
 from pipelines.launch import PIPELINE_ENV, PIPELINES
-from pipelines.options import EvpackOptions, resolve
-from pipelines.streaming import StreamingOptions, resolve_streaming
+from pipelines.options import templates
+from pipelines.options.jobs import JOB_SECTIONS, resolve, resolve_streaming
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -91,7 +92,7 @@ def parameters(pipeline: str) -> dict[str, dict[str, Any]]:
 def evpack_flags() -> dict[str, argparse.Action]:
     """Every flag the project adds to Beam's, by destination."""
     parser = argparse.ArgumentParser()
-    for options in (EvpackOptions, StreamingOptions):
+    for options in dict.fromkeys(cls for sections in JOB_SECTIONS.values() for cls, _ in sections):
         options._add_argparse_args(parser)
     return {a.dest: a for a in parser._actions if a.dest != "help"}
 
@@ -133,6 +134,20 @@ def test_metadata_declares_exactly_the_flags_the_pipeline_reads(
     pipeline: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert set(parameters(pipeline)) == flags_read(pipeline, monkeypatch)
+
+
+def test_committed_metadata_is_what_the_options_generate(tmp_path: Path) -> None:
+    """`make templates` writes each metadata.json from the options; `--check` fails on a
+    stale copy (here: one help text edited by hand)."""
+    assert templates.stale_templates() == [], "run `make templates`"
+    assert templates.main(["--check"]) == 0
+    for pipeline in PIPELINES:
+        (tmp_path / pipeline).mkdir()
+        (tmp_path / pipeline / "metadata.json").write_text(templates.metadata_text(pipeline))
+    edited = tmp_path / "batch" / "metadata.json"
+    edited.write_text(edited.read_text().replace("Requests to pack", "Requests"))
+    assert templates.stale_templates(tmp_path) == [edited]
+    assert templates.main(["--check", f"--deploy={tmp_path}"]) == 1
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)

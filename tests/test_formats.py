@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from packer import BUILDER_VERSION, Catalog, pack_request
 from packer.answers import parse_prompt_line
 from packer.layout import parse_blocks
-from pipelines.options import load_config
+from pipelines.options.config_file import load_config
 from schemas import PackingConfig, PromptMessage
 from schemas.config import FormatModels
 from schemas.prompt_formats import (

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
-from pipelines.options import load_config
+from pipelines.options.config_file import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
 from schemas.catalog import Revision

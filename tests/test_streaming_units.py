@@ -16,7 +16,7 @@ from apache_beam.transforms.window import TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 
 from packer import BUILDER_VERSION
-from pipelines.streaming import resolve_streaming
+from pipelines.options.jobs import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from schemas.prompt_formats import PromptLine
 from tests.factories import candidate, document, request

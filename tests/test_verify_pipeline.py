@@ -12,6 +12,7 @@ import pytest
 from packer.answer_sentences import split_sentences
 from packer.answers import parse_prompt_line
 from pipelines import verify
+from pipelines.options import verify as verify_options
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
 
 
@@ -208,10 +209,10 @@ def test_failure_limits_and_answer_set_names() -> None:
     for bad in ("-1", "x", "150%", "0.5"):
         with pytest.raises(ValueError, match="--max_failed"):
             verify.FailureLimit.parse(bad)
-    assert verify.answer_set_name("results/*.jsonl") == "results"
-    assert verify.answer_set_name("gs://b/out/claude-*.jsonl.gz") == "claude"
-    assert verify.answer_set_name("gs://b/*.jsonl") == "b"
-    assert verify.answer_set_name("my answers.jsonl") == "my_answers"
+    assert verify_options.answer_set_name("results/*.jsonl") == "results"
+    assert verify_options.answer_set_name("gs://b/out/claude-*.jsonl.gz") == "claude"
+    assert verify_options.answer_set_name("gs://b/*.jsonl") == "b"
+    assert verify_options.answer_set_name("my answers.jsonl") == "my_answers"
 
 
 def test_a_misspelt_gate_flag_is_refused_before_anything_runs(

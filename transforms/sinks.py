@@ -58,6 +58,12 @@ def exclusion_row_id(row: dict) -> str:
     return f"{row['request_id']}/{row['evidence_id']}"
 
 
+def verification_row_id(row: dict) -> str:
+    """insertId of a verification row: one per request and answer line (a rerun of the same
+    answers file inserts nothing twice; two answers for one request are two rows)."""
+    return f"{row['request_id']}/{row['answer_key']}/{row['answer_file']}:{row['answer_line']}"
+
+
 AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
     "files": lambda sinks: FileRows(sinks.output, sinks.window_seconds),
     "bigquery_load_jobs": lambda sinks: LoadJobRows(str(sinks.dataset)),

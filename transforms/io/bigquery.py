@@ -12,6 +12,7 @@ retries a failing bundle forever), its rows go to dead letters instead.
 """
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -34,6 +35,8 @@ from schemas import DeadLetter
 from schemas.bigquery import bigquery_schema
 from schemas.tables import AUDIT_TABLES, OUTPUTS, Output
 from transforms.io.base import RowId, Written
+
+_LOG = logging.getLogger(__name__)
 
 EMULATOR_ENV = "BIGQUERY_EMULATOR_HOST"
 DEAD_LETTER_STAGE = "bigquery_insert"
@@ -106,6 +109,16 @@ def create_tables(
         client.create_table(table_definition(table_id, table), exists_ok=True)
         created.append(table_id)
     return created
+
+
+def create_audit_tables(dataset: str | None, names: Iterable[str] | None = None) -> None:
+    """Create `dataset` (<project>.<dataset>) and the named audit tables (default: all) if
+    missing, with a client of the dataset's project; nothing when no dataset is named."""
+    if dataset is None:
+        return
+    tables = AUDIT_TABLES.values() if names is None else [AUDIT_TABLES[name] for name in names]
+    created = create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
+    _LOG.info("audit tables ready in %s: %s", dataset, ", ".join(created))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""How prompts are packed: the packing config, the prompt format, the event time."""
+
+import argparse
+from datetime import UTC, datetime
+
+from apache_beam.options.pipeline_options import PipelineOptions
+from pydantic import TypeAdapter, ValidationError
+
+from pipelines.options.flags import GCS_FILE, Flag, Param, declare
+from schemas._types import UtcDatetime
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS, format_help
+
+PROMPT_FORMAT_LABELS: dict[str, str] = {name: f.help for name, f in FORMATS.items()}
+"""The flex template's label of each prompt format: its own phrase (`PromptFormat.help`)."""
+
+
+class PackingOptions(PipelineOptions):
+    """How prompts are packed."""
+
+    FLAGS = (
+        Flag(
+            "config",
+            "Packing config as YAML or JSON; omitted settings take their defaults.",
+            template=Param("Packing config", GCS_FILE, "GCS_READ_FILE"),
+        ),
+        Flag(
+            "prompt_format",
+            f"Shape of each prompt line ({format_help()}); default: the config's "
+            "prompt_format, messages. Part of config_hash.",
+            choices=FORMAT_NAMES,
+            template=Param(
+                "Prompt format",
+                choice_labels=PROMPT_FORMAT_LABELS,
+            ),
+        ),
+        Flag(
+            "event_time",
+            "ISO-8601 time used as event time of requests that carry neither "
+            "event_time nor as_of (default: the run's start). Set it to rerun "
+            "a job byte for byte.",
+            template=Param(
+                "Event time",
+                r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$",
+            ),
+        ),
+    )
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        declare(parser, cls.FLAGS)
+
+
+_TIMESTAMP = TypeAdapter(UtcDatetime)
+
+
+def parse_event_time(value: str | None) -> datetime:
+    """The given ISO-8601 time in UTC, or now; read as a request's timestamps are."""
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        return _TIMESTAMP.validate_python(value)
+    except ValidationError as err:
+        reason = err.errors(include_url=False)[0]["msg"]
+        raise ValueError(
+            f"--event_time {value!r} is not ISO-8601 in years 1..9999 ({reason}); "
+            "write e.g. 2026-01-31T12:00:00Z"
+        ) from err

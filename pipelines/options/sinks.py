@@ -1,0 +1,125 @@
+"""Where a run's outputs go: files under `--output`, a BigQuery dataset, a Pub/Sub topic."""
+
+import argparse
+import os
+import tempfile
+
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.command import UsageError
+from pipelines.options.flags import (
+    GCS_FOLDER,
+    PROJECT,
+    Flag,
+    Param,
+    declare,
+    parse_bool,
+    pubsub_regex,
+)
+from transforms.sinks import Sinks
+
+
+class SinkOptions(PipelineOptions):
+    """Where outputs go."""
+
+    FLAGS = (
+        Flag(
+            "output",
+            "Directory or gs:// prefix for the outputs not sent elsewhere: prompts "
+            "(unless --prompts_topic), audit tables and dead letters (unless "
+            "--bigquery_dataset); streaming writes them once per --window_seconds.",
+            template=Param("Output prefix", GCS_FOLDER, "GCS_WRITE_FOLDER"),
+        ),
+        Flag(
+            "prompts_topic",
+            "Generation topic, projects/<project>/topics/<name>.",
+            template=Param("Generation topic", pubsub_regex("topics"), "PUBSUB_TOPIC"),
+        ),
+        Flag(
+            "bigquery_dataset",
+            "Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
+            "exclusion_counts, dead_letters.",
+            template=Param("Audit dataset", rf"^{PROJECT}\.[A-Za-z0-9_]{{1,1024}}$"),
+        ),
+        Flag(
+            "create_tables",
+            "Create the dataset and audit tables if missing at start (true/false).",
+            default=True,
+            type=parse_bool,
+            template=Param("Create audit tables", "^(true|false)$"),
+        ),
+        Flag(
+            "overwrite",
+            "Replace the files of an earlier run under --output (default: refuse).",
+            switch=True,
+        ),
+    )
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        declare(parser, cls.FLAGS)
+
+
+def resource_name(value: str | None, flag: str, kind: str) -> str:
+    """A Pub/Sub resource name, projects/<project>/<kind>/<name>; raises naming the flag."""
+    if not value or not value.startswith("projects/") or f"/{kind}/" not in value:
+        raise ValueError(f"--{flag} is required as projects/<project>/{kind}/<name>, got {value!r}")
+    return value
+
+
+def dataset_name(value: str | None, flag: str = "bigquery_dataset") -> str:
+    """A BigQuery dataset, <project>.<dataset>; raises naming the flag."""
+    if not value or value.count(".") != 1 or "" in value.split("."):
+        raise ValueError(
+            f"--{flag} must be <project>.<dataset>, got {value!r}; e.g. --{flag}=my-project.evpack"
+        )
+    return value
+
+
+def check_writable(location: str, flag: str = "output") -> None:
+    """Refuse before the run an output location that cannot be written: a file where the
+    folder goes, a folder below a file, no write permission or a read-only filesystem.
+
+    A probe file is written in the folder, or in its nearest existing ancestor, and
+    removed at once: the one test that holds for every cause (`os.access` is not asked:
+    as root it answers yes on /proc), and nothing is left behind. A `gs://` location
+    is checked when the run takes its lock.
+    """
+    if "://" in location:
+        return
+    path = os.path.abspath(location)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--{flag} {location!r} is a file; name a folder for the outputs")
+    existing = path
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise UsageError(
+            f"--{flag} {location!r} cannot be written ({err.strerror or err}); "
+            "choose a writable folder"
+        ) from err
+
+
+def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:
+    """Where this run's outputs go (`transforms.sinks`); `window_seconds` in streaming."""
+    opts = options.view_as(SinkOptions)
+    dataset, topic = opts.bigquery_dataset, opts.prompts_topic
+    if dataset is not None:
+        dataset_name(dataset)
+    if topic is not None:
+        resource_name(topic, "prompts_topic", "topics")
+    output = opts.output.rstrip("/") if opts.output else None
+    if output is not None:
+        check_writable(output)
+    if output is None and (dataset is None or topic is None):
+        missing = "audit rows" if dataset is None else "prompts"
+        raise ValueError(
+            f"--output is required for the {missing} (or name --bigquery_dataset and "
+            "--prompts_topic), e.g. --output=out/run1"
+        )
+    runner = options.view_as(StandardOptions).runner or ""
+    loads = window_seconds is None and dataset is not None and runner.startswith("Dataflow")
+    return Sinks(output, dataset, topic, load_jobs=loads, window_seconds=window_seconds)
