@@ -16,16 +16,18 @@ _WIRE_PREFIX = re.compile(
 )
 """A wire-service dateline or byline before the report itself: `(CNN) —`,
 `WASHINGTON (Reuters) -`, `NEW YORK —`, `By Jane Doe — LONDON (AP) —`."""
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_ACRONYM_DOT = re.compile(r"(?<=\b[^\W\d_])\.(?=[^\W\d_]\b)")
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+_ACRONYM_DOT = re.compile(r"\.(?<=\b[^\W\d_]\.)(?=[^\W\d_]\b)")
+"""Both open with their literal, and look behind it: `re` then skips to each comma or
+period at C speed, where a look-behind first is tried at every position (ten times slower)."""
 SYMBOLS = "%‰$€£¥₹₩₽¢₺₪₫₦₱₴₸₿¤<>=≤≥≠≈±~⁺⁻⁼₊₋₌"
 """Characters that carry meaning and are words of the canonical form: percent,
 currencies, comparison operators, signs of exponents ("10⁻³")."""
-_WORD = re.compile(rf"\d+(?:\.\d+)*|\w+|[{SYMBOLS}]|(?<![\w.])[-+]\d+(?:\.\d+)*")
+_WORD = re.compile(rf"\d+(?:\.\d+)*|\w+|[{SYMBOLS}]|[-+](?<![\w.][-+])\d+(?:\.\d+)*")
 """A number, a word (superscripts are word characters: "km²", "10⁶" stay apart
 from "km2", "106"), a meaning symbol, or a signed number ("-3.5", "+2": a sign
 after a word or a digit is a hyphen or a range, "COVID-19", "2019-20"). The
-signed number comes last: its look-behind is tried only where the others fail."""
+signed number comes last, its sign before its look-behind: tried only at a sign."""
 _SUPER_OR_SUB_RANGES = (
     (0xA0, 0x100), (0x2B0, 0x300), (0x10FC, 0x10FD), (0x1D2C, 0x1DC0), (0x2070, 0x20A0),
     (0x2120, 0x2123), (0x2C7C, 0x2C7E), (0x2D6F, 0x2D70), (0x3192, 0x31A0), (0xA69C, 0xA69E),
@@ -207,6 +209,14 @@ class Evidence:
     def rank_key(self) -> tuple[float, str]:
         """Best first: higher score, then the stable id."""
         return (-self.score, self.candidate.evidence_id)
+
+
+def fold_copy(keeper: Evidence, other: Evidence) -> None:
+    """Fold `other` into `keeper`: its id and its own copies join `derived_from`, its
+    facets join the keeper's (the copy reaches the prompt through the keeper)."""
+    keeper.derived_from.append(other.evidence_id)
+    keeper.derived_from.extend(other.derived_from)
+    keeper.facets = tuple(sorted(set(keeper.facets) | set(other.facets)))
 
 
 STOPWORDS = frozenset(

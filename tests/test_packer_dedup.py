@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from packer.dedup import compare_copies
 from packer.records import Evidence, canonical_words, sha256_hex, text_facts
+from packer.reprints import compare_copies
 from schemas import DedupConfig, PackingConfig, Revision
 from tests.factories import candidate, document, request
 

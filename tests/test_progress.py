@@ -31,6 +31,9 @@ def test_progress_counts_every_record_and_request_of_the_run(
     mode: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(progress, "PROGRESS_SECONDS", 0.2)
+    boards = tmp_path / "tmp"  # this run's own temp folder: /tmp is shared with other runs
+    boards.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(boards))
     caplog.set_level(logging.DEBUG, logger=progress.__name__)
     workers = ["--direct_num_workers=2", f"--direct_running_mode={mode}"]
     finished = run(flags(REQUESTS, tmp_path / "out", *workers))
@@ -44,7 +47,7 @@ def test_progress_counts_every_record_and_request_of_the_run(
     assert _number(r"packed ([\d,]+)", final) == summary.prompts_out
     assert _number(r"refused ([\d,]+)", final) == summary.dead_letters_total
     assert "of them (100%)" in final  # every record read was packed or refused
-    assert not list(Path(tempfile.gettempdir()).glob("evpack-progress-*/*"))  # cleaned up
+    assert not list(boards.glob("evpack-progress-*"))  # cleaned up
 
 
 def test_the_total_is_the_bytes_of_jsonl_or_the_rows_of_parquet(tmp_path: Path) -> None:

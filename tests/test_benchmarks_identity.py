@@ -1,0 +1,27 @@
+"""The packing-output digests compare a tree with another: same input, same file."""
+
+from pathlib import Path
+
+from benchmarks import identity
+from tests.test_benchmarks_smoke import _write_data
+
+
+def test_digests_are_reproducible_and_tell_outputs_apart(tmp_path: Path) -> None:
+    data = _write_data(tmp_path / "data")
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    args = ["--data-dir", str(data), "--limit", "2", "--budgets", "60", "2048"]
+    assert identity.main([*args, "--out", str(first)]) == 0
+    assert identity.main([*args, "--out", str(second)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    rows = [line.split() for line in first.read_text().splitlines()]
+    assert {len(row) for row in rows} == {5}
+    assert {row[0] for row in rows} == set(identity.DATASETS)
+    by_budget = {b: {(r[0], r[2], r[3]): r[4] for r in rows if r[1] == b} for b in ("60", "2048")}
+    assert by_budget["60"].keys() == by_budget["2048"].keys()
+    assert by_budget["60"] != by_budget["2048"]  # a budget this small packs other prompts
+
+
+def test_missing_data_is_an_error_not_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "digests.txt"
+    assert identity.main(["--data-dir", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    assert not out.exists()

@@ -1,0 +1,56 @@
+"""The reprint and conflict pair search finds exactly the pairs its rule names."""
+
+from itertools import combinations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from packer.records import STOPWORDS, Evidence, TextFacts
+from packer.reprints import PAIRWISE, _candidate_pairs
+from tests.factories import candidate
+
+# A small vocabulary (stopwords among it), so words open many records: past `PAIRWISE`
+# and past a quarter of the records, where a word stops counting.
+VOCABULARY = ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "the", "of"]
+openings = st.lists(st.sampled_from(VOCABULARY), unique=True, max_size=8)
+records_of = st.lists(st.tuples(st.integers(0, 5), openings), max_size=90)
+
+
+def _record(index: int, document: int, opening: list[str]) -> Evidence:
+    cand = candidate(f"e{index}", f"d{document}")
+    facts = TextFacts(None, " ".join(opening), len(opening), tuple(opening))
+    return Evidence(cand, f"d{document}", "r1", None, cand.text, facts, 0.5, (), None)
+
+
+def _reference(records: list[Evidence]) -> list[tuple[int, int]]:
+    """The rule, pair by pair: shared opening content words, counting only words that
+    open at most a quarter of the records (and 16) once there are more than `PAIRWISE`."""
+    words = [set(r.facts.opening) - STOPWORDS for r in records]
+    widest = len(records) if len(records) <= PAIRWISE else max(16, len(records) // 4)
+    opens = {w: sum(w in ws for ws in words) for ws in words for w in ws}
+    return [
+        (i, j)
+        for i, j in combinations(range(len(records)), 2)
+        if records[i].document_id != records[j].document_id
+        and sum(opens[w] <= widest for w in words[i] & words[j])
+        >= max(2, 0.4 * min(len(words[i]), len(words[j])))
+    ]
+
+
+SAME_OPENING = ["w0", "w1", "w2"]
+
+
+@given(records_of)
+@example([(i % 2, SAME_OPENING) for i in range(PAIRWISE)])  # every cross-document pair
+@example([(i % 2, SAME_OPENING) for i in range(80)])  # no pair: the words open them all
+def test_pair_search_finds_exactly_the_pairs_sharing_enough_opening_words(spec):
+    records = [_record(i, document, opening) for i, (document, opening) in enumerate(spec)]
+    assert _candidate_pairs(records) == _reference(records)
+
+
+def test_a_word_opening_most_records_stops_counting_past_pairwise():
+    def pairs(n: int) -> int:
+        return len(_candidate_pairs([_record(i, i % 2, SAME_OPENING) for i in range(n)]))
+
+    assert pairs(PAIRWISE) == (PAIRWISE // 2) ** 2
+    assert pairs(PAIRWISE + 1) == 0
