@@ -19,6 +19,10 @@ Mapping choices (the report repeats them):
   question over that request's own candidates, rounded to 6 decimals;
 - titles: HotpotQA's Wikipedia titles (`hotpotqa`), none (`hotpotqa-notitle`,
   the same records), the headline (MultiHop-RAG), none (RAMDocs, ConflictNQ);
+- source URL: the article's `url` (MultiHop-RAG: a news search returns it, as
+  it returns the date; its host names the publisher the questions name);
+  `bench://<document>` elsewhere; the publisher name (`source`), author and
+  category are not carried;
 - facets: RAMDocs requests take `disambig_entity`, tagged on a document when the
   entity (or the qualifier after its comma or inside its parentheses) appears
   in the text, case-insensitively; the other sets carry none;
@@ -107,6 +111,7 @@ class Paragraph:
     chunk: int | None = None
     effective_at: datetime = EFFECTIVE
     score: float | None = None
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,7 @@ def _candidate(p: Paragraph, score: float) -> Candidate:
         document_id=document,
         revision_id=REVISION,
         chunk_id=f"{document}#{p.chunk or 0}",
-        source_url=f"bench://{document}",
+        source_url=p.url or f"bench://{document}",
         title=p.title,
         effective_at=p.effective_at,
         span=None if p.chunk is not None else Span(start=0, end=len(p.text)),
@@ -310,6 +315,7 @@ def multihop_cases(data_dir: Path, limit: int | None = None) -> list[MultihopCas
                 chunk=fact,
                 effective_at=published(passage["published_at"]),
                 score=float(passage["bm25_score"]),
+                url=passage["url"],
             )
             paragraphs.append(paragraph)
             if passage["in_evidence_list"]:

@@ -98,6 +98,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-doc-cap": {"enable_document_cap": False},
     "no-units": {"enable_sentence_units": False},
     "no-subject-links": {"enable_subject_links": False},
+    "no-source-links": {"enable_source_links": False},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},

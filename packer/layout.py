@@ -226,6 +226,43 @@ class PromptLayout:
         """Exact tokens of a block body; header and text determine it, so they key its count."""
         return self.tokens.count_rendered((header, text), lambda: self.body(header, text))
 
+    def conflict_note_tokens(self, widest: str) -> tuple[int, int]:
+        """Tokens of a two-member conflict note, and what each further member adds,
+        with every label priced at the widest."""
+        pair = self.count(self.conflict_note([widest, widest]))
+        return pair, pair - self.count(self.conflict_note([widest]))
+
+    def shortest_facets_tokens(self, missing: int) -> int:
+        """Tokens of the shortest facets note on `missing` facets ("and N more")."""
+        return self.count(self.facets_note([], missing))
+
+    def least_notes_tokens(self, missing: int) -> int:
+        """Tokens of the shortest notes an evidence-free prompt can have, `missing`
+        required facets uncovered."""
+        return self.count(self.notes([], self.facets_note([], missing), has_evidence=False))
+
+    def facets_tokens_within(self, uncovered: Sequence[str], room: int) -> int:
+        """Tokens of the facets note `facets_within` gives."""
+        return self.count(self.facets_within(uncovered, room)) if uncovered else 0
+
+    def notes_within(
+        self,
+        conflicts: Sequence[Sequence[str]],
+        uncovered: Sequence[str],
+        room: int,
+        has_evidence: bool,
+    ) -> tuple[str, int, bool]:
+        """The notes of a packet, their tokens, and whether they are whole.
+
+        The uncovered facets are listed as far as `room` (the tokens the blocks
+        left) allows after the conflict notes; the notes are not whole when not
+        even the shortest facets note fits.
+        """
+        head = self.notes(conflicts, "", has_evidence)
+        tokens = self.count(head)
+        facets = self.facets_within(uncovered, room - tokens) if uncovered else ""
+        return head + facets, tokens + self.count(facets), bool(facets) or not uncovered
+
     def facets_within(self, uncovered: Sequence[str], room: int) -> str:
         """The facets note listing as many uncovered facets as fit in `room` tokens.
 

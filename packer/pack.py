@@ -5,10 +5,7 @@ breaks on stable ids, so input order, runner and worker count never change a
 byte of the result.
 """
 
-import hashlib
-import json
-from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from packer.catalog import Catalog
@@ -16,47 +13,29 @@ from packer.dedup import deduplicate
 from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
-from packer.records import Evidence, canonical_words, question_terms, sha256_hex
+from packer.outputs import Limits, Packed, PackResult, Rendered, assemble
+from packer.records import Evidence, canonical_words, question_terms
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import Selection, SelectionPolicy, select
+from packer.subjects import named_days, publisher_of, publisher_segments
 from packer.tokens import TokenCounter
 from packer.units import unit_span
-from packer.version import BUILDER_VERSION
-from schemas import (
-    ExclusionReason,
-    ExclusionRecord,
-    ManifestRow,
-    PackingConfig,
-    PromptMessage,
-    Request,
-)
+from schemas import Candidate, ExclusionReason, PackingConfig, Request
 from schemas.prompt_formats import FORMATS
+
+R = ExclusionReason
+
+__all__ = ["PackError", "PackResult", "layout_of", "pack_request"]
 
 
 class PackError(ValueError):
     """The request cannot be packed at all (e.g. its question alone exceeds the limit)."""
 
 
-@dataclass(frozen=True)
-class PackResult:
-    """Everything one request produces."""
-
-    prompt: PromptMessage
-    manifest: ManifestRow
-    exclusions: list[ExclusionRecord]
-
-
-@dataclass(frozen=True)
-class _Limits:
-    input_limit: int
-    reserved_answer: int
-    max_evidence_tokens: int | None
-
-
-def _limits(request: Request, config: PackingConfig) -> _Limits:
+def _limits(request: Request, config: PackingConfig) -> Limits:
     override = request.budget
-    return _Limits(
+    return Limits(
         input_limit=(override and override.input_limit) or config.input_limit,
         reserved_answer=(
             override.reserved_answer
@@ -69,14 +48,15 @@ def _limits(request: Request, config: PackingConfig) -> _Limits:
 
 
 def _evidence_budget(
-    request: Request, config: PackingConfig, limits: _Limits, layout: PromptLayout, least: int
+    request: Request, config: PackingConfig, limits: Limits, layout: PromptLayout
 ) -> tuple[int, int]:
     """(evidence budget, tokens of the evidence-free prompt) from the ledger.
 
     budget = input limit - rendered system text and question - reserved answer
     - safety margin, capped by `max_evidence_tokens`. Notes are paid from it:
-    `least` is what the shortest evidence-free notes take.
+    at least what the shortest evidence-free notes take.
     """
+    least = layout.least_notes_tokens(len(set(request.facets)))
     base = layout.base_tokens(request.question)
     available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
     if available < least:
@@ -95,46 +75,38 @@ def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
     return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
 
 
-@dataclass
-class _Rendered:
-    """One rendering of the chosen evidence, with its exact token counts."""
+@dataclass(frozen=True)
+class _Frame:
+    """What every rendering of one request shares."""
 
-    ordered: list[Evidence]
-    labels: dict[str, str]
-    uncovered: list[str]
-    conflict_labels: list[list[str]]
-    user: str
-    block_tokens: dict[str, int]
-    prompt_tokens: int
-    fits: bool
+    request: Request
+    config: PackingConfig
+    layout: PromptLayout
+    conflicts: list[tuple[str, ...]]
+    base: int
+    """Tokens of the evidence-free prompt without notes."""
+    budget: int
+    """The evidence budget: blocks and notes."""
 
 
-def _render(
-    chosen: list[Evidence],
-    bodies: dict[str, tuple[str, int]],
-    conflicts: list[tuple[str, ...]],
-    request: Request,
-    config: PackingConfig,
-    layout: PromptLayout,
-    base: int,
-    budget: int,
-) -> _Rendered:
+def _render(chosen: list[Evidence], bodies: dict[str, tuple[str, int]], frame: _Frame) -> Rendered:
     """Render the chosen evidence with the notes it needs, counted exactly.
 
     Prompt tokens are `base` plus the counts of the parts the evidence and
     notes add (the parts add up exactly, see `packer.layout`). A conflict note
     names only packed members; the uncovered facets are listed as far as the
-    room left allows. `fits` says whether the whole stays within `budget`.
+    room left allows. `fits` says whether the whole stays within the budget.
     """
-    ordered = order_records(chosen, config.order_policy)
+    layout = frame.layout
+    ordered = order_records(chosen, frame.config.order_policy)
     labels = {r.evidence_id: f"E{i}" for i, r in enumerate(ordered, start=1)}
     conflict_labels = [
         [labels[e] for e in group if e in labels]
-        for group in conflicts
+        for group in frame.conflicts
         if sum(e in labels for e in group) > 1
     ]
     covered = {f for r in ordered for f in r.facets}
-    uncovered = sorted(f for f in set(request.facets) if f not in covered)
+    uncovered = sorted(f for f in set(frame.request.facets) if f not in covered)
     blocks = []
     block_tokens = {}
     for record in ordered:
@@ -142,53 +114,56 @@ def _render(
         body, body_tokens = bodies[record.evidence_id]
         blocks.append(layout.block(label, body))
         block_tokens[record.evidence_id] = layout.label_tokens(label) + body_tokens
-    head = layout.notes(conflict_labels, "", has_evidence=bool(ordered))
-    added = sum(block_tokens.values()) + layout.count(head)
-    facets = layout.facets_within(uncovered, budget - added) if uncovered else ""
-    added += layout.count(facets)
-    fits = added <= budget and (bool(facets) or not uncovered)
-    user = layout.user(blocks, head + facets, request.question)
-    return _Rendered(
-        ordered, labels, uncovered, conflict_labels, user, block_tokens, base + added, fits
+    room = frame.budget - sum(block_tokens.values())
+    notes, note_tokens, whole = layout.notes_within(
+        conflict_labels, uncovered, room, has_evidence=bool(ordered)
+    )
+    added = sum(block_tokens.values()) + note_tokens
+    fits = added <= frame.budget and whole
+    user = layout.user(blocks, notes, frame.request.question)
+    return Rendered(
+        ordered, labels, uncovered, conflict_labels, user, block_tokens, frame.base + added, fits
     )
 
 
-def _least_notes(request: Request, layout: PromptLayout) -> int:
-    """Tokens of the shortest notes an evidence-free prompt can have."""
-    shortest = layout.facets_note([], len(set(request.facets))) if request.facets else ""
-    return layout.count(layout.notes([], shortest, has_evidence=False))
+@dataclass
+class _Survivors:
+    """The records that passed the gates, dedup and resolution, and the exclusions so far."""
 
+    kept: list[Evidence]
+    resolved: Resolved
+    by_id: dict[str, Candidate]
+    folded_reason: dict[str, ExclusionReason]
+    exclusions: list[Exclusion] = field(default_factory=list)
 
-def _reserved_for_notes(
-    kept: list[Evidence], request: Request, layout: PromptLayout, budget: int
-) -> int:
-    """Tokens set aside before selection for what will surely be rendered.
-
-    The note on facets that no kept candidate carries (they stay uncovered
-    whatever is chosen), listed in at most half the budget. Conflict notes are
-    paid when their second member is chosen; the rest is checked exactly after
-    selection.
-    """
-    carried = {f for r in kept for f in r.facets}
-    hopeless = sorted(f for f in set(request.facets) if f not in carried)
-    return layout.count(layout.facets_within(hopeless, budget // 2)) if hopeless else 0
-
-
-def _exclude(
-    record: Evidence,
-    reason: ExclusionReason,
-    detail: str,
-    by_id: dict[str, object],
-    folded_reason: dict[str, ExclusionReason],
-) -> list[Exclusion]:
-    """A record left out, and every candidate folded into it: they share its fate."""
-    return [
-        Exclusion(record.candidate, reason, detail),
-        *(
-            Exclusion(by_id[f], folded_reason[f], f"folded into {record.evidence_id}")  # type: ignore[arg-type]
+    def exclude(self, record: Evidence, reason: ExclusionReason, detail: str) -> None:
+        """A record left out, and every candidate folded into it: they share its fate."""
+        self.exclusions.append(Exclusion(record.candidate, reason, detail))
+        self.exclusions.extend(
+            Exclusion(self.by_id[f], self.folded_reason[f], f"folded into {record.evidence_id}")
             for f in record.derived_from
-        ),
-    ]
+        )
+
+
+def _survivors(
+    request: Request, catalog: Catalog, config: PackingConfig, as_of: datetime, memos: Memos
+) -> _Survivors:
+    """Gate, deduplicate and resolve the request's candidates (in evidence-id order)."""
+    by_id = {c.evidence_id: c for c in request.candidates}
+    in_id_order = [by_id[e] for e in sorted(by_id)]
+    gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
+    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
+    resolved = resolve(
+        dedup.conflicts, dedup.conflict_kinds, dedup.kept, catalog, request, config.resolution
+    )
+    survivors = _Survivors([], resolved, by_id, dedup.folded_reason, exclusions)
+    for record in dedup.kept:
+        ruled_out = resolved.excluded.get(record.evidence_id)
+        if ruled_out is None:
+            survivors.kept.append(record)
+        else:
+            survivors.exclude(record, *ruled_out)
+    return survivors
 
 
 def pack_request(
@@ -211,52 +186,87 @@ def pack_request(
         raise PackError("request has no as_of or event_time, and none was supplied")
     limits = _limits(request, config)
     layout = layout_of(config, runtime.tokens)
-    memos = runtime.memos
-    by_id = {c.evidence_id: c for c in request.candidates}
-    in_id_order = [by_id[e] for e in sorted(by_id)]
-
-    gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
-    terms = question_terms(request.question)
-    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
-    folded_reason = dedup.folded_reason
-    resolved = resolve(
-        dedup.conflicts, dedup.conflict_kinds, dedup.kept, catalog, request, config.resolution
+    survivors = _survivors(request, catalog, config, as_of, runtime.memos)
+    budget, base = _evidence_budget(request, config, limits, layout)
+    frame = _Frame(request, config, layout, survivors.resolved.conflicts, base, budget)
+    rendered, left_out = _choose(survivors.kept, frame, as_of, runtime.memos)
+    for record in survivors.kept:
+        reason = left_out.get(record.evidence_id)
+        if reason is not None:
+            survivors.exclude(record, reason, f"{reason.value} at budget {budget}")
+    packed = Packed(
+        request=request,
+        config=config,
+        limits=limits,
+        event_time=event_time,
+        as_of=as_of,
+        rendered=rendered,
+        resolved=survivors.resolved,
+        exclusions=survivors.exclusions,
+        base=base,
+        budget=budget,
+        tokenizer=runtime.tokens.name,
+        catalog_version=catalog_version,
     )
-    kept, conflicts = [], resolved.conflicts
-    for record in dedup.kept:
-        ruled_out = resolved.excluded.get(record.evidence_id)
-        if ruled_out is None:
-            kept.append(record)
-        else:
-            exclusions.extend(_exclude(record, *ruled_out, by_id, folded_reason))
+    return assemble(packed)
 
-    budget, base = _evidence_budget(request, config, limits, layout, _least_notes(request, layout))
-    widest = f"E{max(1, len(kept))}"
-    costs = BlockCosts.of(kept, layout, widest, request.history)
-    member = layout.count(layout.conflict_note([widest, widest])) - layout.count(
-        layout.conflict_note([widest])
+
+def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -> SelectionPolicy:
+    """The selection knobs for this request: the config's, and the budget less the
+    notes known before selection."""
+    config, layout, request = frame.config, frame.layout, frame.request
+    conflict_note, conflict_member = layout.conflict_note_tokens(widest)
+    publishers = {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
+    sources = (
+        publisher_segments(request.question, publishers)
+        if config.enable_source_links and publishers
+        else {}
     )
-    policy = SelectionPolicy(
-        budget=max(0, budget - _reserved_for_notes(kept, request, layout, budget)),
-        evidence_budget=budget,
+    return SelectionPolicy(
+        budget=max(0, frame.budget - _reserved_for_notes(kept, frame)),
+        evidence_budget=frame.budget,
         weights=config.weights,
         per_document_cap=config.per_document_cap if config.enable_document_cap else None,
         facet_coverage=config.enable_facet_coverage,
         as_of=as_of,
-        question_terms=terms,
+        question_terms=question_terms(request.question),
         question=" ".join(canonical_words(request.question)),
-        conflict_note=layout.count(layout.conflict_note([widest, widest])),
-        conflict_member=member,
+        conflict_note=conflict_note,
+        conflict_member=conflict_member,
         sentence_units=config.enable_sentence_units,
         subject_links=config.enable_subject_links,
+        named_sources=sources,
+        named_days=named_days(request.question) if sources else frozenset(),
     )
-    facets = request.facets if config.enable_facet_coverage else ()
+
+
+def _reserved_for_notes(kept: list[Evidence], frame: _Frame) -> int:
+    """Tokens set aside before selection for what will surely be rendered.
+
+    The note on facets that no kept candidate carries (they stay uncovered
+    whatever is chosen), listed in at most half the budget. Conflict notes are
+    paid when their second member is chosen; the rest is checked exactly after
+    selection.
+    """
+    carried = {f for r in kept for f in r.facets}
+    hopeless = sorted(f for f in set(frame.request.facets) if f not in carried)
+    return frame.layout.facets_tokens_within(hopeless, frame.budget // 2)
+
+
+def _choose(
+    kept: list[Evidence], frame: _Frame, as_of: datetime, memos: Memos
+) -> tuple[Rendered, dict[str, ExclusionReason]]:
+    """Select and render under the budget: what is shown, and why the rest is not."""
+    config, layout = frame.config, frame.layout
+    widest = f"E{max(1, len(kept))}"
+    costs = BlockCosts.of(kept, layout, widest, frame.request.history)
+    facets = frame.request.facets if config.enable_facet_coverage else ()
 
     def chosen_and_rendered(
         policy: SelectionPolicy,
-    ) -> tuple[Selection, list[Evidence], dict[str, tuple[str, int]], _Rendered]:
+    ) -> tuple[Selection, list[Evidence], dict[str, tuple[str, int]], Rendered]:
         """Select under `policy`, then render what was chosen."""
-        selection = select(kept, costs, facets, conflicts, policy, memos)
+        selection = select(kept, costs, facets, frame.conflicts, policy, memos)
         chosen = [_as_packed(kept[i], selection.units.get(i), memos) for i in selection.chosen]
         bodies = {
             r.evidence_id: (
@@ -265,44 +275,25 @@ def pack_request(
             )
             for i, r in zip(selection.chosen, chosen, strict=True)
         }
-        rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
-        return selection, chosen, bodies, rendered
+        return selection, chosen, bodies, _render(chosen, bodies, frame)
 
+    policy = _policy(kept, frame, widest, as_of)
     selection, chosen, bodies, rendered = chosen_and_rendered(policy)
     if not rendered.fits and chosen:
         # The notes outgrew what selection paid for (a facet left uncovered after all):
         # select again with that overflow set aside. Rejected: dropping the last blocks
         # alone, which emptied packets whose one block filled the budget exactly.
-        shortest = layout.count(layout.facets_note([], len(rendered.uncovered)))
-        overflow = max(rendered.prompt_tokens - base - budget, shortest, 1)
+        shortest = layout.shortest_facets_tokens(len(rendered.uncovered))
+        overflow = max(rendered.prompt_tokens - frame.base - frame.budget, shortest, 1)
         smaller = replace(policy, budget=max(0, policy.budget - overflow))
         selection, chosen, bodies, rendered = chosen_and_rendered(smaller)
     left_out = {kept[i].evidence_id: reason for i, reason in selection.left_out.items()}
     # The exact count of the whole prompt is the admission control: should the
     # notes still outgrow what selection paid for, the last chosen (least valuable) block goes.
     while chosen and not rendered.fits:
-        left_out[chosen.pop().evidence_id] = ExclusionReason.OVER_BUDGET
-        rendered = _render(chosen, bodies, conflicts, request, config, layout, base, budget)
-
-    for record in kept:
-        reason = left_out.get(record.evidence_id)
-        if reason is not None:
-            detail = f"{reason.value} at budget {budget}"
-            exclusions.extend(_exclude(record, reason, detail, by_id, folded_reason))
-    return _result(
-        request,
-        config,
-        limits,
-        event_time,
-        as_of,
-        rendered,
-        resolved,
-        exclusions,
-        base,
-        budget,
-        runtime.tokens.name,
-        catalog_version,
-    )
+        left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
+        rendered = _render(chosen, bodies, frame)
+    return rendered, left_out
 
 
 def _as_packed(record: Evidence, unit: tuple[int, int] | None, memos: Memos) -> Evidence:
@@ -312,121 +303,3 @@ def _as_packed(record: Evidence, unit: tuple[int, int] | None, memos: Memos) -> 
     text = record.text[unit[0] : unit[1]]
     located = unit_span(record.span, record.text, unit)
     return replace(record, text=text, facts=memos.text_facts(text), unit=unit, unit_span=located)
-
-
-def _result(
-    request: Request,
-    config: PackingConfig,
-    limits: _Limits,
-    event_time: datetime | None,
-    as_of: datetime,
-    rendered: _Rendered,
-    resolved: Resolved,
-    exclusions: list[Exclusion],
-    base: int,
-    budget: int,
-    tokenizer: str,
-    catalog_version: str,
-) -> PackResult:
-    """Assemble the prompt message and the audit rows (ids only, no evidence text).
-
-    Each output is validated once, from plain data, nested rows included.
-    """
-    ordered, labels = rendered.ordered, rendered.labels
-    messages = [
-        {"content": text, "role": role} for role, text in PromptLayout.messages(rendered.user)
-    ]
-    prompt_sha = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-    config_hash = config.config_hash()
-    exclusions.sort(key=lambda x: x.candidate.evidence_id)
-    counts = Counter(x.reason.value for x in exclusions)
-    prompt = PromptMessage.model_validate(
-        {
-            "request_id": request.request_id,
-            "tenant_id": request.tenant_id,
-            "model": config.format_model,
-            "messages": messages,
-            "label_map": [
-                {"label": labels[r.evidence_id], "evidence_id": r.evidence_id} for r in ordered
-            ],
-            "prompt_tokens": rendered.prompt_tokens,
-            "builder_version": BUILDER_VERSION,
-            "config_hash": config_hash,
-        }
-    )
-    evidence = [
-        {
-            "label": labels[r.evidence_id],
-            "evidence_id": r.evidence_id,
-            "document_id": r.document_id,
-            "revision_id": r.revision_id,
-            "chunk_id": r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
-            "source_url": r.candidate.source_url or "",
-            "tokens": rendered.block_tokens[r.evidence_id],
-            "facets": r.facets,
-            "derived_from": sorted(r.derived_from),
-            **_shown(r),
-        }
-        for r in ordered
-    ]
-    manifest = ManifestRow.model_validate(
-        {
-            "request_id": request.request_id,
-            "tenant_id": request.tenant_id,
-            "event_time": event_time,
-            "as_of": as_of,
-            "builder_version": BUILDER_VERSION,
-            "config_hash": config_hash,
-            "model": config.format_model,
-            "tokenizer": tokenizer,
-            "budget": {
-                "input_limit": limits.input_limit,
-                "reserved_answer": limits.reserved_answer,
-                "safety_margin": config.safety_margin,
-                "available": budget,
-                "used": rendered.prompt_tokens - base,
-                "prompt_tokens": rendered.prompt_tokens,
-            },
-            "order_policy": config.order_policy,
-            "candidates_in": len(request.candidates),
-            "evidence": evidence,
-            "uncovered_facets": rendered.uncovered,
-            "conflicts": [
-                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
-                for g, k in zip(resolved.conflicts, resolved.kinds, strict=True)
-            ],
-            "resolutions": resolved.rows,
-            "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
-            "prompt_sha256": prompt_sha,
-            "catalog_version": catalog_version,
-        }
-    )
-    records = [
-        ExclusionRecord(
-            request_id=request.request_id,
-            tenant_id=request.tenant_id,
-            event_time=event_time,
-            evidence_id=x.candidate.evidence_id,
-            document_id=x.candidate.document_id,
-            revision_id=x.candidate.revision_id,
-            reason=x.reason,
-            detail=x.detail,
-            builder_version=BUILDER_VERSION,
-        )
-        for x in exclusions
-    ]
-    return PackResult(prompt=prompt, manifest=manifest, exclusions=records)
-
-
-def _shown(record: Evidence) -> dict:
-    """What of the candidate a block shows: whole, or a run of sentences located exactly."""
-    if record.unit is None:
-        span, digest, partial = record.span, record.facts.sha256 or "", False
-    else:
-        span, digest, partial = record.unit_span, sha256_hex(record.text), True
-    return {
-        "partial": partial,
-        "span_start": span[0] if span else None,
-        "span_end": span[1] if span else None,
-        "text_sha256": digest,
-    }

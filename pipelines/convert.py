@@ -5,8 +5,8 @@
 
 Reads LangChain Documents, LlamaIndex nodes (with their scores), JSON arrays and
 pretty-printed JSON, and writes one nested request per line
-(`transforms.foreign_records`; the field mapping is in the README, "Bringing
-your own data"). Items it cannot read or requests that would not validate go,
+(`transforms.foreign_records`; the field mapping is in docs/input.md, "Other
+tools' results"). Items it cannot read or requests that would not validate go,
 with the reason, to `--dead_letters` (default: next to the output). The
 summary says which provenance the input lacked, since the packer will exclude
 those candidates (`missing_provenance`). Plain Python, not a Beam job: the

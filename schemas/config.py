@@ -32,8 +32,13 @@ class UtilityWeights(_Config):
 
     utility = relevance*r + new_facet*f + new_question_terms*q + linked*l + new_source*s
               + authority*a + recency*c - redundancy*d - token_cost*(tokens / evidence budget)
+              + named_source*n + named_source_terms*t
     `linked` is 1 when the candidate's title is named by the question or by
-    evidence already packed (the next hop of a multi-part question).
+    evidence already packed (the next hop of a multi-part question). `n` is 1
+    when the question names the candidate's publisher (the host of its
+    `source_url`; on a day the question names, if it names days), 1/2 once
+    that publisher is packed; `t` is then the share of the question's terms
+    said of that publisher that the candidate holds (`packer.subjects`).
     Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules).
     """
 
@@ -46,6 +51,8 @@ class UtilityWeights(_Config):
     recency: float = 0.1
     redundancy: float = 0.25
     token_cost: float = 0.1
+    named_source: float = 2.0
+    named_source_terms: float = 8.0
 
 
 class DedupConfig(_Config):
@@ -151,6 +158,7 @@ class PackingConfig(_Config):
     enable_document_cap: bool = True
     enable_sentence_units: bool = True
     enable_subject_links: bool = True
+    enable_source_links: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

@@ -151,6 +151,7 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
         else:  # a unique marker lets tests trace this text into the prompt
             text = f"{draw(texts())} marker-ev{i:02d}"
         hash_mode = "ok" if clean else draw(st.sampled_from(["ok"] * 10 + ["bad", "none"]))
+        host = draw(st.sampled_from(PUBLISHER_HOSTS))
         out.append(
             Candidate(
                 evidence_id=f"ev{i:02d}",
@@ -162,9 +163,9 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
                 document_id=doc,
                 revision_id="r1" if clean else draw(st.sampled_from(["r1", "r2", "r3", "r4"])),
                 chunk_id=f"c{i}" if clean else draw(st.sampled_from([f"c{i}"] * 6 + [None])),
-                source_url=f"https://x/{doc}"
+                source_url=f"https://{host}/{doc}"
                 if clean
-                else draw(st.sampled_from([f"https://x/{doc}"] * 8 + [None])),
+                else draw(st.sampled_from([f"https://{host}/{doc}"] * 8 + [None])),
                 title=draw(
                     st.one_of(st.sampled_from([None, 'Title "quoted" <b>', "Policy"]), markup)
                 ),
@@ -184,6 +185,19 @@ def candidates(draw: st.DrawFn, tenant: str) -> list[Candidate]:
     return out
 
 
+PUBLISHER_HOSTS = ("x", "www.theverge.com", "smh.com.au")
+"""Hosts of candidates' addresses: no publisher, and two a question may name."""
+
+
+def naming_publishers() -> st.SearchStrategy[str]:
+    """Questions naming the publishers of `PUBLISHER_HOSTS`, on a day or not."""
+    return st.builds(
+        "Did {} The Verge{} and the Sydney Morning Herald report it?".format,
+        texts(),
+        st.sampled_from(["", " on 2026-01-01", " on January 7"]),
+    )
+
+
 @st.composite
 def requests(draw: st.DrawFn) -> Request:
     tenant = draw(st.sampled_from(TENANTS))
@@ -196,7 +210,7 @@ def requests(draw: st.DrawFn) -> Request:
             + (("g0",) if draw(st.integers(0, 9)) else ()),
             clearance=draw(st.sampled_from(["public", "internal", "internal", "restricted"])),
         ),
-        question=draw(st.one_of(texts(), markup.filter(str.strip))),
+        question=draw(st.one_of(texts(), markup.filter(str.strip), naming_publishers())),
         facets=draw(facet_lists()),
         as_of=_day(draw(st.sampled_from([0, 2, 4, 7, 7, 7, 7]))),
         history=draw(st.integers(0, 3)) == 0,

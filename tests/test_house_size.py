@@ -17,13 +17,6 @@ MAX_FUNCTION_LINES = 60
 MAX_PARAMETERS = 6
 EXEMPT = ("tests", "benchmarks", ".venv", "build", "out")
 
-TEMPORARY_ALLOWLIST = {
-    "packer/dedup.py",
-    "packer/pack.py",
-    "packer/select.py",
-}
-"""Modules being split on other branches while this test lands; to be emptied once they merge."""
-
 
 def sources(root: Path) -> list[Path]:
     """Every Python module of the project under `root`, outside the exempt folders."""
@@ -61,17 +54,8 @@ def breaches(path: Path, root: Path) -> list[str]:
 
 
 def test_no_module_or_function_outgrows_the_house_rules() -> None:
-    found = [
-        breach
-        for path in sources(ROOT)
-        if path.relative_to(ROOT).as_posix() not in TEMPORARY_ALLOWLIST
-        for breach in breaches(path, ROOT)
-    ]
+    found = [breach for path in sources(ROOT) for breach in breaches(path, ROOT)]
     assert found == [], "\n".join(found)
-
-
-def test_the_allowlist_names_only_modules_that_exist() -> None:
-    assert all((ROOT / name).is_file() for name in TEMPORARY_ALLOWLIST)
 
 
 @pytest.mark.parametrize(

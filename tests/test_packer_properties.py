@@ -33,6 +33,7 @@ configs = st.builds(
     enable_facet_coverage=st.booleans(),
     enable_document_cap=st.booleans(),
     enable_subject_links=st.booleans(),
+    enable_source_links=st.booleans(),
 )
 
 

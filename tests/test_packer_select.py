@@ -296,7 +296,7 @@ def test_untitled_passages_link_by_the_name_they_open_with(runtime):
     ],
 )
 def test_subject_of_takes_only_an_entry_opening(text, subject):
-    from packer.select import subject_of
+    from packer.subjects import subject_of
 
     assert subject_of(text) == subject
 
@@ -320,7 +320,7 @@ def test_a_block_filling_the_budget_leaves_room_for_the_facet_note(runtime):
 
 @given(st.text(alphabet=st.sampled_from('AbZ 19"(,.&-\u2013isawthe'), max_size=60))
 def test_subject_of_is_a_prefix_name_or_nothing(text):
-    from packer.select import subject_of
+    from packer.subjects import subject_of
 
     subject = subject_of(text)
     assert subject == "" or text.lstrip().lstrip('"').startswith(subject)

@@ -1,0 +1,182 @@
+"""The outputs of one packed request: the prompt message, the manifest row and the
+exclusion rows, assembled from what packing decided (ids only, no evidence text).
+
+Each output is validated once, from plain data, nested rows included.
+"""
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from packer.gates import Exclusion
+from packer.layout import PromptLayout
+from packer.records import Evidence, sha256_hex
+from packer.resolution import Resolved
+from packer.version import BUILDER_VERSION
+from schemas import ExclusionRecord, ManifestRow, PackingConfig, PromptMessage, Request
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """Everything one request produces."""
+
+    prompt: PromptMessage
+    manifest: ManifestRow
+    exclusions: list[ExclusionRecord]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The request's token limits: its own override, else the config's."""
+
+    input_limit: int
+    reserved_answer: int
+    max_evidence_tokens: int | None
+
+
+@dataclass
+class Rendered:
+    """One rendering of the chosen evidence, with its exact token counts."""
+
+    ordered: list[Evidence]
+    labels: dict[str, str]
+    uncovered: list[str]
+    conflict_labels: list[list[str]]
+    user: str
+    block_tokens: dict[str, int]
+    prompt_tokens: int
+    fits: bool
+
+
+@dataclass(frozen=True)
+class Packed:
+    """What one request's outputs are assembled from."""
+
+    request: Request
+    config: PackingConfig
+    limits: Limits
+    event_time: datetime | None
+    as_of: datetime
+    rendered: Rendered
+    resolved: Resolved
+    exclusions: list[Exclusion]
+    base: int
+    """Tokens of the evidence-free prompt without notes."""
+    budget: int
+    tokenizer: str
+    catalog_version: str
+
+
+def assemble(packed: Packed) -> PackResult:
+    """The prompt message, the manifest row and the exclusion rows of one request."""
+    rendered = packed.rendered
+    messages = [
+        {"content": text, "role": role} for role, text in PromptLayout.messages(rendered.user)
+    ]
+    prompt_sha = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    config_hash = packed.config.config_hash()
+    packed.exclusions.sort(key=lambda x: x.candidate.evidence_id)
+    prompt = PromptMessage.model_validate(
+        {
+            "request_id": packed.request.request_id,
+            "tenant_id": packed.request.tenant_id,
+            "model": packed.config.format_model,
+            "messages": messages,
+            "label_map": [
+                {"label": rendered.labels[r.evidence_id], "evidence_id": r.evidence_id}
+                for r in rendered.ordered
+            ],
+            "prompt_tokens": rendered.prompt_tokens,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+        }
+    )
+    manifest = _manifest(packed, prompt_sha, config_hash)
+    return PackResult(prompt=prompt, manifest=manifest, exclusions=_exclusion_rows(packed))
+
+
+def _manifest(packed: Packed, prompt_sha: str, config_hash: str) -> ManifestRow:
+    rendered, labels, config = packed.rendered, packed.rendered.labels, packed.config
+    counts = Counter(x.reason.value for x in packed.exclusions)
+    return ManifestRow.model_validate(
+        {
+            "request_id": packed.request.request_id,
+            "tenant_id": packed.request.tenant_id,
+            "event_time": packed.event_time,
+            "as_of": packed.as_of,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+            "model": config.format_model,
+            "tokenizer": packed.tokenizer,
+            "budget": {
+                "input_limit": packed.limits.input_limit,
+                "reserved_answer": packed.limits.reserved_answer,
+                "safety_margin": config.safety_margin,
+                "available": packed.budget,
+                "used": rendered.prompt_tokens - packed.base,
+                "prompt_tokens": rendered.prompt_tokens,
+            },
+            "order_policy": config.order_policy,
+            "candidates_in": len(packed.request.candidates),
+            "evidence": [_evidence_row(r, rendered) for r in rendered.ordered],
+            "uncovered_facets": rendered.uncovered,
+            "conflicts": [
+                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
+                for g, k in zip(packed.resolved.conflicts, packed.resolved.kinds, strict=True)
+            ],
+            "resolutions": packed.resolved.rows,
+            "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
+            "prompt_sha256": prompt_sha,
+            "catalog_version": packed.catalog_version,
+        }
+    )
+
+
+def _evidence_row(r: Evidence, rendered: Rendered) -> dict:
+    """The manifest's row for one packed block."""
+    return {
+        "label": rendered.labels[r.evidence_id],
+        "evidence_id": r.evidence_id,
+        "document_id": r.document_id,
+        "revision_id": r.revision_id,
+        "chunk_id": r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
+        "source_url": r.candidate.source_url or "",
+        "tokens": rendered.block_tokens[r.evidence_id],
+        "facets": r.facets,
+        "derived_from": sorted(r.derived_from),
+        **_shown(r),
+    }
+
+
+def _exclusion_rows(packed: Packed) -> list[ExclusionRecord]:
+    request = packed.request
+    return [
+        ExclusionRecord(
+            request_id=request.request_id,
+            tenant_id=request.tenant_id,
+            event_time=packed.event_time,
+            evidence_id=x.candidate.evidence_id,
+            document_id=x.candidate.document_id,
+            revision_id=x.candidate.revision_id,
+            reason=x.reason,
+            detail=x.detail,
+            builder_version=BUILDER_VERSION,
+        )
+        for x in packed.exclusions
+    ]
+
+
+def _shown(record: Evidence) -> dict:
+    """What of the candidate a block shows: whole, or a run of sentences located exactly."""
+    if record.unit is None:
+        span, digest, partial = record.span, record.facts.sha256 or "", False
+    else:
+        span, digest, partial = record.unit_span, sha256_hex(record.text), True
+    return {
+        "partial": partial,
+        "span_start": span[0] if span else None,
+        "span_end": span[1] if span else None,
+        "text_sha256": digest,
+    }

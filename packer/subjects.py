@@ -1,0 +1,102 @@
+"""What names a passage beyond its title, for the links of `packer.select`: the name it
+opens with, the way an encyclopedia entry names its subject (an untitled passage
+links by it as a titled one by its title); its publisher, the host of its address;
+and the days a question names, to match its publication day."""
+
+import re
+from collections.abc import Set
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from packer.records import canonical_words, fold_case, question_terms
+from packer.typed_claims import claims_of
+
+_SUBJECT = re.compile(
+    r"\s*(?:\"([^\"]{2,80})\"|((?:The |A |An )?[A-Z0-9][\w'.&/\u2013-]*"
+    r"(?:\s+(?:[A-Z0-9&][\w'.&/\u2013-]*|of|the|de|and|for|in|on|to|a)){0,7}))"
+    r"\s*(?:\(|,| is | was | are | were | has | had )"
+)
+
+
+def subject_of(text: str) -> str:
+    """The name a passage opens with when it opens as an entry about it: up to eight
+    capitalized words (joined by `of`, `the`, ...) before `(`, `,` or `is`/`was`/...
+
+    "Shirley Temple Black (April 23, 1928 ..." gives "Shirley Temple Black";
+    "In 1845 Poe ..." or "Although the ..." give nothing (an opening word
+    followed by a lower-case word is no name). Rejected: any leading run of
+    capitalized words, which made sentence openers ("There", "When") links to
+    every passage naming them, and cost ConflictNQ 0.6 points at 256.
+    """
+    match = _SUBJECT.match(text)
+    return (match.group(1) or match.group(2)) if match else ""
+
+
+def publisher_of(url: str) -> str:
+    """The publisher's name in a web address: the host's registered label, lower case
+    ("https://www.theverge.com/..." gives "theverge", "https://en.globes.co.il/..."
+    gives "globes"); "" for an address that is no http(s) URL."""
+    host = urlsplit(url).hostname if url.startswith(("http://", "https://")) else None
+    if not host:
+        return ""
+    labels = [x for x in host.split(".") if x and x != "www"][:-1]  # the TLD goes
+    if len(labels) > 1 and len(labels[-1]) <= 3:  # co.uk, com.au
+        labels.pop()
+    return labels[-1] if labels else ""
+
+
+def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozenset[str]]:
+    """The candidates' publishers the question names, each with the content words of
+    the part of the question that speaks of it: from the mention before to the next
+    (the words between two mentions may speak of either).
+
+    A mention is a run of one to three capitalized words past the question's
+    first, joined or as initials ("The Verge" -> "theverge", "Sydney Morning
+    Herald" -> "smh"): a lower-case word ("people", "time") names no publisher.
+    """
+    words = canonical_words(question, fold=False)
+    mentions: list[tuple[int, int, str]] = []
+    for n in (3, 2, 1):
+        for i in range(1, len(words) - n + 1):
+            run = [fold_case(w) for w in words[i : i + n]]
+            if not all(w[:1].isupper() for w in words[i : i + n]):
+                continue
+            forms = ["".join(run), "".join(w[0] for w in run) if n > 1 else ""]
+            name = next((f for f in forms if f in publishers), None)
+            if name and not any(a < i + n and i < b for a, b, _ in mentions):
+                mentions.append((i, i + n, name))
+    mentions.sort()
+    terms: dict[str, set[str]] = {}
+    for j, (start, end, name) in enumerate(mentions):
+        low = mentions[j - 1][1] if j else 0
+        high = mentions[j + 1][0] if j + 1 < len(mentions) else len(words)
+        said = words[low:start] + words[end:high]
+        terms.setdefault(name, set()).update(question_terms(" ".join(said)))
+    return {name: frozenset(t) for name, t in terms.items()}
+
+
+_ISO_DAY = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")
+
+
+def named_days(question: str) -> frozenset[tuple[int | None, int, int]]:
+    """The days a question names to the day: (year or None, month, day), from
+    "October 1st" or "November 24, 2023" (`typed_claims`) and ISO dates."""
+    text = " ".join(canonical_words(question))
+    days = {
+        (d.year, d.month, d.day)
+        for claims in claims_of(text)
+        for d in claims.dates
+        if d.month is not None and d.day is not None
+    }
+    for year, month, day in _ISO_DAY.findall(text):
+        if 1 <= int(month) <= 12 and 1 <= int(day) <= 31:
+            days.add((int(year), int(month), int(day)))
+    return frozenset(days)
+
+
+def on_named_day(when: datetime | None, days: frozenset[tuple[int | None, int, int]]) -> bool:
+    """Whether `when` falls on one of the named days (a day named without a year
+    matches it in any year)."""
+    if when is None or not days:
+        return False
+    return (when.year, when.month, when.day) in days or (None, when.month, when.day) in days
