@@ -28,7 +28,7 @@ cost around without lowering it.
 A request the packer refuses (`PackError`, e.g. a question too long for the
 model) is a permanent error: it becomes a dead letter, never a retried
 bundle. Each prompt is also written as one line of the configured prompt
-format (`packer.formats`), with the reserved answer from its manifest as the
+format (`schemas.prompt_formats`), with the reserved answer from its manifest as the
 provider's `max_tokens`. A line longer than its format's per-line headroom
 could push a sharded file past the provider's limit: that request is
 dead-lettered at stage `format` and writes nothing else.
@@ -49,7 +49,6 @@ from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
 from packer import PackerRuntime, pack_request
-from packer.formats import FILE_LIMITS, PromptLine, format_line
 from packer.pack import PackError, PackResult
 from schemas import (
     DeadLetter,
@@ -60,6 +59,7 @@ from schemas import (
     PromptMessage,
     Request,
 )
+from schemas.prompt_formats import FORMATS, PromptLine, format_line
 from transforms.catalog.base import CatalogProvider, CatalogReader, CatalogView
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
@@ -174,7 +174,7 @@ class PackDoFn(beam.DoFn):
         fmt = self._config.prompt_format
         prompt = result.prompt
         text = format_line(prompt, result.manifest.budget.reserved_answer, fmt)
-        headroom = FILE_LIMITS[fmt].line_headroom
+        headroom = FORMATS[fmt].limits.line_headroom
         if headroom and len(text.encode("utf-8")) > headroom:
             return dead_letter(
                 "format",
