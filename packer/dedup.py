@@ -29,8 +29,6 @@ from packer.sketch import lsh_index, sketch
 from packer.slot_conflicts import conflict_groups, slot_conflicts
 from schemas import DedupConfig, ExclusionReason
 
-R = ExclusionReason
-
 
 @dataclass(slots=True)
 class Deduplicated:
@@ -126,7 +124,9 @@ def merge_spans(
                 loser = _merge_pair(current, record, memos)
                 if loser is not None:
                     merged_away[loser.evidence_id] = (
-                        R.MERGED_ADJACENT if touching else R.DUPLICATE_OVERLAP
+                        ExclusionReason.MERGED_ADJACENT
+                        if touching
+                        else ExclusionReason.DUPLICATE_OVERLAP
                     )
                     current = record if loser is current else current
                     continue
@@ -199,17 +199,17 @@ def deduplicate(
     out = Deduplicated(kept=kept)
     if "exact" in levels:
         kept, folded = dedup_exact(kept)
-        out.folded_reason.update({r.evidence_id: R.DUPLICATE_EXACT for r in folded})
+        out.folded_reason.update({r.evidence_id: ExclusionReason.DUPLICATE_EXACT for r in folded})
     if len({r.document_id for r in kept}) < len(kept):  # both need two of one document
         if "overlap" in levels or "adjacent" in levels:
             kept, merged = merge_spans(kept, memos, "overlap" in levels, "adjacent" in levels)
             out.folded_reason.update(merged)
         if "near" in levels:
             kept, near = fold_near_duplicates(kept, config, memos)
-            out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in near})
+            out.folded_reason.update({r.evidence_id: ExclusionReason.DUPLICATE_NEAR for r in near})
         kept.sort(key=Evidence.rank_key)
     kept, reprints, copies = fold_reprints(kept, config, fold="reprint" in levels)
-    out.folded_reason.update({r.evidence_id: R.DUPLICATE_NEAR for r in reprints})
+    out.folded_reason.update({r.evidence_id: ExclusionReason.DUPLICATE_NEAR for r in reprints})
     pairs: dict[tuple[str, str], set[str]] = defaultdict(set)
     if "copy" in config.conflict_rules:
         for pair in copies:

@@ -18,7 +18,6 @@ from packer.catalog import Catalog
 from packer.records import Evidence
 from schemas import CatalogDocument, ExclusionReason, Request, ResolutionConfig
 
-R = ExclusionReason
 _DECLARED = {"jurisdiction": "jurisdictions", "product_version": "product_versions"}
 
 
@@ -81,7 +80,10 @@ def resolve(
                 left = [m for m in members if m not in applying]
                 detail = f"{attribute} {value}"
                 out.excluded.update(
-                    {m: (R.NOT_APPLICABLE, f"{detail}: not in the catalog's") for m in left}
+                    {
+                        m: (ExclusionReason.NOT_APPLICABLE, f"{detail}: not in the catalog's")
+                        for m in left
+                    }
                 )
                 out._record(attribute, applying, left, detail)
                 members = applying
@@ -93,7 +95,10 @@ def resolve(
                 winner = config.authority[best]
                 out.excluded.update(
                     {
-                        m: (R.LOWER_AUTHORITY, f"source {winner} ranks above {source(m)}")
+                        m: (
+                            ExclusionReason.LOWER_AUTHORITY,
+                            f"source {winner} ranks above {source(m)}",
+                        )
                         for m in left
                     }
                 )
