@@ -1,13 +1,7 @@
 """The outputs of one packed request: the prompt message, the manifest row and the
 exclusion rows, assembled from what packing decided (ids only, no evidence text).
 
-Outputs are built with `model_construct`, nested rows included: every value
-comes from validated inputs (request, config, catalog) or from packing's own
-typed decisions, so validating them again re-checked what holds by
-construction, for ~40 µs a request (4% of a warm pack). The one value a caller
-hands in unchecked, the fallback `event_time`, still goes through the schema's
-own time validator. A test holds each output equal, repr for repr, to its
-validated copy. Rejected: `model_validate` of plain dicts (what this did).
+Each output is validated once, from plain data, nested rows included.
 """
 
 import hashlib
@@ -16,27 +10,12 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import TypeAdapter
-
 from packer.gates import Exclusion
 from packer.layout import PromptLayout
 from packer.records import Evidence, sha256_hex
 from packer.resolution import Resolved
 from packer.version import BUILDER_VERSION
 from schemas import ExclusionRecord, ManifestRow, PackingConfig, PromptMessage, Request
-from schemas._types import UtcDatetime
-from schemas.outputs import (
-    BudgetLedger,
-    Conflict,
-    LabelEntry,
-    ManifestEvidence,
-    ReasonCount,
-    RenderedMessage,
-    Resolution,
-)
-
-_TIME: TypeAdapter[datetime | None] = TypeAdapter(UtcDatetime | None)
-"""The manifest's time validator, for the times a caller may pass (any zone, or naive)."""
 
 
 @dataclass(frozen=True)
@@ -99,20 +78,20 @@ def assemble(packed: Packed) -> PackResult:
     prompt_sha = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
     config_hash = packed.config.config_hash()
     packed.exclusions.sort(key=lambda x: x.candidate.evidence_id)
-    prompt = PromptMessage.model_construct(
-        request_id=packed.request.request_id,
-        tenant_id=packed.request.tenant_id,
-        model=packed.config.format_model,
-        messages=[RenderedMessage.model_construct(**m) for m in messages],
-        label_map=[
-            LabelEntry.model_construct(
-                label=rendered.labels[r.evidence_id], evidence_id=r.evidence_id
-            )
-            for r in rendered.ordered
-        ],
-        prompt_tokens=rendered.prompt_tokens,
-        builder_version=BUILDER_VERSION,
-        config_hash=config_hash,
+    prompt = PromptMessage.model_validate(
+        {
+            "request_id": packed.request.request_id,
+            "tenant_id": packed.request.tenant_id,
+            "model": packed.config.format_model,
+            "messages": messages,
+            "label_map": [
+                {"label": rendered.labels[r.evidence_id], "evidence_id": r.evidence_id}
+                for r in rendered.ordered
+            ],
+            "prompt_tokens": rendered.prompt_tokens,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+        }
     )
     manifest = _manifest(packed, prompt_sha, config_hash)
     return PackResult(prompt=prompt, manifest=manifest, exclusions=_exclusion_rows(packed))
@@ -121,66 +100,63 @@ def assemble(packed: Packed) -> PackResult:
 def _manifest(packed: Packed, prompt_sha: str, config_hash: str) -> ManifestRow:
     rendered, labels, config = packed.rendered, packed.rendered.labels, packed.config
     counts = Counter(x.reason.value for x in packed.exclusions)
-    return ManifestRow.model_construct(
-        request_id=packed.request.request_id,
-        tenant_id=packed.request.tenant_id,
-        event_time=_TIME.validate_python(packed.event_time),
-        as_of=_TIME.validate_python(packed.as_of),
-        builder_version=BUILDER_VERSION,
-        config_hash=config_hash,
-        model=config.format_model,
-        tokenizer=packed.tokenizer,
-        budget=BudgetLedger.model_construct(
-            input_limit=packed.limits.input_limit,
-            reserved_answer=packed.limits.reserved_answer,
-            safety_margin=config.safety_margin,
-            available=packed.budget,
-            used=rendered.prompt_tokens - packed.base,
-            prompt_tokens=rendered.prompt_tokens,
-        ),
-        order_policy=config.order_policy,
-        candidates_in=len(packed.request.candidates),
-        evidence=[_evidence_row(r, rendered) for r in rendered.ordered],
-        uncovered_facets=rendered.uncovered,
-        conflicts=[
-            Conflict.model_construct(
-                evidence_ids=list(g), labels=[labels[e] for e in g if e in labels], rules=list(k)
-            )
-            for g, k in zip(packed.resolved.conflicts, packed.resolved.kinds, strict=True)
-        ],
-        resolutions=[Resolution.model_construct(**row) for row in packed.resolved.rows],
-        excluded=[
-            ReasonCount.model_construct(reason=r, count=n) for r, n in sorted(counts.items())
-        ],
-        prompt_sha256=prompt_sha,
-        catalog_version=packed.catalog_version,
+    return ManifestRow.model_validate(
+        {
+            "request_id": packed.request.request_id,
+            "tenant_id": packed.request.tenant_id,
+            "event_time": packed.event_time,
+            "as_of": packed.as_of,
+            "builder_version": BUILDER_VERSION,
+            "config_hash": config_hash,
+            "model": config.format_model,
+            "tokenizer": packed.tokenizer,
+            "budget": {
+                "input_limit": packed.limits.input_limit,
+                "reserved_answer": packed.limits.reserved_answer,
+                "safety_margin": config.safety_margin,
+                "available": packed.budget,
+                "used": rendered.prompt_tokens - packed.base,
+                "prompt_tokens": rendered.prompt_tokens,
+            },
+            "order_policy": config.order_policy,
+            "candidates_in": len(packed.request.candidates),
+            "evidence": [_evidence_row(r, rendered) for r in rendered.ordered],
+            "uncovered_facets": rendered.uncovered,
+            "conflicts": [
+                {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
+                for g, k in zip(packed.resolved.conflicts, packed.resolved.kinds, strict=True)
+            ],
+            "resolutions": packed.resolved.rows,
+            "excluded": [{"reason": r, "count": n} for r, n in sorted(counts.items())],
+            "prompt_sha256": prompt_sha,
+            "catalog_version": packed.catalog_version,
+        }
     )
 
 
-def _evidence_row(r: Evidence, rendered: Rendered) -> ManifestEvidence:
+def _evidence_row(r: Evidence, rendered: Rendered) -> dict:
     """The manifest's row for one packed block."""
-    return ManifestEvidence.model_construct(
-        label=rendered.labels[r.evidence_id],
-        evidence_id=r.evidence_id,
-        document_id=r.document_id,
-        revision_id=r.revision_id,
-        chunk_id=r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
-        source_url=r.candidate.source_url or "",
-        tokens=rendered.block_tokens[r.evidence_id],
-        facets=list(r.facets),
-        derived_from=sorted(r.derived_from),
+    return {
+        "label": rendered.labels[r.evidence_id],
+        "evidence_id": r.evidence_id,
+        "document_id": r.document_id,
+        "revision_id": r.revision_id,
+        "chunk_id": r.candidate.chunk_id or f"span:{r.span[0]}-{r.span[1]}",  # type: ignore[index]
+        "source_url": r.candidate.source_url or "",
+        "tokens": rendered.block_tokens[r.evidence_id],
+        "facets": r.facets,
+        "derived_from": sorted(r.derived_from),
         **_shown(r),
-    )
+    }
 
 
 def _exclusion_rows(packed: Packed) -> list[ExclusionRecord]:
     request = packed.request
-    event_time = _TIME.validate_python(packed.event_time)
     return [
-        ExclusionRecord.model_construct(
+        ExclusionRecord(
             request_id=request.request_id,
             tenant_id=request.tenant_id,
-            event_time=event_time,
+            event_time=packed.event_time,
             evidence_id=x.candidate.evidence_id,
             document_id=x.candidate.document_id,
             revision_id=x.candidate.revision_id,
