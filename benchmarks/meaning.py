@@ -17,16 +17,17 @@ Three measurements, written to `results/meaning.json` and the report:
   ORLANDO - ...", or holds a dotless "ı", is not folded: a miss, never a
   changed fact);
 - conflicts: every labelled set packed at 2,048 evidence tokens with each
-  rule set (`copy`, the default; `slot`; both); a flagged pair (two members
-  of one conflict group the manifest lists, packed or not) is true when one
-  side is misinformation/fake and the other correct/real, counted per value
-  type the group names (`copy`, `number`, `date`) and for all groups; recall
+  rule set (`copy`, the default; `slot`: numbers and dates; `name`; and
+  the opt-in rules added in turn); a flagged pair (two members of one
+  conflict group the manifest lists, packed or not) is true when one side
+  is misinformation/fake and the other correct/real, counted per value type
+  the group names (`copy`, `number`, `date`, `name`) and for all groups; recall
   is the share of misinformation/fake passages grouped with a correct/real
   one. On HotpotQA and MultiHop-RAG, which hold no conflicts, the share of
   requests with any flag (all false);
 - cost: `deduplicate` (every dedup level and conflict rule) per request at 10
   and 50 candidates (RAMDocs questions, their documents padded with other
-  questions' documents), with and without the `slot` rule, on a cold runtime
+  questions' documents), with and without the `slot` and `name` rules, on a cold runtime
   (claims not yet memoized) and a warm one; median of repeats of the process's
   CPU time (other jobs on the machine do not count).
 """
@@ -56,7 +57,7 @@ from benchmarks.adapters import (
     ramdocs_cases,
 )
 from benchmarks.stamp import machine
-from packer import Catalog, PackerRuntime, pack_request
+from packer import Catalog, PackerRuntime, pack_request, slot_conflicts
 from packer.dedup import deduplicate
 from packer.gates import apply_gates
 from packer.runtime import Memos
@@ -180,15 +181,21 @@ def _pack_all(
     return [pack_request(r, catalog, config, runtime, EVAL_TIME).manifest for r in requests]
 
 
-RULE_SETS = {"copy": ("copy",), "slot": ("slot",), "copy+slot": ("copy", "slot")}
-"""Each rule alone (`copy` is the default), and both: a rule's groups would
-otherwise merge with the other's and blur its precision."""
+RULE_SETS = {
+    "copy": ("copy",),
+    "slot": ("slot",),
+    "name": ("name",),
+    "copy+slot": ("copy", "slot"),
+    "copy+slot+name": ("copy", "slot", "name"),
+}
+"""Each rule alone (`copy` is the default: a rule's groups would otherwise merge
+with another's and blur its precision), and the opt-in rules added in turn."""
 
 
 def _detection(
     cases: Sequence[tuple[Request, frozenset[str], frozenset[str]]], manifests: Sequence[Any]
 ) -> dict[str, tuple[int, int, set[str]]]:
-    """Per value type a group names (`copy`, `number`, `date`) and `all`: (flagged
+    """Per value type a group names (`copy`, `number`, `date`, `name`) and `all`: (flagged
     pairs, true pairs, wrong passages grouped with a right one)."""
     out: dict[str, tuple[int, int, set[str]]] = defaultdict(lambda: (0, 0, set()))
     for (_, wrong, right), manifest in zip(cases, manifests, strict=True):
@@ -264,7 +271,7 @@ def _padded(cases: list[Request], size: int) -> list[Request]:
 
 
 def cost(data_dir: Path, runtime: PackerRuntime, repeat: int = 5) -> list[dict[str, Any]]:
-    """Milliseconds of `deduplicate` per request, with and without the slot rule."""
+    """Milliseconds of `deduplicate` per request, with and without the slot rules."""
     requests = [c.request for c in ramdocs_cases(data_dir, 100)]
     rows = []
     for size in (10, 50):
@@ -272,7 +279,7 @@ def cost(data_dir: Path, runtime: PackerRuntime, repeat: int = 5) -> list[dict[s
         catalog = Catalog(catalog_documents(padded))
         gated = [apply_gates(r, sorted(r.candidates, key=lambda c: c.evidence_id), catalog,
                              EVAL_TIME, runtime.memos)[0] for r in padded]  # fmt: skip
-        for rules in (("copy",), ("copy", "slot")):
+        for rules in (("copy",), ("copy", "slot", "name")):
             config = DedupConfig(conflict_rules=rules)
             for state in ("cold", "warm"):
                 times = []
@@ -345,6 +352,11 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *cost_rows,
         "",
         __doc__.split("\n\n", 2)[2].strip(),
+        "",
+        "Whether the typed rules are on by default, decided from these figures"
+        " (`packer.slot_conflicts`):",
+        "",
+        (slot_conflicts.__doc__ or "").split("\n\n", 1)[1].strip(),
         "",
     ]
 

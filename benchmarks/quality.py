@@ -365,16 +365,7 @@ PACKERS: list[PackerSpec] = [
     ),
     PackerSpec("naive", "score", _naive()),
     PackerSpec("naive-exact", "score", _naive(count_headers=True)),
-    PackerSpec(
-        "naive-ourformat",
-        "score",
-        lambda budget, tools: NaivePacker(
-            budget,
-            tools.count,
-            True,
-            partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens)),
-        ),
-    ),
+    PackerSpec("naive-ourformat", "score", _naive_ours),
     PackerSpec("llamaindex-truncate", "score", lambda b, _: LlamaIndexTruncate(b)),
     PackerSpec("llamaindex-repack", "score", lambda b, _: LlamaIndexRepack(b)),
     PackerSpec("haystack-litm", "edges", lambda b, _: HaystackLostInTheMiddle(b)),

@@ -19,7 +19,8 @@ workers run in parallel, is timed on the wall clock). Sections:
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
 - beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
-  on the same requests; the load average before each run is recorded;
+  on the same requests; the load average before each run is recorded; with
+  `--beam-trees NAME=DIR`, other source trees' batch job in the same rounds;
 - changes (with `--trees`): the retrieval and 1,000-candidate workloads with
   the `packer` and `schemas` of other source trees (e.g. `git archive <commit>
   packer schemas | tar -x -C DIR` per commit), each in a process of its own,
@@ -41,6 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import tiktoken
@@ -329,15 +331,19 @@ def sweep(
     return rows
 
 
-def _cli_run(argv: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds (the process and its workers) of one CLI run."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cli_run(argv: list[str], tree: Path = ROOT) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its workers) of one CLI run of `tree`'s code."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "batch", *argv],
         capture_output=True,
         check=True,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -346,7 +352,12 @@ def _cli_run(argv: list[str]) -> tuple[float, float]:
 
 
 def beam_section(
-    pool: Pool, catalog: Catalog, tokens: TokenCounter, n: int, repeats: int = 1
+    pool: Pool,
+    catalog: Catalog,
+    tokens: TokenCounter,
+    n: int,
+    repeats: int = 1,
+    trees: dict[str, Path] | None = None,
 ) -> list[dict]:
     """The batch job through the CLI at 1 and 2 workers, against ours in a loop.
 
@@ -354,7 +365,9 @@ def beam_section(
     include the start (imports, pipeline construction, tokenizer and catalog
     loads), which a run of a few requests measures alone. Rounds interleave
     the loop and the runs, and the load average before each is kept: on a
-    shared machine a second worker only helps when a core is free.
+    shared machine a second worker only helps when a core is free. `trees`
+    (name -> source tree, e.g. an earlier commit) add their own 1- and
+    2-worker runs to each round: what a change to the job bought.
     """
     requests = list(generate(pool, n, 10, seed=11))
     n_cand = sum(len(r.candidates) for r in requests)
@@ -368,13 +381,13 @@ def beam_section(
         cfg_file.write_text(config.model_dump_json())
         few.write_text("".join(r.model_dump_json() + "\n" for r in requests[:20]))
 
-        def argv(requests_file: Path, workers: int) -> list[str]:
+        def argv(requests_file: Path, workers: int, out: str = "out") -> list[str]:
             mode = "multi_processing" if workers > 1 else "in_memory"
             return [
                 f"--input={requests_file}",
                 f"--catalog={cat_file}",
                 f"--config={cfg_file}",
-                f"--output={tmp}/out{workers}",
+                f"--output={tmp}/{out}{workers}",
                 "--overwrite",
                 f"--event_time={EVAL_TIME.isoformat()}",
                 f"--direct_num_workers={workers}",
@@ -392,6 +405,10 @@ def beam_section(
             "evpack batch, 1 worker": lambda: _cli_run(argv(req_file, 1)),
             "evpack batch, 2 workers": lambda: _cli_run(argv(req_file, 2)),
         }
+        for name, tree in (trees or {}).items():
+            for workers in (1, 2):
+                label = f"evpack batch, {workers} worker{'s' if workers > 1 else ''} ({name})"
+                runs[label] = partial(_cli_run, argv(req_file, workers, name), tree)
         best: dict[str, tuple[float, float, float]] = {}
         for _ in range(repeats):
             for name, run in runs.items():
@@ -400,7 +417,6 @@ def beam_section(
                 if name not in best or wall < best[name][0]:
                     best[name] = (wall, cpu, load)
     core_s = best["ours in a loop, cold"][0]
-    one = best["evpack batch, 1 worker"][0]
     rows = []
     for name, (wall, cpu, load) in best.items():
         size = 20 if "20 requests" in name else n
@@ -412,6 +428,8 @@ def beam_section(
         row["load_before"] = round(load, 2)
         if size == n:
             row["x_core"] = round(core_s / wall, 3)
+            tree = name.partition(" (")[2]  # the tree's own 1-worker run
+            one = best["evpack batch, 1 worker" + (f" ({tree}" if tree else "")][0]
             row["x_one_worker"] = round(one / wall, 3)
         rows.append(row)
     return rows
@@ -491,6 +509,12 @@ def memory_child(data_dir: Path, requests: int) -> dict:
     }
 
 
+def _named(tree: str) -> tuple[str, str]:
+    """A `NAME=DIR` flag value as (name, dir)."""
+    name, _, path = tree.partition("=")
+    return name, path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -514,6 +538,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--beam-repeats", type=int, default=1, help="rounds of the Beam section (minutes each)"
+    )
+    parser.add_argument(
+        "--beam-trees",
+        nargs="*",
+        default=[],
+        metavar="NAME=DIR",
+        help="source trees whose batch job also runs in the Beam section, rounds interleaved",
     )
     parser.add_argument(
         "--trees",
@@ -560,7 +591,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
     if args.trees:
-        trees = dict(tree.split("=", 1) for tree in args.trees)
+        trees = dict(map(_named, args.trees))
         results["changes"] = changes(
             args.data_dir,
             {name: Path(tree) for name, tree in trees.items()},
@@ -569,7 +600,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.repeats,
         )
     if args.beam_requests:
-        results["beam"] = beam_section(pool, catalog, tokens, args.beam_requests, args.beam_repeats)
+        beam_trees = {name: Path(tree) for name, tree in map(_named, args.beam_trees)}
+        results["beam"] = beam_section(
+            pool, catalog, tokens, args.beam_requests, args.beam_repeats, beam_trees
+        )
     results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -81,16 +81,11 @@ from packer import Catalog, PackerRuntime, pack_request
 from packer.answer_sentences import cited_labels, split_sentences
 from packer.answers import parse_answer_line, parse_prompt_line
 from packer.claims import parse_answer
-from packer.formats import (
-    VERTEX_ID_LABEL,
-    anthropic_custom_id,
-    bedrock_record_id,
-    format_line,
-    vertex_custom_id,
-)
 from packer.verify import Packet, verify_answer
 from schemas import ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
+from schemas.prompt_formats import FORMATS, format_line
+from schemas.prompt_formats.vertex_batch import ID_LABEL
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results"
 EVIDENCE_BUDGET = 1024
@@ -115,7 +110,7 @@ CLASSES: dict[str, str] = {
     "api_no_content": "status",
 }
 """Each fault class and the check that must catch it (`status`: the row is an API failure)."""
-FORMATS = (
+ANSWER_FORMATS = (
     "openai_batch",
     "anthropic_batch",
     "vertex_batch",
@@ -711,7 +706,7 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
             }
         )
     if fmt == "anthropic_batch":
-        key = anthropic_custom_id(request_id)
+        key = FORMATS["anthropic_batch"].request_key(request_id)
         if failure == "api_errored":
             result: dict[str, Any] = {"type": "errored", "error": {"type": "overloaded_error"}}
         else:
@@ -723,7 +718,7 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
         return json.dumps({"custom_id": key, "result": result})
     if fmt.startswith("bedrock"):
         return _bedrock_line(fmt, request_id, text, failure)
-    request = {"labels": {VERTEX_ID_LABEL: vertex_custom_id(request_id)}}
+    request = {"labels": {ID_LABEL: FORMATS["vertex_batch"].request_key(request_id)}}
     if failure == "api_errored":
         return json.dumps({"status": "RESOURCE_EXHAUSTED", "request": request})
     candidate: dict[str, Any] = {"finishReason": "SAFETY"}
@@ -739,7 +734,10 @@ def _bedrock_line(fmt: str, request_id: str, text: str, failure: str | None) -> 
     echoed: dict[str, Any] = {"messages": []}
     if not converse:
         echoed["anthropic_version"] = "bedrock-2023-05-31"
-    line: dict[str, Any] = {"recordId": bedrock_record_id(request_id), "modelInput": echoed}
+    line: dict[str, Any] = {
+        "recordId": FORMATS["bedrock_batch"].request_key(request_id),
+        "modelInput": echoed,
+    }
     if failure == "api_errored":
         return json.dumps({**line, "error": {"errorCode": 429, "errorMessage": "throttled"}})
     if converse:
@@ -770,7 +768,7 @@ def measure(cases: Sequence[Case], run_ids: frozenset[str], repeats: int) -> dic
         if a.uncovered:
             packet = replace(packet, uncovered=(*packet.uncovered, *a.uncovered))
         failure = a.kind if a.kind in API_FAILURES else None
-        for fmt in FORMATS:
+        for fmt in ANSWER_FORMATS:
             line = result_line(fmt, packet.request_id, a.text, failure)
             if line is None:
                 continue
@@ -851,7 +849,7 @@ def wall_time(packed: Packed, count: int) -> dict[str, Any]:
         n = 0
         while len(lines) < count:
             a = answers[n % len(answers)]
-            fmt = FORMATS[n % len(FORMATS)]
+            fmt = ANSWER_FORMATS[n % len(ANSWER_FORMATS)]
             failure = a.kind if a.kind in API_FAILURES else None
             line = result_line(fmt, packed.cases[a.case].packet.request_id, a.text, failure)
             if line is not None:
@@ -872,7 +870,7 @@ def wall_time(packed: Packed, count: int) -> dict[str, Any]:
 def summary(result: dict[str, Any]) -> str:
     lines = [
         f"verification: {result['requests']} requests ({', '.join(result['datasets'])}), "
-        f"{result['answers']} answers in {len(FORMATS)} formats"
+        f"{result['answers']} answers in {len(ANSWER_FORMATS)} formats"
     ]
     for name, r in result["recall"].items():
         lines.append(f"  recall {name:<26} {r['recall']:.4f} (n={r['n']})")

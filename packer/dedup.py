@@ -12,33 +12,21 @@
   chunk folds into the better one's `derived_from`.
 - reprint and conflict, across documents (`packer.reprints`): copies of one
   report fold into the best-ranked; copies with a fact or stance changed
-  stay and are flagged as a conflict (rule `copy`). The opt-in `slot` rule
-  (`slot_conflicts`) compares typed answers to the question across documents.
+  stay and are flagged as a conflict (rule `copy`). The opt-in `slot` and
+  `name` rules (`packer.slot_conflicts`) compare typed answers to the
+  question across documents.
 """
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import combinations
 
 from datasketch import MinHash
 
-from packer.records import (
-    Evidence,
-    fold_copy,
-    meaning_marks,
-    question_terms,
-)
+from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
 from packer.runtime import Memos
 from packer.sketch import lsh_index, sketch
-from packer.typed_claims import (
-    Date,
-    Quantity,
-    SentenceClaims,
-    SlotKind,
-    entity_terms,
-    question_slot,
-)
+from packer.slot_conflicts import conflict_groups, slot_conflicts
 from schemas import DedupConfig, ExclusionReason
 
 R = ExclusionReason
@@ -195,138 +183,6 @@ def fold_near_duplicates(
     return kept, folded
 
 
-Value = Quantity | Date
-
-
-def _same_value(a: Value, b: Value) -> bool:
-    """Dates: compatible to their precision; numbers: the same unit and within 1%
-    ("3.5 million" is "3,512,000" rounded)."""
-    if isinstance(a, Date) or isinstance(b, Date):
-        return isinstance(a, Date) and isinstance(b, Date) and a.compatible(b)
-    return a.unit == b.unit and abs(a.value - b.value) <= 0.01 * max(abs(a.value), abs(b.value))
-
-
-def _values(claims: SentenceClaims, slot: SlotKind) -> tuple[Value, ...]:
-    return claims.numbers if slot == "number" else claims.dates
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    """A passage's value for the question's slot, and every value of that type it states."""
-
-    index: int
-    value: Value
-    stated: tuple[Value, ...]
-
-
-def _answer(
-    index: int,
-    record: Evidence,
-    slot: SlotKind,
-    entities: frozenset[str],
-    cues: frozenset[str],
-    memos: Memos,
-) -> _Answer | None:
-    """The passage's answer to the slot: in the whole sentence stating a value of the
-    slot's type that shares the most question words (two at least, or all there
-    are), the value nearest one of them. None unless the passage names every
-    entity word (checked first on its canonical words: the passages that do not
-    are not read further, unless a lower-case question needed every passage's
-    names). Rejected: naming half the entity words (RAMDocs date
-    precision 0.35 -> 0.25), and the sentence's first value (it answered with
-    "800 males" where the population was asked).
-    """
-    if not entities or not entities.issubset(record.canonical.split()):
-        return None
-    claims = memos.typed_claims(record.text)
-    shared = [
-        (sum(w in cues for w in c.words), c) for c in claims if c.complete and _values(c, slot)
-    ]
-    most, best = max(shared, key=lambda s: s[0], default=(0, None))
-    if best is None or most < min(2, len(cues)):
-        return None
-    where = [i for i, w in enumerate(best.words) if w in cues]
-    value = min(_values(best, slot), key=lambda v: min(abs(v.at - i) for i in where))
-    return _Answer(index, value, tuple(v for c in claims for v in _values(c, slot)))
-
-
-def _bucket(value: Value) -> str:
-    return "date" if isinstance(value, Date) else f"number:{value.unit}"
-
-
-def slot_conflicts(
-    records: list[Evidence], question: str, memos: Memos
-) -> list[tuple[int, int, SlotKind]]:
-    """Pairs of passages of different documents that answer the question's slot with
-    different values, neither stated by the other (`packer.typed_claims`).
-
-    Pair search: each passage gives at most one answer; answers are bucketed by
-    slot kind and unit, and inside a bucket grouped by value, so passages that
-    agree are never compared. Cost: O(n) claim look-ups (memoized per text)
-    plus O(n·k) comparisons for k distinct answer values in a bucket, linear
-    in candidates for the few values a question's passages give. Rejected:
-    every pair (quadratic), and comparing every number of two passages
-    (flags the other numbers passages state beside the answer).
-    """
-    slot = question_slot(question)
-    if slot is None:
-        return []
-    cues = question_terms(question)
-    entities = entity_terms(
-        question, (c.names for r in records for c in memos.typed_claims(r.text))
-    )
-    buckets: dict[str, list[list[_Answer]]] = defaultdict(list)
-    for index, record in enumerate(records):
-        answer = _answer(index, record, slot, entities, cues, memos)
-        if answer is None:
-            continue
-        groups = buckets[_bucket(answer.value)]
-        same = next((g for g in groups if _same_value(g[0].value, answer.value)), None)
-        if same is None:
-            groups.append([answer])
-        else:
-            same.append(answer)
-    pairs = []
-    for groups in buckets.values():
-        for first, second in combinations(groups, 2):
-            for p in first:
-                for q in second:
-                    a, b = records[p.index], records[q.index]
-                    if (
-                        a.document_id != b.document_id
-                        and not (a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
-                        and not any(_same_value(p.value, v) for v in q.stated)
-                        and not any(_same_value(q.value, v) for v in p.stated)
-                    ):
-                        pairs.append((min(p.index, q.index), max(p.index, q.index), slot))
-    return pairs
-
-
-def conflict_groups(
-    pairs: dict[tuple[str, str], set[str]],
-) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-    """Connected components of the disagreeing pairs (each group sorted, the list
-    sorted) and, for each, the rules that linked its members, sorted."""
-    parent: dict[str, str] = {}
-
-    def root(e: str) -> str:
-        while parent.get(e, e) != e:
-            e = parent[e]
-        return e
-
-    for a, b in pairs:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    members: dict[str, set[str]] = defaultdict(set)
-    kinds: dict[str, set[str]] = defaultdict(set)
-    for pair, rules in pairs.items():
-        members[root(pair[0])].update(pair)
-        kinds[root(pair[0])].update(rules)
-    groups = sorted((tuple(sorted(g)), tuple(sorted(kinds[r]))) for r, g in members.items())
-    return [g for g, _ in groups], [k for _, k in groups]
-
-
 def deduplicate(
     records: list[Evidence],
     config: DedupConfig,
@@ -358,8 +214,8 @@ def deduplicate(
     if "copy" in config.conflict_rules:
         for pair in copies:
             pairs[pair].add("copy")
-    if "slot" in config.conflict_rules and question:
-        for i, j, kind in slot_conflicts(kept, question, memos):
+    if question:
+        for i, j, kind in slot_conflicts(kept, question, memos, config.conflict_rules):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add(kind)
     out.kept = kept
     out.conflicts, out.conflict_kinds = conflict_groups(pairs)

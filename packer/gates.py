@@ -15,8 +15,6 @@ from packer.runtime import Memos
 from schemas import Candidate, CatalogDocument, ExclusionReason, Request
 from schemas._types import SENSITIVITY_LEVELS
 
-R = ExclusionReason
-
 
 @dataclass(frozen=True, slots=True)
 class Exclusion:
@@ -31,14 +29,16 @@ def _authorization(
     request: Request, groups: frozenset[str], cand: Candidate, doc: CatalogDocument | None
 ) -> Exclusion | None:
     if cand.tenant_id is not None and cand.tenant_id != request.tenant_id:
-        return Exclusion(cand, R.UNAUTHORIZED, "candidate belongs to another tenant")
+        return Exclusion(cand, ExclusionReason.UNAUTHORIZED, "candidate belongs to another tenant")
     if doc is None:
-        return Exclusion(cand, R.UNKNOWN_DOCUMENT, "document not in the tenant's catalog")
+        return Exclusion(
+            cand, ExclusionReason.UNKNOWN_DOCUMENT, "document not in the tenant's catalog"
+        )
     principal = request.principal
     if principal.user_id not in doc.allowed_users and groups.isdisjoint(doc.allowed_groups):
-        return Exclusion(cand, R.UNAUTHORIZED, "principal not allowed by the catalog")
+        return Exclusion(cand, ExclusionReason.UNAUTHORIZED, "principal not allowed by the catalog")
     if doc.deleted:
-        return Exclusion(cand, R.DELETED, "document deleted in the catalog")
+        return Exclusion(cand, ExclusionReason.DELETED, "document deleted in the catalog")
     return None
 
 
@@ -52,9 +52,13 @@ def _provenance(cand: Candidate, facts: TextFacts) -> Exclusion | None:
     ):
         return _missing_provenance(cand)
     if facts.sha256 is None:
-        return Exclusion(cand, R.HASH_MISMATCH, "text is not valid Unicode (lone surrogate)")
+        return Exclusion(
+            cand, ExclusionReason.HASH_MISMATCH, "text is not valid Unicode (lone surrogate)"
+        )
     if cand.text_sha256 != facts.sha256 and cand.text_sha256.lower() != facts.sha256:
-        return Exclusion(cand, R.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text")
+        return Exclusion(
+            cand, ExclusionReason.HASH_MISMATCH, "text_sha256 is not the SHA-256 of the text"
+        )
     return None
 
 
@@ -66,17 +70,23 @@ def _missing_provenance(cand: Candidate) -> Exclusion:
     ]
     if not cand.chunk_id and cand.span is None:
         missing.append("chunk_id or span")
-    return Exclusion(cand, R.MISSING_PROVENANCE, "missing " + ", ".join(missing))
+    return Exclusion(cand, ExclusionReason.MISSING_PROVENANCE, "missing " + ", ".join(missing))
 
 
 def _revision(cand: Candidate, state: RevisionState, history: bool) -> Exclusion | None:
     rid = cand.revision_id
     if rid not in state.revisions:
-        return Exclusion(cand, R.UNKNOWN_DOCUMENT, f"revision {rid} not in the catalog")
+        return Exclusion(
+            cand, ExclusionReason.UNKNOWN_DOCUMENT, f"revision {rid} not in the catalog"
+        )
     if rid not in state.effective:
-        return Exclusion(cand, R.NOT_YET_EFFECTIVE, f"revision {rid} not effective at as_of")
+        return Exclusion(
+            cand, ExclusionReason.NOT_YET_EFFECTIVE, f"revision {rid} not effective at as_of"
+        )
     if rid != state.applicable and not history:
-        return Exclusion(cand, R.SUPERSEDED, f"revision {rid} superseded by {state.applicable}")
+        return Exclusion(
+            cand, ExclusionReason.SUPERSEDED, f"revision {rid} superseded by {state.applicable}"
+        )
     return None
 
 
@@ -86,10 +96,14 @@ def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion 
     labels = [label for label in (doc.sensitivity, cand.sensitivity) if label is not None]
     unknown = [label for label in labels if label not in SENSITIVITY_LEVELS]
     if unknown:
-        return Exclusion(cand, R.POLICY_BLOCKED, f"unknown sensitivity label {unknown[0]}")
+        return Exclusion(
+            cand, ExclusionReason.POLICY_BLOCKED, f"unknown sensitivity label {unknown[0]}"
+        )
     allowed = SENSITIVITY_LEVELS.index(clearance)
     if any(SENSITIVITY_LEVELS.index(label) > allowed for label in labels):
-        return Exclusion(cand, R.POLICY_BLOCKED, f"sensitivity above clearance {clearance}")
+        return Exclusion(
+            cand, ExclusionReason.POLICY_BLOCKED, f"sensitivity above clearance {clearance}"
+        )
     return None
 
 

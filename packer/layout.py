@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from packer.records import Evidence
 from packer.tokens import TokenCounter
 from schemas.config import BlockAttribute
+from schemas.prompt_formats.base import OPENAI_FRAMING, Framing
 
 SYSTEM_PROMPT = "\n".join(
     [
@@ -55,21 +56,6 @@ NO_EVIDENCE = (
     "No evidence record passed the checks for this question:"
     " say that the sources do not contain the answer."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Framing:
-    """Tokens a chat API adds around the messages: per message, and to prime the reply;
-    `count_roles`: whether each message's role word is counted as well (the prompt
-    formats' table is `packer.formats.FRAMING`)."""
-
-    per_message: int = 3
-    reply_priming: int = 3
-    count_roles: bool = True
-
-
-OPENAI_FRAMING = Framing()
-"""OpenAI's documented count: 3 tokens per message plus 3 to prime the reply."""
 
 
 def escape(text: str, *, inline: bool = False, quote: bool = False) -> str:

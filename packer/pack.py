@@ -10,7 +10,6 @@ from datetime import datetime
 
 from packer.catalog import Catalog
 from packer.dedup import deduplicate
-from packer.formats import FRAMING
 from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
@@ -23,6 +22,7 @@ from packer.subjects import named_days, publisher_of, publisher_segments
 from packer.tokens import TokenCounter
 from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
+from schemas.prompt_formats import FORMATS
 
 R = ExclusionReason
 
@@ -71,7 +71,7 @@ def _evidence_budget(
 
 def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
     """The prompt layout the config asks for, with its prompt format's chat framing."""
-    framing = FRAMING[config.prompt_format]
+    framing = FORMATS[config.prompt_format].framing
     return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
 
 

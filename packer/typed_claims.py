@@ -1,24 +1,15 @@
-"""Typed claims: the numbers and dates each sentence states, and the rule that finds two
-documents answering the question's slot with different values.
+"""Typed claims: the numbers, dates and names each sentence states, and the question's
+slot (which kind of value answers it).
 
 A claim is read from a sentence's canonical words (`records.canonical_words`,
 which keeps signs, currencies and percent): a number with its sign, scale
 ("3.5 million" = 3,500,000) and unit (the currency before it, or the word
 after it: "%", "km", "people"); a date with its precision (year, month or
-day; "March 2019" is compatible with "5 March 2019", not with "June 2019").
-Claims are a function of the text alone: a worker's `PackerRuntime` memoizes
-them per distinct text, as it does the text facts.
-
-The conflict rule (`slot_conflicts`) compares passages of different documents
-only on the question's slot (a number for "how many", a date for "when"):
-both passages must name the question's entities, each must state a value of
-the slot's type in its sentence that best matches the question, and neither
-value may appear anywhere in the other passage. Measured on ConflictNQ and
-RAMDocs, numbers with unit and scale are nearly exact; dates less so (which
-event a date belongs to). Rejected: names and yes/no slots (a different name
-in a correct passage is as often another entity as a contradiction), and
-learned scorers (the ones that helped leaned on passage length, an artifact
-of one dataset, and flagged 38% of normal pairs).
+day; "March 2019" is compatible with "5 March 2019", not with "June 2019");
+a name, a run of capitalized words. Claims are a function of the text
+alone: a worker's `PackerRuntime` memoizes them per distinct text, as it
+does the text facts. The rule that compares them across documents, and
+what it measured, is `packer.slot_conflicts`.
 """
 
 import re
@@ -29,7 +20,7 @@ from typing import Literal
 from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, question_terms
 from packer.units import complete, sentence_spans
 
-SlotKind = Literal["number", "date"]
+SlotKind = Literal["number", "date", "name"]
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SCALES = {
     "hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
@@ -77,6 +68,14 @@ class Date:
 
 
 @dataclass(frozen=True, slots=True)
+class Name:
+    """A run of words written capitalized (folded): "Heather Ball", "Front Royal"."""
+
+    words: tuple[str, ...]
+    at: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class SentenceClaims:
     """The canonical words of one sentence (in order), whether it is a whole sentence
     (`units.complete`: not a table row or a cut piece), and the numbers and dates
@@ -88,6 +87,8 @@ class SentenceClaims:
     dates: tuple[Date, ...]
     names: frozenset[str]
     """Words written capitalized past the sentence's first (folded): names."""
+    named: tuple[Name, ...]
+    """The runs of capitalized words (`_name_runs`), left to right."""
 
 
 def _month(word: str) -> int | None:
@@ -156,8 +157,30 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
     return tuple(numbers), tuple(dates)
 
 
-def _names(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in canonical_words(text, fold=False)[1:] if w[0].isupper())
+def _names(cased: list[str]) -> frozenset[str]:
+    """The capitalized words of a text's cased canonical words, past the first."""
+    return frozenset(w.lower() for w in cased[1:] if w[0].isupper())
+
+
+def _name_runs(cased: list[str], words: list[str]) -> tuple[Name, ...]:
+    """Runs of capitalized words, stopwords left out ("The Hague" is "hague"): a run
+    at the sentence's start needs two words (its first word is capitalized anyway).
+    Read from the sentence's cased canonical words, which `words` (the folded
+    ones) align with; none when the folding changed the word count (a ligature)."""
+    if len(cased) != len(words):
+        return ()
+    capital = [i for i, w in enumerate(cased) if len(w) > 1 and w[0].isupper()]
+    runs: list[Name] = []
+    start = last = -2
+    for i in [*capital, -2]:  # the sentinel closes the last run
+        if i == last + 1:
+            last = i
+            continue
+        named = tuple(w for w in words[start : last + 1] if w not in STOPWORDS)
+        if start >= 0 and named and last > 0:  # a run at the start needs two words
+            runs.append(Name(named, start))
+        start = last = i
+    return tuple(runs)
 
 
 def claims_of(text: str) -> tuple[SentenceClaims, ...]:
@@ -166,9 +189,11 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         words = canonical_words(sentence)
+        cased = canonical_words(sentence, fold=False)
         numbers, dates = _read(words)
+        named = _name_runs(cased, words)
         out.append(
-            SentenceClaims(tuple(words), complete(sentence), numbers, dates, _names(sentence))
+            SentenceClaims(tuple(words), complete(sentence), numbers, dates, _names(cased), named)
         )
     return tuple(out)
 
@@ -178,6 +203,7 @@ _NUMBER_QUESTIONS = (
     "how high", "how large", "how deep", "what percentage", "what percent", "population",
 )  # fmt: skip
 _DATE_QUESTIONS = ("when", "what year", "which year", "what date", "what day")
+_NAME_QUESTIONS = ("who", "whom", "whose", "where")
 _SLOT_WORDS = frozenset(
     ("many", "much", "long", "old", "tall", "far", "big", "high", "large", "deep", "percentage",
      "percent", "population", "year", "date", "day", "number", "made", "first", "last")
@@ -191,6 +217,8 @@ def question_slot(question: str) -> SlotKind | None:
         return "number"
     if any(f" {q} " in text for q in _DATE_QUESTIONS):
         return "date"
+    if any(f" {q} " in text for q in _NAME_QUESTIONS):
+        return "name"
     return None
 
 
@@ -201,5 +229,5 @@ def entity_terms(question: str, named: Iterable[frozenset[str]]) -> frozenset[st
     that only say which kind of value is asked for. Rejected: every content word
     ("built", "lose" in "when did the emperor lose power": fakes reword them)."""
     terms = question_terms(question) - _SLOT_WORDS
-    asked = _names(question) & terms
+    asked = _names(canonical_words(question, fold=False)) & terms
     return asked or terms.intersection(*[frozenset().union(*named)])

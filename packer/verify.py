@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from packer.claims import Sentence, parse_answer
 from packer.figures import TextFacts, normalize_phrase, text_facts
+from schemas.reasons import ExclusionReason
 from schemas.verification import CheckName, CheckResult
 
 UNAVAILABLE_PHRASES = (
@@ -94,16 +95,7 @@ _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
 _WORD = re.compile(r"\w+")
 
-GATE_REASONS = frozenset(
-    {
-        "unauthorized",
-        "unknown_document",
-        "deleted",
-        "superseded",
-        "not_yet_effective",
-        "policy_blocked",
-    }
-)
+GATE_REASONS = frozenset(r for r in ExclusionReason if r.withheld)
 """Exclusion reasons that mean "this text may not reach the answer" (not duplicates or budget)."""
 
 

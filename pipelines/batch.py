@@ -21,7 +21,6 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from packer.formats import FILE_LIMITS
 from packer.version import BUILDER_VERSION
 from pipelines.command import CommandFailed, run_command
 from pipelines.options.flags import check_numbers
@@ -30,12 +29,13 @@ from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_s
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions
 from pipelines.summary import RunSummary, sampled_letters, summarize
+from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
-from transforms.counts import CountExclusions
+from transforms.exclusion_counts import CountExclusions
 from transforms.io.bigquery import create_audit_tables
-from transforms.io.files import WriteJsonl, output_prefix
+from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
@@ -48,6 +48,7 @@ from transforms.progress import (
     input_size,
 )
 from transforms.record_files import ReadRecords
+from transforms.run_metrics import PromptTokenPercentiles
 from transforms.staging import (
     acquire,
     commit,
@@ -56,7 +57,6 @@ from transforms.staging import (
     release,
     staging_name,
 )
-from transforms.stats import PromptTokenPercentiles
 
 _LOG = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def build(
     letters.add(parsed.dead_letters)
     plan = OutputPlan(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
-        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
     )
     written = write_outputs(packed, letters, plan).files

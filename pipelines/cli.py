@@ -45,10 +45,13 @@ def console() -> None:
     """The `evpack` console script and `python -m pipelines.cli`: run, then leave at once.
 
     Output is flushed and the process exits without the interpreter's teardown:
-    native threads of the libraries a command loads (Arrow's I/O pool among them)
-    were seen to abort a finished command at teardown ("terminate called without an
-    active exception", exit -6) after it had written everything. Rejected: plain
-    `sys.exit`, which runs that teardown. Tests call `main` and are unaffected.
+    native threads of the libraries a command loads can still be releasing Python
+    objects then, and a finished command that had written everything aborted
+    ("terminate called without an active exception", exit -6). A core dump showed
+    one cause, an Arrow scan releasing a Python-owned buffer on Arrow's own thread
+    (fixed at its source, `transforms.record_files.read_parquet`); skipping the
+    teardown keeps any such thread from turning a finished run into a failed one.
+    Rejected: plain `sys.exit`, which runs that teardown. Tests call `main`.
     """
     code = main()
     logging.shutdown()

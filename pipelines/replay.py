@@ -33,7 +33,7 @@ from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
-from transforms.io.files import WriteParquet, output_prefix
+from transforms.io.row_files import WriteParquet, output_prefix
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet

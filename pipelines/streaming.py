@@ -20,11 +20,12 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from packer.formats import FILE_LIMITS
 from pipelines.command import run_command
 from pipelines.options.jobs import JOB_SECTIONS, StreamSettings, resolve_streaming
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
+from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import catalog_provider
+from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.bigquery import RecentRequestIds, create_audit_tables
 from transforms.io.pubsub import (
     ReadRequestRecords,
@@ -32,9 +33,8 @@ from transforms.io.pubsub import (
 )
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
-from transforms.stats import SummarizeWindows
+from transforms.run_metrics import SummarizeWindows
 from transforms.stream_parse import ParseRequestStream
-from transforms.windowed_counts import WindowedExclusionCounts
 
 LOCAL_PULL_MESSAGES = 10
 """Messages Beam's local Pub/Sub reader pulls, and acknowledges, at once."""
@@ -73,7 +73,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
     letters.add(read.dead_letters, parsed.dead_letters)
     plan = OutputPlan(
         sinks=sinks,
-        prompt_limits=FILE_LIMITS[settings.config.prompt_format],
+        prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=WindowedExclusionCounts(
             stream.window_seconds, stream.allowed_lateness_seconds
         ),

@@ -45,7 +45,7 @@ from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS
 from schemas.verification import VerificationRow
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
-from transforms.io.files import WriteJsonl, WriteParquet, output_prefix
+from transforms.io.row_files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.sinks import verification_row_id

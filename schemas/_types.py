@@ -17,6 +17,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
 )
+from pydantic_core import InitErrorDetails
 
 INT64_MAX = 2**63 - 1
 MAX_ID_CHARS = 256
@@ -59,20 +60,32 @@ def refuse_repeats(name: str, ids: Iterable[str]) -> None:
         seen.add(item)
 
 
-def encodable(value: Any) -> Any:
-    """Refuse a string (or a tuple of strings) that no sink could encode; pass anything else.
+def unencodable(fields: dict[str, Any]) -> list[InitErrorDetails]:
+    """The errors of the strings (or tuples of strings) among `fields` that no sink could encode.
 
-    One check for every string field of an input model (its `field_validator("*")`),
-    so a new field cannot forget it.
+    One check over every field of an input model (its model validator), so a
+    new field cannot forget it; each error reads as a failed check of that
+    field would. Rejected: a `field_validator("*")`, one Python call per field
+    (215 a 10-candidate request, 43% of its validation time).
     """
-    if isinstance(value, str):
-        if not is_unicode(value):
-            raise ValueError(NOT_UNICODE)
-    elif isinstance(value, tuple):
-        for i, item in enumerate(value):
-            if isinstance(item, str) and not is_unicode(item):
-                raise ValueError(f"item {i}: {NOT_UNICODE}")
-    return value
+    errors: list[InitErrorDetails] = []
+    for name, value in fields.items():
+        if isinstance(value, str):
+            if not (value.isascii() or is_unicode(value)):
+                errors.append(_value_error(name, value, NOT_UNICODE))
+        elif isinstance(value, tuple):
+            bad = next(
+                (i for i, v in enumerate(value) if isinstance(v, str) and not is_unicode(v)), None
+            )
+            if bad is not None:
+                errors.append(_value_error(name, value, f"item {bad}: {NOT_UNICODE}"))
+    return errors
+
+
+def _value_error(name: str, value: Any, message: str) -> InitErrorDetails:
+    return InitErrorDetails(
+        type="value_error", loc=(name,), input=value, ctx={"error": ValueError(message)}
+    )
 
 
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -2,27 +2,20 @@
 
 import hashlib
 import json
-import re
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from schemas._types import INT64_MAX, Items
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS
 
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
-PromptFormat = Literal[
-    "messages",
-    "openai_batch",
-    "anthropic_batch",
-    "vertex_batch",
-    "bedrock_batch",
-    "bedrock_converse_batch",
-]
-"""Our prompt messages, or the input line of one provider's batch API (`packer.formats`)."""
+FormatName = Literal[FORMAT_NAMES]
+"""Our prompt messages, or the input line of one provider's batch API (`schemas.prompt_formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "slot"]
+ConflictRule = Literal["copy", "slot", "name"]
 
 
 class _Config(BaseModel):
@@ -75,11 +68,12 @@ class DedupConfig(_Config):
     share, in order, to be a reprint or, when a fact differs, a conflict.
     `conflict_rules` switches conflict detection on rule by rule: `copy` (a
     copy of one report with a fact or stance changed), `slot` (two documents
-    answering the question's number or date slot differently, `packer.typed_claims`).
-    `slot` is off by default: measured at 2,048 tokens (`benchmarks.meaning`) it
-    flags RAMDocs pairs with precision 0.44 (numbers) and 0.33 (dates), below
-    the copy rule's 0.58, and finds few fakes (ConflictNQ: precision 0.71 over
-    14 pairs, recall 0.004: 73 of its 451 questions ask for a number or date).
+    answering the question's number or date slot differently), `name` (the
+    same for a name: "who", "where"); `packer.slot_conflicts`. `slot` and
+    `name` are off by default: measured at 2,048 tokens (`benchmarks.meaning`)
+    they cut RAMDocs pair precision from 0.71 to 0.36 for recall 0.45 -> 0.52
+    and reach ConflictNQ precision 0.55 at recall 0.043 (figures and caps in
+    `packer.slot_conflicts`).
     """
 
     levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
@@ -126,65 +120,19 @@ class ResolutionConfig(_Config):
         return self
 
 
-_CLAUDE = r"claude-[A-Za-z0-9._-]+"
-_BEDROCK_ARN = r"(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:[0-9]*:(foundation-model|inference-profile)/)?"
-_BEDROCK_PROFILE = r"((us|us-gov|eu|apac|jp|au|ca|global)\.)?"
-_BEDROCK_VERSION = r"(:[0-9a-z]+)*"
-_BEDROCK_CLAUDE = _BEDROCK_ARN + _BEDROCK_PROFILE + r"anthropic\." + _CLAUDE + _BEDROCK_VERSION
-_BEDROCK_ANY = _BEDROCK_ARN + _BEDROCK_PROFILE + r"[a-z][a-z0-9]*\.[a-z0-9][A-Za-z0-9._-]*"
-_GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini-[A-Za-z0-9._-]+"
-MODEL_RULES: dict[PromptFormat, tuple[re.Pattern[str], str]] = {
-    "anthropic_batch": (re.compile(_CLAUDE), "an Anthropic model id, claude-*"),
-    "bedrock_batch": (
-        re.compile(_BEDROCK_CLAUDE),
-        "a Bedrock id of an Anthropic model (anthropic.claude-*, an inference profile "
-        "such as us.anthropic.claude-*, or the ARN of either)",
-    ),
-    "bedrock_converse_batch": (
-        re.compile(_BEDROCK_ANY + _BEDROCK_VERSION),
-        "a Bedrock model id (vendor.model, such as amazon.nova-pro-v1:0, an inference "
-        "profile such as us.amazon.nova-pro-v1:0, or the ARN of either)",
-    ),
-    "vertex_batch": (re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path"),
-}
-"""What model each provider format's line can be sent to, told from its name.
-
-A model is refused when the provider of its format would refuse every line:
-Anthropic takes `claude-*`; our `bedrock_batch` lines are Anthropic Messages bodies,
-so Bedrock needs an Anthropic model (a foundation model id, a system
-inference profile, or their ARNs; an application inference profile's or a
-provisioned model's ARN does not name its model, and Bedrock batch does not
-run provisioned models); Bedrock's Converse lines go to any Bedrock model,
-named `vendor.model` as Bedrock names them; our Vertex lines are Gemini
-requests. `openai_batch`
-and `messages` take any name: the OpenAI batch line is also the input of
-OpenAI-compatible servers and gateways (vLLM, LiteLLM) that serve or route
-any model, Claude included. Rejected: a list of known model ids (stale within
-months).
-"""
-
-
-def model_misfit(model: str, fmt: PromptFormat) -> str | None:
-    """Why `fmt`'s provider would refuse `model`, or None when it may take it."""
-    rule = MODEL_RULES.get(fmt)
-    if rule is not None and not rule[0].fullmatch(model):
-        return f"prompt_format {fmt} needs {rule[1]}, not {model!r}"
-    return None
-
-
-class FormatModels(_Config):
-    """The model each provider format asks for, where it differs from `model`.
+FormatModels = create_model(
+    "FormatModels",
+    __base__=_Config,
+    __doc__="""The model each provider format asks for, where it differs from `model`.
 
     One run writes one format, but one config serves several (the flag
     `--prompt_format` picks): without a model per format, the model of one
-    provider would be sent to another, which would refuse every line.
-    """
-
-    openai_batch: str | None = None
-    anthropic_batch: str | None = None
-    vertex_batch: str | None = None
-    bedrock_batch: str | None = None
-    bedrock_converse_batch: str | None = None
+    provider would be sent to another, which would refuse every line. A
+    model is refused when the provider of its format would refuse every line
+    (`PromptFormat.models`).
+    """,
+    **{name: (str | None, None) for name, f in FORMATS.items() if f.provider},
+)
 
 
 class PackingConfig(_Config):
@@ -199,7 +147,7 @@ class PackingConfig(_Config):
     safety_margin: int = Field(default=32, ge=0, le=INT64_MAX)
     max_evidence_tokens: int | None = Field(default=None, gt=0, le=INT64_MAX)
     order_policy: OrderPolicy = "relevance"
-    prompt_format: PromptFormat = "messages"
+    prompt_format: FormatName = "messages"
     per_document_cap: int = Field(default=3, ge=1, le=INT64_MAX)
     block_attributes: Items[BlockAttribute] = ()
     title_words: int = Field(default=6, ge=1, le=256)
@@ -221,9 +169,9 @@ class PackingConfig(_Config):
                 f"({self.safety_margin}) must be below input_limit ({self.input_limit})"
             )
         for fmt, model in self.models:  # each named one, whichever format this run writes
-            if model is not None and (misfit := model_misfit(model, fmt)) is not None:
+            if model is not None and (misfit := FORMATS[fmt].misfit(model)) is not None:
                 raise ValueError(f"models.{fmt}: {misfit}")
-        misfit = model_misfit(self.format_model, self.prompt_format)
+        misfit = FORMATS[self.prompt_format].misfit(self.format_model)
         if misfit is not None:
             raise ValueError(
                 f"model: {misfit}; set models.{self.prompt_format} to a model of that provider"
@@ -233,9 +181,7 @@ class PackingConfig(_Config):
     @property
     def format_model(self) -> str:
         """The model this config's prompts ask for: the format's own, else `model`."""
-        if self.prompt_format == "messages":
-            return self.model
-        return getattr(self.models, self.prompt_format) or self.model
+        return getattr(self.models, self.prompt_format, None) or self.model
 
     def canonical_json(self) -> str:
         """Sorted-key JSON of every setting: the input of `config_hash`."""

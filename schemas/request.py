@@ -1,8 +1,8 @@
 """Input contract: one request is one question with its retrieved candidates."""
 
-from typing import Any, Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from schemas._types import (
     INT64_MAX,
@@ -12,8 +12,8 @@ from schemas._types import (
     Items,
     NonEmptyStr,
     UtcDatetime,
-    encodable,
     refuse_repeats,
+    unencodable,
 )
 
 Clearance = Literal["public", "internal", "confidential", "restricted"]
@@ -26,7 +26,7 @@ class _Input(BaseModel):
     """Inputs are immutable values; unknown fields are ignored so producers can add fields.
 
     Whatever a producer sends, a valid input can be written by every sink: each
-    string encodes as UTF-8 (`encodable`, on every field), floats are finite,
+    string encodes as UTF-8 (`unencodable`, over every field), floats are finite,
     integers fit int64 and timestamps fit years 1..9999 in UTC.
 
     Strict: a value is taken only as the JSON type its field has, so nothing is
@@ -38,10 +38,12 @@ class _Input(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False, strict=True)
 
-    @field_validator("*")
-    @classmethod
-    def _encodable(cls, value: Any) -> Any:
-        return encodable(value)
+    @model_validator(mode="after")
+    def _encodable(self) -> Self:
+        errors = unencodable(self.__dict__)
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
+        return self
 
 
 class Principal(_Input):

@@ -3,8 +3,8 @@
 import hashlib
 from typing import Any
 
-from packer.layout import OPENAI_FRAMING, Framing
 from schemas import Candidate, CatalogDocument, Principal, Request, Revision
+from schemas.prompt_formats.base import OPENAI_FRAMING, Framing
 
 AS_OF = "2026-07-01T00:00:00Z"
 

@@ -7,17 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.verification import result_line
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
-from packer.formats import (
-    answer_keys,
-    anthropic_custom_id,
-    bedrock_record_id,
-    format_line,
-    vertex_custom_id,
-)
 from pipelines import verify
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS, answer_keys, format_line
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
-from tests.test_formats import FORMATS, PROMPT, ids
+from tests.test_formats import PROMPT, ids
+
+anthropic_custom_id = FORMATS["anthropic_batch"].request_key
+vertex_custom_id = FORMATS["vertex_batch"].request_key
+bedrock_record_id = FORMATS["bedrock_batch"].request_key
 
 OPENAI_OK = {
     "id": "batch_req_1",
@@ -181,11 +180,25 @@ def test_plain_lines_and_garbage() -> None:
             parse_answer_line(bad)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_prompt_lines_of_every_format_give_their_blocks(fmt: str) -> None:
     prompt = parse_prompt_line(format_line(PROMPT, 100, fmt))  # type: ignore[arg-type]
     assert prompt.key in answer_keys("acme-q00")
+    assert prompt.key == FORMATS[fmt].request_key("acme-q00")
     assert prompt.blocks == {"E1": "x & y"}
+    assert prompt.prompt_format == fmt  # the report tells a run's format by it
+
+
+def test_the_report_tells_a_runs_format_from_its_first_prompt_line(tmp_path: Path) -> None:
+    from pipelines.report.audit import prompt_format
+
+    assert prompt_format(str(tmp_path)) is None
+    (tmp_path / "prompts").mkdir()
+    for fmt in FORMAT_NAMES:
+        (tmp_path / "prompts" / "prompts-0.jsonl").write_text(format_line(PROMPT, 9, fmt) + "\n")
+        assert prompt_format(str(tmp_path)) == fmt
+    (tmp_path / "prompts" / "prompts-0.jsonl").write_text('{"neither": 1}\n')
+    assert prompt_format(str(tmp_path)) == "unknown"
 
 
 def test_a_mapped_custom_id_resolves_to_its_request() -> None:
@@ -325,3 +338,20 @@ def test_a_bedrock_success_without_text_is_no_content() -> None:
     answer = parse_answer_line(_line(converse))
     assert (answer.answer_format, answer.status) == ("bedrock_converse_batch", "no_content")
     assert parse_answer_line(_line({**converse, "modelOutput": converse_output(" ")})).text == " "
+
+
+@given(
+    fmt=st.sampled_from([f for f in FORMAT_NAMES if f != "messages"]),
+    request_id=ids,
+    text=st.text(min_size=1, max_size=40),
+)
+def test_a_result_line_reads_back_to_its_format_key_and_text(
+    fmt: str, request_id: str, text: str
+) -> None:
+    """Whatever the request id (mapped or kept) and text, each format's own reader takes
+    its API's result line: the key is the format's id for the request, the text intact."""
+    line = result_line(fmt, request_id, text)
+    assert line is not None
+    answer = parse_answer_line(line)
+    assert answer.answer_format == fmt and answer.text == text
+    assert answer.key == FORMATS[fmt].request_key(request_id)

@@ -8,7 +8,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import FixedWindows, TimestampedValue
 
 from schemas import ExclusionCount, ExclusionReason, ExclusionRecord
-from transforms.counts import CountExclusions
+from transforms.exclusion_counts import CountExclusions
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -40,7 +40,7 @@ def test_verification_benchmark_writes_its_figures_and_report_section(
     assert {"as_taken", "not_covered_phrasing", "hedge_sentence"} <= set(
         result["false_flags_by_style"]
     )
-    assert set(result["false_flags_by_format"]) == set(verification.FORMATS)
+    assert set(result["false_flags_by_format"]) == set(verification.ANSWER_FORMATS)
     assert result["answers_per_s"] > 0 and result["wall"]["answers"] == 40
     page = report.write_report(tmp_path).read_text()
     assert "## Verification of answers" in page and "`not_covered_phrasing`" in page
@@ -88,7 +88,7 @@ def test_styles_restate_the_same_values() -> None:
     assert "$3.5bn" in " ".join(dict(bumped)["changed_scale"])
 
 
-@pytest.mark.parametrize("fmt", verification.FORMATS)
+@pytest.mark.parametrize("fmt", verification.ANSWER_FORMATS)
 def test_result_lines_read_back_as_written(fmt: str) -> None:
     line = verification.result_line(fmt, "acme/q 1", "It is so [E1].")
     assert line is not None

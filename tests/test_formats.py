@@ -4,7 +4,6 @@ import json
 import re
 from functools import partial
 from pathlib import Path
-from typing import get_args
 
 import apache_beam as beam
 import pytest
@@ -14,26 +13,28 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from packer import BUILDER_VERSION, Catalog, pack_request
-from packer.formats import (
-    FILE_LIMITS,
-    FRAMING,
+from packer.answers import parse_prompt_line
+from packer.layout import parse_blocks
+from pipelines.options.config_file import load_config
+from schemas import PackingConfig, PromptMessage
+from schemas.config import FormatModels
+from schemas.prompt_formats import (
+    FORMAT_NAMES,
+    FORMATS,
     FileLimits,
     PromptLine,
     answer_keys,
-    anthropic_custom_id,
-    bedrock_record_id,
     format_line,
-    hashed_id,
-    vertex_custom_id,
 )
-from pipelines.options.config_file import load_config
-from schemas import PackingConfig, PromptMessage
-from schemas.config import FormatModels, PromptFormat, model_misfit
+from schemas.prompt_formats.base import hashed_id
 from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
 from transforms.io.prompt_files import WritePromptLines
 
+anthropic_custom_id = FORMATS["anthropic_batch"].request_key
+vertex_custom_id = FORMATS["vertex_batch"].request_key
+bedrock_record_id = FORMATS["bedrock_batch"].request_key
 PROMPT = PromptMessage.model_validate(
     {
         "request_id": "acme-q00",
@@ -176,14 +177,15 @@ def test_fitting_ids_are_kept_and_others_hashed() -> None:
 
 
 def test_documented_file_limits() -> None:
-    assert FILE_LIMITS["openai_batch"].max_lines == 50_000
-    assert FILE_LIMITS["openai_batch"].max_bytes == 200_000_000
-    assert FILE_LIMITS["anthropic_batch"].max_lines == 100_000
-    assert FILE_LIMITS["anthropic_batch"].max_bytes == 256_000_000
-    assert FILE_LIMITS["bedrock_batch"].max_lines == 50_000
-    assert FILE_LIMITS["bedrock_batch"].max_bytes == 1_000_000_000
-    assert FILE_LIMITS["bedrock_converse_batch"] == FILE_LIMITS["bedrock_batch"]
-    assert FILE_LIMITS["messages"].roll_bytes is None
+    limits = {name: f.limits for name, f in FORMATS.items()}
+    assert limits["openai_batch"].max_lines == 50_000
+    assert limits["openai_batch"].max_bytes == 200_000_000
+    assert limits["anthropic_batch"].max_lines == 100_000
+    assert limits["anthropic_batch"].max_bytes == 256_000_000
+    assert limits["bedrock_batch"].max_lines == 50_000
+    assert limits["bedrock_batch"].max_bytes == 1_000_000_000
+    assert limits["bedrock_converse_batch"] == limits["bedrock_batch"]
+    assert limits["messages"].roll_bytes is None
 
 
 def _write(tmp_path: Path, lines: list[str], limits: FileLimits) -> list[Path]:
@@ -220,7 +222,7 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     from transforms import pack
     from transforms.catalog.side_input import SnapshotReader
 
-    monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 10_000, 500))
+    monkeypatch.setattr(FORMATS["openai_batch"], "limits", FileLimits(10, 10_000, 500))
     config = PackingConfig(prompt_format="openai_batch")
     fn = pack.PackDoFn(config, partial(SnapshotReader, Shared()), None)
     fn.setup()
@@ -231,7 +233,7 @@ def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     assert letter.stage == "format" and letter.request_id == "q1"
     assert "exceeds the 500-byte line headroom" in letter.error
     short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._runtime)
-    monkeypatch.setitem(pack.FILE_LIMITS, "openai_batch", FileLimits(10, 1_000_000, 100_000))
+    monkeypatch.setattr(FORMATS["openai_batch"], "limits", FileLimits(10, 1_000_000, 100_000))
     assert isinstance(fn._line(short), PromptLine)
 
 
@@ -242,11 +244,10 @@ MODELS = FormatModels(
     bedrock_batch="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     bedrock_converse_batch="us.amazon.nova-pro-v1:0",
 )
-FORMATS = list(get_args(PromptFormat))
 
 
 @settings(max_examples=examples(300))
-@given(docs=catalog_documents(), req=requests(), config=configs, fmt=st.sampled_from(FORMATS))
+@given(docs=catalog_documents(), req=requests(), config=configs, fmt=st.sampled_from(FORMAT_NAMES))
 def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> None:
     """OpenAI: 3 per message with its role, 3 priming; Anthropic (also on Bedrock), Vertex:
     the texts alone. The line of each format carries exactly the ledger's messages."""
@@ -254,11 +255,18 @@ def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> 
         {**config.model_dump(), "models": MODELS.model_dump(), "prompt_format": fmt}
     )
     result = pack_request(req, Catalog(docs), config, RUNTIME)
-    exact = encoded_prompt_tokens(RUNTIME.tokens.encoding, result.prompt.messages, FRAMING[fmt])
+    exact = encoded_prompt_tokens(
+        RUNTIME.tokens.encoding, result.prompt.messages, FORMATS[fmt].framing
+    )
     ledger = result.manifest.budget
     assert exact == result.prompt.prompt_tokens == ledger.prompt_tokens
     assert exact + ledger.reserved_answer <= ledger.input_limit
-    line = json.loads(format_line(result.prompt, ledger.reserved_answer, config.prompt_format))
+    text = format_line(result.prompt, ledger.reserved_answer, config.prompt_format)
+    read = parse_prompt_line(text)  # every format's line reads back as written
+    assert (read.prompt_format, read.key) == (fmt, FORMATS[fmt].request_key(req.request_id))
+    user = "".join(m.content for m in result.prompt.messages if m.role == "user")
+    assert read.blocks == parse_blocks(user)
+    line = json.loads(text)
     body = line.get("modelInput") or line.get("params") or line.get("body") or line
     if "messages" in body:
         texts = [body.get("system", "")] + [m["content"] for m in body["messages"]]
@@ -270,7 +278,7 @@ def test_the_ledger_counts_each_formats_framing(docs, req, config, fmt: str) -> 
         assert body["inferenceConfig"] == {"maxTokens": ledger.reserved_answer}
 
 
-@given(fmt=st.sampled_from(FORMATS))
+@given(fmt=st.sampled_from(FORMAT_NAMES))
 def test_each_format_asks_for_its_own_model(fmt: str) -> None:
     """One config, several formats: the prompt and its manifest name the format's model."""
     config = PackingConfig(models=MODELS, prompt_format=fmt)  # type: ignore[arg-type]
@@ -320,7 +328,7 @@ def test_a_model_fits_only_its_providers_format(fmt: str, other: str, index: int
     and Bedrock's Converse, which takes Bedrock's Anthropic models too."""
     names = REAL_MODELS[other]
     model = names[index % len(names)]
-    misfit = model_misfit(model, fmt)  # type: ignore[arg-type]
+    misfit = FORMATS[fmt].misfit(model)
     if fmt in (other, "openai_batch") or (fmt, other) == (
         "bedrock_converse_batch",
         "bedrock_batch",
@@ -328,7 +336,7 @@ def test_a_model_fits_only_its_providers_format(fmt: str, other: str, index: int
         assert misfit is None
     else:
         assert misfit is not None and repr(model) in misfit
-    assert model_misfit(model, "messages") is None
+    assert FORMATS["messages"].misfit(model) is None
 
 
 def test_a_model_that_does_not_fit_is_refused_with_the_setting_to_change() -> None:
@@ -352,12 +360,42 @@ def test_the_framing_of_each_provider() -> None:
         PROMPT.messages[1].content
     )
     openai = encoded_prompt_tokens(
-        RUNTIME.tokens.encoding, PROMPT.messages, FRAMING["openai_batch"]
+        RUNTIME.tokens.encoding, PROMPT.messages, FORMATS["openai_batch"].framing
     )
     assert openai == texts + 3 + 2 * 3 + RUNTIME.tokens.count("system") + RUNTIME.tokens.count(
         "user"
     )
     assert (
-        encoded_prompt_tokens(RUNTIME.tokens.encoding, PROMPT.messages, FRAMING["vertex_batch"])
+        encoded_prompt_tokens(
+            RUNTIME.tokens.encoding, PROMPT.messages, FORMATS["vertex_batch"].framing
+        )
         == texts
     )
+
+
+def test_the_format_pages_tables_have_a_row_for_every_registered_format() -> None:
+    """Adding a format is a module, its registry line and its rows in the docs: the
+    formats table and the accepted models table name exactly the registered formats."""
+    page = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
+    text = page.read_text(encoding="utf-8")
+    tables = [t for t in text.split("\n\n") if t.startswith("| format |")]
+    assert len(tables) == 2
+    for table in tables:
+        rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+        assert {n for row in rows for n in re.findall(r"`(\w+)`", row)} == set(FORMAT_NAMES)
+
+
+def test_every_format_module_is_registered_under_its_own_name() -> None:
+    """A format module left out of `FORMATS` would be a format no flag can pick; each
+    provider format has its `models.<name>` entry, our own messages none."""
+    import importlib
+
+    import schemas.prompt_formats as package
+
+    folder = Path(package.__file__).parent
+    modules = {p.stem for p in folder.glob("*.py")} - {"__init__", "base", "results"}
+    for name in modules:
+        fmt = importlib.import_module(f"schemas.prompt_formats.{name}").FORMAT
+        assert FORMATS[name] is fmt and fmt.name == name
+    assert set(FORMATS) == modules
+    assert set(FormatModels.model_fields) == {n for n, f in FORMATS.items() if f.provider}

@@ -87,9 +87,11 @@ def test_hash_mismatch(runtime):
 
 def test_text_that_is_not_valid_unicode_cannot_match_its_hash(runtime):
     # Validation refuses such text; a candidate built around it must still fail closed.
+    # Built around validation at both levels: a Request re-checks the candidates it holds.
     broken = {"text": "broken \ud800 text", "text_sha256": "0" * 64}
     cand = candidate("e1", "d1").model_copy(update=broken)
-    result = run(runtime, [document("d1")], cand)
+    held = request(candidate("e1", "d1")).model_copy(update={"candidates": (cand,)})
+    result = pack_request(held, Catalog([document("d1")]), PackingConfig(), runtime)
     assert reasons(result) == {"e1": "hash_mismatch"}
     assert result.exclusions[0].detail == "text is not valid Unicode (lone surrogate)"
 

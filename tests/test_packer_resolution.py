@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from packer import Catalog, PackerRuntime, pack_request
-from schemas import PackingConfig, ResolutionConfig
+from schemas import DedupConfig, PackingConfig, ResolutionConfig
 from tests.factories import candidate, document, request
 
 RUNTIME = PackerRuntime.load()
@@ -116,24 +116,32 @@ SCOPES = st.sampled_from([(), ("EU",), ("US",), ("EU", "US")])
     policy=st.sampled_from(["keep_both", "authority"]),
     jurisdiction=st.sampled_from([None, "EU", "US"]),
     budget=st.sampled_from([60, 200, 2000]),
+    mayors=st.lists(
+        st.sampled_from(["Jane Smith", "Ada Byron", "Wu Chen"]), min_size=6, max_size=6
+    ),
+    rules=st.sampled_from([("copy",), ("copy", "slot", "name")]),
 )
 def test_resolution_conserves_every_candidate(
-    figures, copies, sources, scopes, policy, jurisdiction, budget
+    figures, copies, sources, scopes, policy, jurisdiction, budget, mayors, rules
 ):
     """Every candidate is in a block, a `derived_from`, or one exclusion row; every
-    one a rule excluded is in that rule's resolution row."""
+    one a rule excluded is in that rule's resolution row; with the typed rules on
+    too (the mayor's name answers the question's name slot)."""
     docs, cands = [], []
     for i, n in enumerate(figures):
+        text = _figure(n).replace("Mayor Jane Smith", mayors[i])
         docs.append(document(f"d{i}", source=sources[i], jurisdictions=scopes[i]))
-        cands.append(candidate(f"e{i}", f"d{i}", text=_figure(n), retrieval_score=i / 10))
+        cands.append(candidate(f"e{i}", f"d{i}", text=text, retrieval_score=i / 10))
         if copies[i]:  # an exact copy in another document folds into this one
             docs.append(document(f"c{i}"))
-            cands.append(candidate(f"c{i}", f"c{i}", text=_figure(n).upper()))
+            cands.append(candidate(f"c{i}", f"c{i}", text=text.upper()))
     config = PackingConfig(
         max_evidence_tokens=budget,
+        dedup=DedupConfig(conflict_rules=rules),
         resolution=ResolutionConfig(policy=policy, authority=("regulator", "vendor")),
     )
-    result = _pack(docs, cands, config, jurisdiction=jurisdiction)
+    question = "Who said construction would begin in March?"
+    result = _pack(docs, cands, config, jurisdiction=jurisdiction, question=question)
     packed = [e.evidence_id for e in result.manifest.evidence]
     derived = [d for e in result.manifest.evidence for d in e.derived_from]
     excluded = [x.evidence_id for x in result.exclusions]
@@ -147,3 +155,19 @@ def test_resolution_conserves_every_candidate(
 
 
 RULED = {"not_applicable", "lower_authority"}
+
+
+def test_the_name_rule_links_documents_naming_another_mayor():
+    """The conservation property above reaches name conflicts: two documents with
+    the same figure and different mayors are one group under the name rule."""
+    docs = [document("d1"), document("d2")]
+    cands = [
+        candidate("e1", "d1", text=_figure(4).replace("Mayor Jane Smith", "Jane Smith")),
+        candidate("e2", "d2", text=_figure(4).replace("Mayor Jane Smith", "Ada Byron")),
+    ]
+    config = PackingConfig(dedup=DedupConfig(conflict_rules=("name",)))
+    question = "Who said construction would begin in March?"
+    result = _pack(docs, cands, config, question=question)
+    assert [(c.evidence_ids, c.rules) for c in result.manifest.conflicts] == [
+        (["e1", "e2"], ["name"])
+    ]

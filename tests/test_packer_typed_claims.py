@@ -5,12 +5,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from packer.typed_claims import Date, Quantity, claims_of, question_slot
+from packer.typed_claims import Date, Name, Quantity, claims_of, question_slot
 from schemas import DedupConfig, PackingConfig
 from tests.factories import candidate, document, request
 
 RUNTIME = PackerRuntime.load()
-SLOT = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot")))
+SLOT = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot", "name")))
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,10 @@ def test_dates_are_compatible_to_their_precision():
         ("What is the population of Broken Bow?", "number"),
         ("When was the Springfield library opened?", "date"),
         ("what year did the war end", "date"),
-        ("Who founded Springfield?", None),
+        ("Who founded Springfield?", "name"),
+        ("where does the shenandoah river begin", "name"),
+        ("Which is older, Springfield or Shelbyville?", None),
+        ("Why is the sky blue?", None),
     ],
 )
 def test_the_question_names_its_slot(question, slot):
@@ -136,29 +139,6 @@ def test_dates_conflict_only_when_incompatible():
     assert [c.rules for c in other.manifest.conflicts] == [["date"]]
 
 
-@given(
-    values=st.lists(st.integers(1, 40), min_size=2, max_size=8),
-    order=st.randoms(use_true_random=False),
-)
-def test_slot_conflicts_link_exactly_the_documents_with_different_values(values, order):
-    """Bucketing by value loses no pair: two documents are in one conflict group
-    exactly when some chain of different answers links them, whatever the order."""
-    texts = [f"Springfield has {v},000 people living there." for v in values]
-    indices = list(range(len(texts)))
-    order.shuffle(indices)
-    docs = [document(f"d{i}") for i in indices]
-    cands = [candidate(f"e{i}", f"d{i}", text=texts[i]) for i in indices]
-    result = pack_request(request(*cands, question=POPULATION), Catalog(docs), SLOT, RUNTIME)
-    distinct = set(values)
-    grouped = {e for c in result.manifest.conflicts for e in c.evidence_ids}
-    if len(distinct) > 1:
-        # exact duplicates fold first: the keepers of every distinct value form one group
-        assert len(result.manifest.conflicts) == 1
-        assert len(grouped) == len(distinct)
-    else:
-        assert grouped == set()
-
-
 SCALE_WORDS = {"": 1.0, " thousand": 1e3, " million": 1e6, " billion": 1e9}
 
 
@@ -181,3 +161,98 @@ def test_a_written_number_is_read_with_its_sign_scale_and_unit(
     expected = sign[1] * float(f"{whole}{decimals}") * SCALE_WORDS[scale]
     assert list(sentence.numbers) == [Quantity(expected, unit[1])]
     assert sentence.dates == ()
+
+
+def test_names_are_runs_of_capitalized_words_past_the_sentence_start():
+    [first, second] = claims_of(
+        "The theme of Only Fools and Horses was sung by John Sullivan in London. "
+        "Heather Ball sang it."
+    )
+    assert [n.words for n in first.named] == [("only", "fools"), ("horses",),
+                                              ("john", "sullivan"), ("london",)]  # fmt: skip
+    assert [n.words for n in second.named] == [("heather", "ball")]  # two words at the start
+    assert claims_of("Nobody sang it. Sullivan did.")[1].named == ()  # one word at the start
+
+
+FOUNDED = "Who founded the Springfield library?"
+
+
+def test_two_documents_naming_different_founders_are_flagged():
+    texts = (
+        "The Springfield library was founded by Jebediah Springer in the old town.",
+        "Records show the Springfield library was founded by Mary Lincoln, a teacher.",
+    )
+    result = _pack(FOUNDED, *texts)
+    assert [(c.evidence_ids, c.rules) for c in result.manifest.conflicts] == [
+        (["e0", "e1"], ["name"])
+    ]
+    # names are a rule of their own: `slot` compares numbers and dates only
+    numbers_and_dates = PackingConfig(dedup=DedupConfig(conflict_rules=("copy", "slot")))
+    assert _pack(FOUNDED, *texts, config=numbers_and_dates).manifest.conflicts == []
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        # the same founder, by surname only
+        "Records show the Springfield library was founded by Springer, a farmer.",
+        # the other name written in the passage too: not a contradiction
+        "The Springfield library was founded by Mary Lincoln after Jebediah left.",
+        # another entity: a library of another town
+        "The Shelbyville library was founded by Mary Lincoln, a teacher.",
+    ],
+)
+def test_no_name_flag_when_names_agree_or_are_not_about_the_slot(other):
+    only = PackingConfig(dedup=DedupConfig(conflict_rules=("name",)))
+    base = "The Springfield library was founded by Jebediah Springer in the old town."
+    assert _pack(FOUNDED, base, other, config=only).manifest.conflicts == []
+
+
+def test_a_passage_naming_its_own_subject_gives_no_answer():
+    """The title's words are the passage's subject, not an answer to "who"."""
+    docs = [document("d0"), document("d1")]
+    cands = [
+        candidate("e0", "d0", title="Springfield library",
+                  text="The Springfield library was founded by Jebediah Springer."),
+        candidate("e1", "d1", title="Mary Lincoln",
+                  text="Mary Lincoln worked at the Springfield library as founded by Lincoln."),
+    ]  # fmt: skip
+    result = pack_request(request(*cands, question=FOUNDED), Catalog(docs), SLOT, RUNTIME)
+    assert result.manifest.conflicts == []
+    assert Name(("mary", "lincoln")) in claims_of(cands[1].text)[0].named
+
+
+FOUNDERS = ["Jebediah Springer", "Mary Lincoln", "Ada Byron", "Otto Kruger", "Wu Chen"]
+SLOT_TEXTS = {
+    POPULATION: lambda v: f"Springfield has {v},000 people living there.",
+    FOUNDED: lambda v: (
+        f"The Springfield library was founded by {FOUNDERS[v % len(FOUNDERS)]} in the town."
+    ),
+}
+
+
+@given(
+    question=st.sampled_from(sorted(SLOT_TEXTS)),
+    values=st.lists(st.integers(1, 40), min_size=2, max_size=8),
+    order=st.randoms(use_true_random=False),
+)
+def test_slot_conflicts_link_exactly_the_documents_with_different_values(question, values, order):
+    """Bucketing by value loses no pair, for numbers and names: two documents are in
+    one conflict group exactly when some chain of different answers links them,
+    whatever the order."""
+    if question == FOUNDED:
+        values = [v % len(FOUNDERS) for v in values]
+    texts = [SLOT_TEXTS[question](v) for v in values]
+    indices = list(range(len(texts)))
+    order.shuffle(indices)
+    docs = [document(f"d{i}") for i in indices]
+    cands = [candidate(f"e{i}", f"d{i}", text=texts[i]) for i in indices]
+    result = pack_request(request(*cands, question=question), Catalog(docs), SLOT, RUNTIME)
+    distinct = set(values)
+    grouped = {e for c in result.manifest.conflicts for e in c.evidence_ids}
+    if len(distinct) > 1:
+        # exact duplicates fold first: the keepers of every distinct value form one group
+        assert len(result.manifest.conflicts) == 1
+        assert len(grouped) == len(distinct)
+    else:
+        assert grouped == set()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from packer.formats import anthropic_custom_id
 from packer.replay import compare, line_key
 from pipelines import batch, replay
+from schemas.prompt_formats import FORMATS
 from tests.batch_run import SAMPLES, _parquet, flags, input_lines, run_test_pipeline
 
 
@@ -160,9 +160,9 @@ def test_prompt_lines_of_a_provider_format_are_matched_by_their_custom_id(
     key = _edit_a_figure(stored)
     assert _replay(stored, tmp_path / "edited", *args) == 1
     edited = [r for r in _rows(tmp_path / "edited").values() if r["status"] != "same"]
-    assert [(r["differences"], anthropic_custom_id(r["request_id"])) for r in edited] == [
-        (["prompt_line"], key)
-    ]
+    assert [
+        (r["differences"], FORMATS["anthropic_batch"].request_key(r["request_id"])) for r in edited
+    ] == [(["prompt_line"], key)]
 
 
 def test_a_folder_changed_after_its_commit_is_named_against_the_run_record(

@@ -16,7 +16,7 @@ from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
 from tests.factories import candidate, document, request
 from tests.stream_harness import Routes, drain, publish, streaming_job
 from transforms.io.bigquery import InsertRows, LoadJobRows, bigquery_client
-from transforms.io.files import FileRows
+from transforms.io.row_files import FileRows
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
 
 pytestmark = pytest.mark.emulators

@@ -16,12 +16,13 @@ from apache_beam.transforms.window import TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
 
 from packer import BUILDER_VERSION
-from packer.formats import PromptLine
 from pipelines.options.jobs import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
+from schemas.prompt_formats import PromptLine
 from tests.factories import candidate, document, request
 from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
+from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.pubsub import (
     dead_letter_message,
     event_timestamp,
@@ -30,7 +31,6 @@ from transforms.io.pubsub import (
 )
 from transforms.request_records import REMEMBERED
 from transforms.stream_parse import ParseRequestStream
-from transforms.windowed_counts import WindowedExclusionCounts
 
 
 def _streaming_pipeline() -> beam.Pipeline:

@@ -1,12 +1,16 @@
 """Each deterministic check of an answer, on examples and as properties."""
 
+import re
+from pathlib import Path
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from packer.answer_sentences import split_sentences
 from packer.claims import parse_answer, sentence_facts
 from packer.figures import number_value, text_facts
-from packer.verify import Packet, Verdict, checkable_id, verify_answer
+from packer.verify import GATE_REASONS, Packet, Verdict, checkable_id, verify_answer
+from schemas import ExclusionReason
 from schemas.verification import CheckResult
 
 BLOCKS = {
@@ -195,3 +199,14 @@ def test_labels_exist_exactly_when_listed(cited: list[int]) -> None:
     unknown = sorted({f"E{i}" for i in cited if i > 3}, key=lambda s: cited.index(int(s[1:])))
     assert check.offending == unknown
     assert (check.outcome == "pass") == (not unknown)
+
+
+def test_the_gate_reasons_are_the_withheld_ones_the_docs_list() -> None:
+    """`no_excluded_text` checks the reasons declared `withheld` in the enum, which
+    docs/verify.md names; a provenance failure or a reason past the gates is not one."""
+    page = Path(__file__).resolve().parents[1] / "docs" / "verify.md"
+    rows = page.read_text(encoding="utf-8").splitlines()
+    row = next(line for line in rows if line.startswith("| `no_excluded_text`"))
+    listed = set(re.findall(r"`(\w+)`", row.split("(", 1)[1].split(")", 1)[0]))
+    assert GATE_REASONS == {r for r in ExclusionReason if r.withheld} == listed
+    assert not {ExclusionReason.HASH_MISMATCH, ExclusionReason.OVER_BUDGET} & GATE_REASONS

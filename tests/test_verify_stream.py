@@ -9,8 +9,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.testing import test_stream
 from apache_beam.testing.util import assert_that, equal_to
 
-from packer.formats import PromptLine, format_line
 from schemas import PromptMessage
+from schemas.prompt_formats import PromptLine, format_line
 from tests.test_formats import PROMPT
 from transforms.io.pubsub import prompt_message
 from transforms.verify_stream import VerifyAnswerStream

@@ -9,7 +9,7 @@ from packer import Catalog, PackerRuntime, pack_request
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
 from transforms.dead_letters import dead_letter
-from transforms.stats import SummarizeWindows, WindowTally
+from transforms.run_metrics import SummarizeWindows, WindowTally
 
 RUNTIME = PackerRuntime.load()
 

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 import apache_beam as beam
 from pydantic import BaseModel
 
-from packer.formats import FileLimits
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
+from schemas.prompt_formats import FileLimits
 from transforms.dead_letters import bounded
-from transforms.io.files import WriteJsonl
 from transforms.io.pubsub import PublishMessages, dead_letter_message
+from transforms.io.row_files import WriteJsonl
 from transforms.pack import PackOutputs
+from transforms.run_metrics import CountDeadLetters
 from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
 from transforms.sinks import (
     Sinks,
@@ -37,7 +38,6 @@ from transforms.sinks import (
     manifest_row_id,
     write_prompts,
 )
-from transforms.stats import CountDeadLetters
 
 
 class DeadLetters:

@@ -77,13 +77,19 @@ def read_parquet(
     Not `pq.read_table(path)`: for a gs:// path pyarrow uses its own Cloud Storage
     client, which ignores the endpoint and credentials Beam's client uses
     (`STORAGE_EMULATOR_HOST`), and waits on the metadata server when it has none.
-    The bytes are read whole and parsed from memory: parsing from the Python file
-    object left pyarrow's I/O threads holding it, and half the processes that did so
-    aborted at exit ("terminate called without an active exception").
+    The bytes are copied into memory Arrow owns before they are parsed. Arrow's
+    scanner can release its last hold on its input on one of Arrow's own threads
+    after the read has returned; when that input is Python's (a file object, or
+    `bytes` wrapped by `pa.BufferReader`), the release needs the interpreter, and at
+    interpreter exit that thread is torn down inside a C++ destructor: the process
+    aborted ("terminate called without an active exception", seen in a core dump of
+    `evpack verify`). Rejected: parsing the Python file object (the same abort, more
+    often) and `pq.ParquetFile(...).read()` (no `schema` to read older files by).
     """
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        data = handle.read()
-    return pq.read_table(pa.BufferReader(data), columns=columns, schema=schema)
+        owned = pa.BufferOutputStream()
+        owned.write(handle.read())
+    return pq.read_table(pa.BufferReader(owned.getvalue()), columns=columns, schema=schema)
 
 
 def _is_local(path: str) -> bool:

@@ -13,9 +13,9 @@ from typing import Any
 import apache_beam as beam
 from apache_beam import pvalue
 
-from packer.formats import answer_keys
 from packer.replay import compare, line_key, missing, replayable, stray_line
 from schemas import ExclusionRecord, ManifestRow, Request
+from schemas.prompt_formats import answer_keys
 from schemas.replay import ReplayRow
 
 MISSING = "missing"

@@ -29,9 +29,9 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import PaneInfo, WindowedValue
 from pydantic import BaseModel
 
-from packer.formats import PromptLine
 from schemas import DeadLetter
 from schemas.arrow import arrow_schema
+from schemas.prompt_formats import PromptLine
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS
 

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from packer.formats import FileLimits, PromptLine
 from schemas import DeadLetter
+from schemas.prompt_formats import FileLimits, PromptLine
 from transforms.io.base import AuditSink, RowId
 from transforms.io.bigquery import InsertRows, LoadJobRows
-from transforms.io.files import FileRows
 from transforms.io.prompt_files import WritePromptLines
 from transforms.io.pubsub import PublishMessages, prompt_message
+from transforms.io.row_files import FileRows
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,25 @@ Written as runs of plain characters between escapes ("unrolled"), which the rege
 engine scans a run at a time: 3x faster than one alternation per character
 (`"(?:[^"\\]|\\.)*...`, the same language), which cost two thirds of a record's
 checks (170 us for a 10 kB request)."""
+
+
+def _outside_strings(text: str) -> str:
+    """`text` with its JSON strings blanked to `""`, found at C speed: escaped backslashes
+    and quotes dropped, then the text split on the quotes left.
+
+    It blanks what `_STRING` blanks up to the first backslash outside a string,
+    and a backslash outside a string is no JSON: the parser stops there, so the
+    limits read up to that point are the ones that matter. Only what the parser
+    never reaches may be seen differently: a limit it breaks is confirmed with
+    `_STRING` before a record is refused for it, so every reason is as before.
+    A 10 kB request of the speed workload (non-ASCII text, some 650 quotes,
+    most passages quoting something, so escapes cannot be assumed away): 47 us
+    against the pattern's 77 us, at a load average of 2.7 on 2 cores.
+    """
+    parts = text.replace("\\\\", "").replace('\\"', "").split('"')
+    return '""'.join(parts[::2]) + ('""' if len(parts) % 2 == 0 else "")
+
+
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _LONG_NUMBER = re.compile(f"[-+0-9.eE]{{{MAX_NUMBER_CHARS + 1},}}")
@@ -90,7 +109,7 @@ def decode_text(payload: bytes | Unreadable, max_bytes: int | None = None) -> st
         )
 
 
-def _too_deep(skeleton: str) -> bool:
+def _too_deep(outside: str) -> bool:
     """Whether brackets open deeper than MAX_DEPTH anywhere, closed or not.
 
     The running count of open brackets bounds the parser's recursion up to the
@@ -98,7 +117,7 @@ def _too_deep(skeleton: str) -> bool:
     level, which never saw brackets left open: 2,000 `[` escaped as a
     RecursionError.
     """
-    steps = map(_STEP.__getitem__, _NOT_BRACKETS.sub("", skeleton))
+    steps = map(_STEP.__getitem__, _NOT_BRACKETS.sub("", outside))
     return max(accumulate(steps, initial=0)) > MAX_DEPTH
 
 
@@ -123,15 +142,20 @@ STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_
 """The parser with the refusals above (NaN, a key twice), for readers of several values."""
 
 
+def _beyond_limits(outside: str) -> str | None:
+    """Which limit the text outside the strings breaks, if any."""
+    if _too_deep(outside):
+        return f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
+    if _LONG_NUMBER.search(outside):
+        return f"invalid JSON: a number literal longer than {MAX_NUMBER_CHARS} characters"
+    return None
+
+
 def loads(text: str) -> Any | Refused:
     """Parse JSON text within the limits above; a `Refused` says which one failed."""
-    skeleton = _STRING.sub('""', text)
-    if _too_deep(skeleton):
-        return Refused(f"invalid JSON: nested deeper than {MAX_DEPTH} levels", text)
-    if _LONG_NUMBER.search(skeleton):
-        return Refused(
-            f"invalid JSON: a number literal longer than {MAX_NUMBER_CHARS} characters", text
-        )
+    refused = _beyond_limits(_outside_strings(text)) and _beyond_limits(_STRING.sub('""', text))
+    if refused:
+        return Refused(refused, text)
     try:
         return STRICT_DECODER.decode(text)
     except ValueError as err:

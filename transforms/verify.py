@@ -2,7 +2,7 @@
 
 Two joins. Result lines name a request by the id its prompt line carried
 (`custom_id`, a Vertex label, or the request id), which may be the mapped id
-of `packer.formats`; so first every manifest is keyed by each id a provider
+of `schemas.prompt_formats`; so first every manifest is keyed by each id a provider
 may use for it, and answers and prompt lines are resolved to request ids.
 Then everything of one request meets: its manifest, prompt blocks, answers,
 and, when the request file is given, its candidates' texts and exclusions.
@@ -26,9 +26,9 @@ from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 
 from packer.answers import Answer, AnswerError, PromptText, parse_answer_line, parse_prompt_line
-from packer.formats import answer_keys
 from packer.verify import GATE_REASONS, Packet, checkable_id, verify_answer
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
+from schemas.prompt_formats import answer_keys
 from schemas.verification import VerificationRow
 from transforms.bounded_lines import file_lines
 from transforms.dead_letters import dead_letter

@@ -20,7 +20,7 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
     config = _read_config(path)
     if prompt_format is None or prompt_format == config.prompt_format:
         return config
-    try:  # the config's model may not fit the flag's format (`schemas.config.MODEL_RULES`)
+    try:  # the config's model may not fit the flag's format (`PromptFormat.models`)
         return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
     except ValidationError as err:
         raise UsageError(

@@ -2,24 +2,16 @@
 
 import argparse
 from datetime import UTC, datetime
-from typing import get_args
 
 from apache_beam.options.pipeline_options import PipelineOptions
 from pydantic import TypeAdapter, ValidationError
 
 from pipelines.options.flags import GCS_FILE, Flag, Param, declare
 from schemas._types import UtcDatetime
-from schemas.config import PromptFormat
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS, format_help
 
-PROMPT_FORMAT_LABELS: dict[str, str] = {
-    "messages": "evidence-packer prompt messages",
-    "openai_batch": "OpenAI Batch API input lines",
-    "anthropic_batch": "Anthropic Message Batches requests",
-    "vertex_batch": "Vertex AI Gemini batch prediction lines",
-    "bedrock_batch": "Amazon Bedrock batch inference records (Anthropic models)",
-    "bedrock_converse_batch": "Amazon Bedrock batch inference records (Converse, any model)",
-}
-"""The flex template's label of each prompt format (`templates` checks every one has one)."""
+PROMPT_FORMAT_LABELS: dict[str, str] = {name: f.help for name, f in FORMATS.items()}
+"""The flex template's label of each prompt format: its own phrase (`PromptFormat.help`)."""
 
 
 class PackingOptions(PipelineOptions):
@@ -33,11 +25,9 @@ class PackingOptions(PipelineOptions):
         ),
         Flag(
             "prompt_format",
-            "Shape of each prompt line: our messages JSON, or the input line of the "
-            "OpenAI Batch, Anthropic Message Batches, Vertex AI batch prediction or "
-            "Amazon Bedrock batch inference (InvokeModel or Converse) API (default: the "
-            "config's prompt_format, messages). Part of config_hash.",
-            choices=get_args(PromptFormat),
+            f"Shape of each prompt line ({format_help()}); default: the config's "
+            "prompt_format, messages. Part of config_hash.",
+            choices=FORMAT_NAMES,
             template=Param(
                 "Prompt format",
                 choice_labels=PROMPT_FORMAT_LABELS,

@@ -5,7 +5,6 @@ its schema derived from `schemas/`; files are read through Beam's
 filesystems, local or `gs://`.
 """
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
 
+from packer.answers import AnswerError, parse_prompt_line
 from pipelines.command import UsageError
 from pipelines.views import View
 from schemas.arrow import arrow_schema
@@ -87,25 +87,17 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-PROMPT_FORMATS: dict[str, str] = {
-    "params": "anthropic_batch",
-    "body": "openai_batch",
-    "request": "vertex_batch",
-    "modelInput": "bedrock_batch or bedrock_converse_batch",
-    "label_map": "messages",
-}
-"""The top-level key that tells the prompt formats' lines apart (`packer.formats`), for a
-run without a run record."""
-
-
 def prompt_format(audit_dir: str) -> str | None:
-    """The format of the run's prompt lines, from the first line's keys (None: no prompts)."""
+    """The format of the run's prompt lines, as its first line reads (`packer.answers`), for a
+    run without a run record (None: no prompts)."""
     for path in matching_files(f"{audit_dir}/prompts/*.jsonl"):
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
             for line in iter(handle.readline, b""):  # a shard can be large: its first line
                 if line.strip():
-                    keys = json.loads(line).keys()
-                    return next((f for k, f in PROMPT_FORMATS.items() if k in keys), "unknown")
+                    try:
+                        return parse_prompt_line(line.decode("utf-8")).prompt_format
+                    except (AnswerError, UnicodeDecodeError):
+                        return "unknown"
     return None
 
 

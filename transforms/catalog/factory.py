@@ -5,11 +5,14 @@ becomes the provider that serves it. Streaming re-reads a catalog file every
 `refresh_seconds` instead of broadcasting it once, so a revoked grant applies
 without a restart; Bigtable lookups already expire after that delay. Rejected:
 a `catalog_provider()` per job (the two copies had already drifted in how
-they told Bigtable from a file).
+they told Bigtable from a file). Each mode is one entry of `PROVIDERS`, whose
+names are the modes; rejected: an if-chain over the modes beside a hand list
+of their names (two places to edit for a new provider).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import apache_beam as beam
 
@@ -20,8 +23,34 @@ from transforms.catalog.refresh import RefreshingCatalogFile
 from transforms.catalog.side_input import ReadCatalog, SideInputCatalog
 from transforms.names import FileFormat
 
-CatalogMode = Literal["side_input", "join", "bigtable"]
-CATALOG_MODES: tuple[CatalogMode, ...] = ("side_input", "join", "bigtable")
+
+def _file(source: "CatalogSource") -> tuple[str, FileFormat]:
+    """The catalog file a file mode reads; a mode without one is a usage error."""
+    if source.pattern is None or source.file_format is None:
+        raise ValueError(f"--catalog_mode={source.mode} reads a catalog file: pass --catalog")
+    return source.pattern, source.file_format
+
+
+def _side_input(
+    pipeline: beam.Pipeline, source: "CatalogSource", streaming: bool
+) -> CatalogProvider:
+    """A snapshot broadcast once; streaming re-reads the file every `refresh_seconds`."""
+    if streaming:
+        return RefreshingCatalogFile(*_file(source), source.refresh_seconds)
+    return SideInputCatalog(pipeline | "ReadCatalog" >> ReadCatalog(*_file(source)))
+
+
+ProviderBuilder = Callable[[beam.Pipeline, "CatalogSource", bool], CatalogProvider]
+PROVIDERS: dict[str, ProviderBuilder] = {
+    "side_input": _side_input,
+    "join": lambda pipeline, source, streaming: JoinedCatalog(*_file(source)),
+    "bigtable": lambda pipeline, source, streaming: BigtableCatalog(source.bigtable),
+}
+"""Each `--catalog_mode` and how it builds its provider; a new provider is a module in
+`transforms/catalog/` and one entry here (the flag's choices read the names)."""
+
+CatalogMode = Literal[tuple(PROVIDERS)]
+CATALOG_MODES: tuple[CatalogMode, ...] = get_args(CatalogMode)
 
 
 @dataclass(frozen=True)
@@ -40,13 +69,4 @@ def catalog_provider(
     pipeline: beam.Pipeline, source: CatalogSource, streaming: bool
 ) -> CatalogProvider:
     """How the pack step finds each request's catalog entries from `source`."""
-    if source.bigtable is not None:
-        return BigtableCatalog(source.bigtable)
-    pattern, file_format = source.pattern, source.file_format
-    if pattern is None or file_format is None:
-        raise ValueError(f"--catalog_mode={source.mode} reads a catalog file: pass --catalog")
-    if source.mode == "join":
-        return JoinedCatalog(pattern, file_format)
-    if streaming:
-        return RefreshingCatalogFile(pattern, file_format, source.refresh_seconds)
-    return SideInputCatalog(pipeline | "ReadCatalog" >> ReadCatalog(pattern, file_format))
+    return PROVIDERS[source.mode](pipeline, source, streaming)

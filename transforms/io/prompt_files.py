@@ -11,8 +11,8 @@ the sink's temp-file-and-rename commit that keeps retried bundles out).
 import apache_beam as beam
 from apache_beam.io.textio import WriteToText
 
-from packer.formats import FileLimits, PromptLine
-from transforms.io.files import output_prefix
+from schemas.prompt_formats import FileLimits, PromptLine
+from transforms.io.row_files import output_prefix
 
 
 class WritePromptLines(beam.PTransform[beam.PCollection[PromptLine], beam.pvalue.PDone]):

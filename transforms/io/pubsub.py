@@ -29,8 +29,8 @@ from apache_beam.utils.timestamp import Timestamp
 from google.cloud import pubsub, pubsub_v1
 from google.pubsub_v1.services.subscriber.transports.grpc import SubscriberGrpcTransport
 
-from packer.formats import PromptLine
 from schemas import DeadLetter
+from schemas.prompt_formats import PromptLine
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES
 from transforms.strict_json import Refused, decode_text, loads, shown

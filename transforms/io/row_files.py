@@ -1,4 +1,4 @@
-"""File writers: prompts and dead letters as JSONL, audit rows as Parquet.
+"""Row files: pydantic rows as sharded JSONL (prompts, dead letters) or Parquet (audit rows).
 
 Parquet schemas come from `schemas.arrow`, derived from the same pydantic
 models as the BigQuery tables. Each output is a directory of sharded files

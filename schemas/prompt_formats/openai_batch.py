@@ -1,0 +1,78 @@
+"""`openai_batch`: an OpenAI Batch API input line for the chat completions endpoint.
+
+Input: `{custom_id, method: POST, url: /v1/chat/completions, body: {model,
+messages, max_tokens}}`; OpenAI takes any string as `custom_id`, so it is the
+request id. Output: `{id, custom_id, response: {status_code, request_id, body:
+<chat completion>}, error}`; the answer is `body.choices[0].message.content`.
+An `error`, or a status code other than 200, is an `errored` answer.
+
+Any model name is taken: the line is also the input of OpenAI-compatible
+servers and gateways (vLLM, LiteLLM) that serve or route any model.
+"""
+
+from typing import Any
+
+from schemas.outputs import PromptMessage
+from schemas.prompt_formats.base import (
+    LINE_HEADROOM,
+    MB,
+    OPENAI_FRAMING,
+    FileLimits,
+    PromptFormat,
+    compact_json,
+)
+from schemas.prompt_formats.results import (
+    Answer,
+    AnswerError,
+    error_text,
+    no_content,
+    required_key,
+)
+
+OPENAI_URL = "/v1/chat/completions"
+
+
+class OpenAIBatch(PromptFormat):
+    name = "openai_batch"
+    help = "an OpenAI Batch API input line, also for OpenAI-compatible servers"
+    # An input file holds up to 50,000 requests and 200 MB.
+    limits = FileLimits(max_lines=50_000, max_bytes=200 * MB, line_headroom=LINE_HEADROOM)
+    framing = OPENAI_FRAMING
+
+    def line(self, prompt: PromptMessage, max_tokens: int) -> str:
+        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        body = {"model": prompt.model, "messages": messages, "max_tokens": max_tokens}
+        return compact_json(
+            {"custom_id": prompt.request_id, "method": "POST", "url": OPENAI_URL, "body": body}
+        )
+
+    def prompt_text(self, value: dict[str, Any]) -> tuple[str, str] | None:
+        if "body" not in value:
+            return None
+        messages = value["body"]["messages"]
+        return value["custom_id"], "".join(m["content"] for m in messages if m["role"] == "user")
+
+    def read_result(self, value: dict[str, Any]) -> Answer | None:
+        if "custom_id" not in value or "result" in value:  # with `result`: Anthropic's
+            return None
+        key = required_key(value.get("custom_id"), "custom_id")
+        response = value.get("response") or {}
+        body = response.get("body") or {}
+        if value.get("error"):
+            return Answer(key, self.name, "errored", "", error_text(value["error"]))
+        if response.get("status_code") != 200:
+            error = error_text(body.get("error")) or f"status code {response.get('status_code')}"
+            return Answer(key, self.name, "errored", "", error)
+        try:
+            choice = body["choices"][0]
+            message = choice["message"]
+            content = message.get("content")
+        except (KeyError, IndexError, TypeError, AttributeError) as err:
+            raise AnswerError("OpenAI result without choices[0].message") from err
+        if content is None:
+            why = message.get("refusal") or f"finish_reason {choice.get('finish_reason')}"
+            return no_content(key, self.name, why)
+        return Answer(key, self.name, "succeeded", str(content), None)
+
+
+FORMAT = OpenAIBatch()

@@ -1,0 +1,67 @@
+"""A model answer read from a batch API's result line, and what every format's reader shares.
+
+A result the API calls a success but that holds no text (Anthropic `content:
+[]` or only non-text blocks, also from Bedrock; a Converse message without a
+text block; an OpenAI message whose `content` is null, with or without a
+`refusal`; a Vertex candidate without parts) is `no_content`, with the stop
+or finish reason as its error: an API outcome like `errored`, not an empty
+answer that checks could pass. A text that is present but blank is an
+answer, and fails the `answered` check.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+AnswerFormat = str  # "plain" or a prompt format's name: "openai_batch", ...
+
+
+class AnswerError(ValueError):
+    """A line that is not an answer in any known result format."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One model answer (or the API's failure to give one), keyed as its line names it."""
+
+    key: str
+    answer_format: AnswerFormat
+    status: str  # succeeded, errored, canceled, expired, no_content
+    text: str
+    error: str | None
+    file: str | None = None
+    """The answers file and 1-based line the answer was read from, when read from a file."""
+    line: int | None = None
+
+
+def no_content(key: str, answer_format: AnswerFormat, why: Any) -> Answer:
+    return Answer(key, answer_format, "no_content", "", f"no text in the result ({why})")
+
+
+def text_answer(key: str, answer_format: AnswerFormat, texts: list[str], why: str) -> Answer:
+    """A success with its text blocks joined, or `no_content` (with `why`) without any."""
+    if not texts:
+        return no_content(key, answer_format, why)
+    return Answer(key, answer_format, "succeeded", "".join(texts), None)
+
+
+def required_key(value: Any, field: str) -> str:
+    """The id a result line names its request by; a line without one is no answer."""
+    if not isinstance(value, str) or not value:
+        raise AnswerError(f"result line without a {field}")
+    return value
+
+
+def error_text(error: Any) -> str | None:
+    """A readable error from the nested error objects the APIs return."""
+    if error is None or error == "":
+        return None
+    if isinstance(error, dict):
+        inner = error.get("error")
+        if isinstance(inner, dict):
+            return error_text(inner)
+        message = error.get("message")
+        kind = error.get("type") or error.get("code")
+        if message:
+            return f"{kind}: {message}" if kind else str(message)
+    return json.dumps(error, sort_keys=True) if not isinstance(error, str) else error
