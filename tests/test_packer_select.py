@@ -1,6 +1,7 @@
 """Selection, ordering policies, budget ledger and rendering."""
 
 import hashlib
+import html
 import re
 
 import pytest
@@ -325,3 +326,19 @@ def test_subject_of_is_a_prefix_name_or_nothing(text):
     subject = subject_of(text)
     assert subject == "" or text.lstrip().lstrip('"').startswith(subject)
     assert not subject or subject[0].isupper() or subject[0].isdigit() or text.lstrip()[0] == '"'
+
+
+LAZY_BLOCK = re.compile(r"<(E\d+)(?: [^\n]*)?>\n(?:(.*?)\n)?</\1>\n", re.DOTALL)
+"""The plain reading of a block (its body ends at the first closing line, tried at every
+character), which `parse_blocks`' line-by-line pattern must match exactly."""
+
+BLOCK_LINES = st.sampled_from(
+    ["<E1>", "<E2>", '<E1 title="a b">', "</E1>", "</E2>", "</E12>", "</E1> x", "", "a &amp; <b>"]
+)
+"""Lines of a user message: openings, closings (and near misses), bodies, empty lines."""
+
+
+@given(st.lists(BLOCK_LINES, max_size=30).map(lambda lines: "".join(f"{x}\n" for x in lines)))
+def test_parse_blocks_matches_the_lazy_reading(message):
+    lazy = {m.group(1): html.unescape(m.group(2) or "") for m in LAZY_BLOCK.finditer(message)}
+    assert parse_blocks(message) == lazy
