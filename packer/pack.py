@@ -24,8 +24,6 @@ from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
 from schemas.prompt_formats import FORMATS
 
-R = ExclusionReason
-
 __all__ = ["PackError", "PackResult", "layout_of", "pack_request"]
 
 
@@ -291,7 +289,7 @@ def _choose(
     # The exact count of the whole prompt is the admission control: should the
     # notes still outgrow what selection paid for, the last chosen (least valuable) block goes.
     while chosen and not rendered.fits:
-        left_out[chosen.pop().evidence_id] = R.OVER_BUDGET
+        left_out[chosen.pop().evidence_id] = ExclusionReason.OVER_BUDGET
         rendered = _render(chosen, bodies, frame)
     return rendered, left_out
 

@@ -12,8 +12,6 @@ from packer.subjects import on_named_day, publisher_of, subject_of
 from packer.units import best_unit
 from schemas import ExclusionReason, UtilityWeights
 
-R = ExclusionReason
-
 
 @dataclass(frozen=True, slots=True)
 class SelectionPolicy:
@@ -279,10 +277,10 @@ class Packet:
         else:  # only a candidate near the budget's size needs its exact count
             oversized = self.costs.upper(index) > budget and self.resolve(index) > budget
         if oversized:
-            return R.OVERSIZED
+            return ExclusionReason.OVERSIZED
         if index in self.held_back or self.capped(index):
-            return R.PER_DOCUMENT_CAP
-        return R.OVER_BUDGET
+            return ExclusionReason.PER_DOCUMENT_CAP
+        return ExclusionReason.OVER_BUDGET
 
 
 _NONE: frozenset[str] = frozenset()

@@ -44,6 +44,76 @@ def _applies(doc: CatalogDocument | None, attribute: str, value: str) -> bool:
     return not declared or value in declared
 
 
+@dataclass(frozen=True, slots=True)
+class _Sources:
+    """What the catalog says of each member: its document, source and authority rank."""
+
+    by_id: dict[str, Evidence]
+    catalog: Catalog
+    tenant_id: str
+    ranking: dict[str, int]
+
+    def doc(self, evidence_id: str) -> CatalogDocument | None:
+        return self.catalog.get(self.tenant_id, self.by_id[evidence_id].document_id)
+
+    def source(self, evidence_id: str) -> str | None:
+        document = self.doc(evidence_id)
+        return document.source if document else None
+
+    def rank(self, evidence_id: str) -> int:
+        named = self.source(evidence_id)
+        return (
+            self.ranking.get(named, len(self.ranking)) if named is not None else len(self.ranking)
+        )
+
+
+def _exclude(
+    out: Resolved,
+    rule: str,
+    kept: list[str],
+    left: dict[str, tuple[ExclusionReason, str]],
+    detail: str,
+) -> list[str]:
+    """Exclude `left` by `rule`, write the decision down, and give the members kept."""
+    out.excluded.update(left)
+    out._record(rule, kept, list(left), detail)
+    return kept
+
+
+def _applicable(
+    members: list[str], sources: _Sources, request: Request, config: ResolutionConfig, out: Resolved
+) -> list[str]:
+    """The members that apply to the request's jurisdiction and product version."""
+    for attribute in config.applicability:
+        value: str | None = getattr(request, attribute)
+        if value is None:
+            continue
+        applying = [m for m in members if _applies(sources.doc(m), attribute, value)]
+        if applying and len(applying) < len(members):
+            detail = f"{attribute} {value}"
+            reason = (ExclusionReason.NOT_APPLICABLE, f"{detail}: not in the catalog's")
+            left = {m: reason for m in members if m not in applying}
+            members = _exclude(out, attribute, applying, left, detail)
+    return members
+
+
+def _authoritative(
+    members: list[str], sources: _Sources, config: ResolutionConfig, out: Resolved
+) -> list[str]:
+    """The members of the best-ranked source, when the ranking tells them apart."""
+    best = min(sources.rank(m) for m in members)
+    top = [m for m in members if sources.rank(m) == best]
+    if len(top) == len(members):
+        return members
+    winner = config.authority[best]
+    left = {
+        m: (ExclusionReason.LOWER_AUTHORITY, f"source {winner} ranks above {sources.source(m)}")
+        for m in members
+        if m not in top
+    }
+    return _exclude(out, "authority", top, left, f"ranking {' > '.join(config.authority)}")
+
+
 def resolve(
     conflicts: Sequence[tuple[str, ...]],
     kinds: Sequence[tuple[str, ...]],
@@ -53,57 +123,13 @@ def resolve(
     config: ResolutionConfig,
 ) -> Resolved:
     """Each conflict group through applicability, authority, then keep_both."""
-    by_id = {r.evidence_id: r for r in kept}
     out = Resolved()
-
-    def doc(evidence_id: str) -> CatalogDocument | None:
-        return catalog.get(request.tenant_id, by_id[evidence_id].document_id)
-
     ranking = {source: rank for rank, source in enumerate(config.authority)}
-
-    def source(evidence_id: str) -> str | None:
-        document = doc(evidence_id)
-        return document.source if document else None
-
-    def rank(evidence_id: str) -> int:
-        named = source(evidence_id)
-        return ranking.get(named, len(ranking)) if named is not None else len(ranking)
-
+    sources = _Sources({r.evidence_id: r for r in kept}, catalog, request.tenant_id, ranking)
     for group, found_by in zip(conflicts, kinds, strict=True):
-        members = list(group)
-        for attribute in config.applicability:
-            value: str | None = getattr(request, attribute)
-            if value is None:
-                continue
-            applying = [m for m in members if _applies(doc(m), attribute, value)]
-            if applying and len(applying) < len(members):
-                left = [m for m in members if m not in applying]
-                detail = f"{attribute} {value}"
-                out.excluded.update(
-                    {
-                        m: (ExclusionReason.NOT_APPLICABLE, f"{detail}: not in the catalog's")
-                        for m in left
-                    }
-                )
-                out._record(attribute, applying, left, detail)
-                members = applying
+        members = _applicable(list(group), sources, request, config, out)
         if len(members) > 1 and config.policy == "authority":
-            best = min(rank(m) for m in members)
-            top = [m for m in members if rank(m) == best]
-            if len(top) < len(members):
-                left = [m for m in members if m not in top]
-                winner = config.authority[best]
-                out.excluded.update(
-                    {
-                        m: (
-                            ExclusionReason.LOWER_AUTHORITY,
-                            f"source {winner} ranks above {source(m)}",
-                        )
-                        for m in left
-                    }
-                )
-                out._record("authority", top, left, f"ranking {' > '.join(config.authority)}")
-                members = top
+            members = _authoritative(members, sources, config, out)
         if len(members) > 1:
             out.conflicts.append(tuple(members))
             out.kinds.append(found_by)
