@@ -10,8 +10,10 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.batch import run as run_batch
+from pipelines.options.sinks import SinkOptions, resolve_sinks
 from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
 from tests.factories import candidate, document, request
 from tests.stream_harness import Routes, drain, publish, streaming_job
@@ -109,3 +111,34 @@ def test_the_flags_pick_one_registered_backend(
 ) -> None:
     sinks = Sinks(output="out", dataset=dataset, prompts_topic=None, load_jobs=load_jobs)
     assert isinstance(AUDIT_SINKS[audit_sink(sinks)](sinks), backend)
+
+
+def _resolved(tmp_path, *extra: str, window_seconds: int | None = None) -> Sinks:
+    options = PipelineOptions([f"--output={tmp_path / 'out'}", *extra])
+    return resolve_sinks(options, window_seconds=window_seconds)
+
+
+def test_audit_sink_names_the_backend_over_what_the_locations_imply(tmp_path) -> None:
+    dataset = "--bigquery_dataset=p.evpack"
+    assert audit_sink(_resolved(tmp_path, dataset)) == "bigquery_inserts"
+    chosen = _resolved(tmp_path, dataset, "--audit_sink=files")
+    assert isinstance(AUDIT_SINKS[audit_sink(chosen)](chosen), FileRows)
+
+
+@pytest.mark.parametrize(
+    ("extra", "window_seconds", "said"),
+    [
+        (("--audit_sink=bigquery_inserts",), None, "--bigquery_dataset"),
+        (("--audit_sink=bigquery_load_jobs", "--bigquery_dataset=p.evpack"), 60, "batch jobs"),
+    ],
+)
+def test_a_chosen_backend_asks_before_the_run_for_what_it_needs(
+    tmp_path, extra: tuple[str, ...], window_seconds: int | None, said: str
+) -> None:
+    with pytest.raises(ValueError, match=said):
+        _resolved(tmp_path, *extra, window_seconds=window_seconds)
+
+
+def test_audit_sink_offers_every_registered_backend() -> None:
+    (flag,) = [f for f in SinkOptions.FLAGS if f.name == "audit_sink"]
+    assert flag.choices == tuple(AUDIT_SINKS)

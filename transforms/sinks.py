@@ -15,8 +15,9 @@ row the insert sink refuses comes back as a dead letter, so nothing is lost.
 
 Each backend of the audit rows is an object with one method,
 `write(rows, name, row_id) -> Written`, listed by name in `AUDIT_SINKS`;
-`audit_sink` is the one place the flags pick a name, and `write_prompts` the
-one place the prompts' sink is picked. Rejected: an if-chain inside the
+`audit_sink` is the one place a name is picked (`--audit_sink`, or the
+locations the run names), and `write_prompts` the one place the prompts' sink
+is picked. Rejected: an if-chain inside the
 writer over files / load jobs / inserts (a new backend meant editing it, and
 the prompt choice lived in the batch job).
 """
@@ -46,6 +47,9 @@ class Sinks:
     """Batch on Dataflow: BigQuery load jobs instead of streaming inserts."""
     window_seconds: int | None = None
     """Streaming: files are written once per window of this length."""
+    audit: str | None = None
+    """`--audit_sink`: the audit rows' backend by its name in `AUDIT_SINKS`, or None
+    for the one the locations imply."""
 
 
 def manifest_row_id(row: dict) -> str:
@@ -64,17 +68,42 @@ def verification_row_id(row: dict) -> str:
     return f"{row['request_id']}/{row['answer_key']}/{row['answer_file']}:{row['answer_line']}"
 
 
+def output_of(sinks: Sinks) -> str:
+    """`--output`, for a backend that writes under it."""
+    if sinks.output is None:
+        raise ValueError("this audit sink writes under --output: pass --output")
+    return sinks.output
+
+
+def dataset_of(sinks: Sinks) -> str:
+    """`--bigquery_dataset`, for a backend that writes to its tables."""
+    if sinks.dataset is None:
+        raise ValueError("this audit sink writes to BigQuery: pass --bigquery_dataset")
+    return sinks.dataset
+
+
+def load_jobs(sinks: Sinks) -> LoadJobRows:
+    """BigQuery load jobs: a batch job's backend (a streaming job inserts)."""
+    if sinks.window_seconds is not None:
+        raise ValueError("bigquery_load_jobs is for batch jobs; a streaming job inserts")
+    return LoadJobRows(dataset_of(sinks))
+
+
 AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
-    "files": lambda sinks: FileRows(sinks.output, sinks.window_seconds),
-    "bigquery_load_jobs": lambda sinks: LoadJobRows(str(sinks.dataset)),
-    "bigquery_inserts": lambda sinks: InsertRows(str(sinks.dataset)),
+    "files": lambda sinks: FileRows(output_of(sinks), sinks.window_seconds),
+    "bigquery_load_jobs": load_jobs,
+    "bigquery_inserts": lambda sinks: InsertRows(dataset_of(sinks)),
 }
-"""Every backend of the audit rows, by name, built from the flags; a new backend is one
-class in `transforms/io/` and one entry here (`audit_sink` picks the name)."""
+"""Every backend of the audit rows, by name, built from the run's locations (a
+ValueError names a missing one); a new backend is one class in `transforms/io/`
+and one entry here, which `--audit_sink` then offers by name."""
 
 
 def audit_sink(sinks: Sinks) -> str:
-    """The backend the flags choose: files unless a dataset is named; loads only if asked."""
+    """The backend named by `--audit_sink`, else the one the locations imply: files
+    unless a dataset is named; BigQuery load jobs only in a batch job on Dataflow."""
+    if sinks.audit is not None:
+        return sinks.audit
     if sinks.dataset is None:
         return "files"
     return "bigquery_load_jobs" if sinks.load_jobs else "bigquery_inserts"

@@ -37,7 +37,12 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
     ),
     "streaming": (
         (StreamOptions, None),
-        (SinkOptions, frozenset({"output", "prompts_topic", "bigquery_dataset", "create_tables"})),
+        (
+            SinkOptions,
+            frozenset(
+                {"output", "prompts_topic", "bigquery_dataset", "audit_sink", "create_tables"}
+            ),
+        ),
         (CatalogOptions, None),
         (PackingOptions, frozenset({"config", "prompt_format"})),
         (InputOptions, frozenset({"max_record_bytes"})),

@@ -16,7 +16,7 @@ from pipelines.options.flags import (
     parse_bool,
     pubsub_regex,
 )
-from transforms.sinks import Sinks
+from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
 
 
 class SinkOptions(PipelineOptions):
@@ -40,6 +40,16 @@ class SinkOptions(PipelineOptions):
             "Audit dataset as <project>.<dataset>; tables manifests, exclusions, "
             "exclusion_counts, dead_letters.",
             template=Param("Audit dataset", rf"^{PROJECT}\.[A-Za-z0-9_]{{1,1024}}$"),
+        ),
+        Flag(
+            "audit_sink",
+            "Backend of the audit rows, by name (default: BigQuery when "
+            "--bigquery_dataset is named, load jobs on Dataflow, else files under --output).",
+            choices=tuple(AUDIT_SINKS),
+            template=Param(
+                "Audit rows' backend",
+                choice_labels={name: name.replace("_", " ") for name in AUDIT_SINKS},
+            ),
         ),
         Flag(
             "create_tables",
@@ -122,4 +132,6 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
         )
     runner = options.view_as(StandardOptions).runner or ""
     loads = window_seconds is None and dataset is not None and runner.startswith("Dataflow")
-    return Sinks(output, dataset, topic, load_jobs=loads, window_seconds=window_seconds)
+    sinks = Sinks(output, dataset, topic, loads, window_seconds, opts.audit_sink)
+    AUDIT_SINKS[audit_sink(sinks)](sinks)  # a location the chosen backend needs is named
+    return sinks

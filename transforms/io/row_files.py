@@ -89,11 +89,9 @@ class WriteFiles(beam.PTransform):
 class FileRows:
     """Audit rows as files under `--output` (Parquet, JSONL for dead letters)."""
 
-    def __init__(self, output: str | None, window_seconds: int | None) -> None:
+    def __init__(self, output: str, window_seconds: int | None) -> None:
         self._output = output
         self._window = window_seconds
 
     def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
-        if self._output is None:
-            raise ValueError(f"no sink for {name}: pass --output or --bigquery_dataset")
         return Written(files=rows | "Files" >> WriteFiles(self._output, name, self._window))
