@@ -291,7 +291,12 @@ foreign_values = st.one_of(
 
 
 def _items(value: Any) -> int:
-    """How many items a top-level value holds: an array's (a [document, score] pair is one)."""
+    """How many items a top-level value holds: an array's (a [document, score] pair is one);
+    a value holding a non-finite number is no strict JSON, so it is one unreadable item."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return 1
     pair = isinstance(value, list) and len(value) == 2 and isinstance(value[0], dict)
     if isinstance(value, list) and not (pair and isinstance(value[1], int | float)):
         return len(value)
@@ -337,3 +342,14 @@ def test_the_command_writes_dead_letters_and_keeps_earlier_outputs(
     assert "missing revision_id in 1 of 1 candidates" in summary
     assert convert_command.main([f"--input={source}", f"--output={out}", *who]) == 2
     assert "exists; pass --overwrite" in capsys.readouterr().err
+
+
+def test_reading_resumes_at_the_next_value_after_one_that_does_not_parse() -> None:
+    """The lines of a value that fails go with its dead letter; the next value of any kind
+    (a scalar JSONL line too) is read on its own, so nothing is skipped unseen."""
+    text = '[\n  Infinity,\n  null\n]\n1\n{"page_content": "x"}\n'
+    result = convert([("in.jsonl", text.encode())], Supplied())
+    payloads = [d.payload for d in result.dead_letters]
+    assert payloads[:2] == ["[\n  Infinity,\n  null\n]", "1"]
+    assert "Infinity is not a JSON number" in result.dead_letters[0].error
+    assert result.shapes == {"langchain": 1}

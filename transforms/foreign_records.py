@@ -14,8 +14,8 @@ Containers: JSONL, a JSON array, one pretty-printed JSON value, or pretty
 values one after another (`jq .` output), told apart by reading values one by
 one (`json.JSONDecoder.raw_decode`) with the strictness of record parsing
 (`transforms.strict_json`: no key twice, no NaN). A value that does not parse
-is a dead letter, and reading resumes at the next line opening a value at its
-first column.
+is a dead letter holding the text up to the next line opening a value at its
+first column, where reading resumes.
 
 Where our fields come from (`CANDIDATE_KEYS`, `REQUEST_KEYS`; docs/input.md,
 "Other tools' results"): a candidate's fields from the item's metadata
@@ -154,10 +154,10 @@ def read_values(text: str, source: str) -> Iterator[Any | DeadLetter]:
         try:
             value, next_at = STRICT_DECODER.raw_decode(text, at)
         except (ValueError, RecursionError) as err:
-            line_end = text.find("\n", at)
-            shown = text[at : line_end if line_end >= 0 else end]
-            yield dead_letter(STAGE, f"invalid JSON: {err}", shown, source, None)
-            at = _next_value_line(text, at)
+            resume = _next_value_line(text, at)
+            skipped = text[at:resume].rstrip()
+            yield dead_letter(STAGE, f"invalid JSON: {err}", skipped, source, None)
+            at = resume
             continue
         at = next_at
         if isinstance(value, list) and not _is_pair(value):
@@ -167,10 +167,15 @@ def read_values(text: str, source: str) -> Iterator[Any | DeadLetter]:
 
 
 def _next_value_line(text: str, at: int) -> int:
-    """The start of the next line that opens a value at its first column, or the end."""
+    """The start of the next line that opens a value at its first column, or the end.
+
+    Any value may open there (a scalar line of JSONL too); an indented line, or one
+    closing a bracket, belongs to the value that failed. Everything skipped goes
+    with that value's dead letter. Rejected: resuming only at `{` or `[` (the
+    scalar lines between were skipped without a trace)."""
     while (at := text.find("\n", at)) >= 0:
         at += 1
-        if text[at : at + 1] in ("{", "["):
+        if text[at : at + 1] not in ("", " ", "\t", "\r", "\n", "]", "}", ","):
             return at
     return len(text)
 
