@@ -47,7 +47,7 @@ from transforms.progress import (
     TrackProgress,
     input_size,
 )
-from transforms.record_files import ReadRecords
+from transforms.record_files import ReadRecords, matching_files
 from transforms.run_metrics import PromptTokenPercentiles
 from transforms.staging import (
     acquire,
@@ -246,7 +246,8 @@ def run(argv: list[str] | None = None) -> BatchRun:
     elapsed = time.monotonic() - started
     files = output_files(output)
     letters = sampled_letters(files["dead_letters"])
-    summary = summarize(result.metrics(), elapsed, files, letters)
+    written = {name: glob for name, glob in files.items() if matching_files(glob)}
+    summary = summarize(result.metrics(), elapsed, written, letters)
     return BatchRun(settings=settings, summary=summary)
 
 

@@ -33,7 +33,7 @@ def test_batch_writes_audit_rows_to_bigquery_and_prompts_to_a_topic(
     requests = SAMPLES / "requests.jsonl"
     run_test_pipeline(flags(requests, tmp_path / "files"))
     files = read_outputs(tmp_path / "files")
-    run_batch(  # through the job's start: it creates the dataset and tables
+    services = run_batch(  # through the job's start: it creates the dataset and tables
         flags(
             requests,
             tmp_path / "services",
@@ -60,6 +60,8 @@ def test_batch_writes_audit_rows_to_bigquery_and_prompts_to_a_topic(
     prompts = drain(routes.subscription("prompts"), len(files.prompts))
     assert sorted((p.json() for p in prompts), key=lambda m: m["request_id"]) == files.prompts
     assert not glob.glob(f"{tmp_path}/services/manifests/*"), "audit rows went to BigQuery"
+    assert "manifests" not in services.summary.outputs  # the summary names only files written
+    assert "prompts" not in services.summary.outputs
 
 
 def test_streaming_writes_audit_rows_as_windowed_parquet(gcp_emulators, tmp_path) -> None:
