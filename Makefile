@@ -9,8 +9,9 @@ OUT ?= out/demo
 
 .PHONY: demo demo-stream test lint samples schema templates bench bench-scale eval fuzz
 
-# The console script is the marker of an install; reinstall when pyproject changes.
-$(BIN)/evpack: pyproject.toml
+# The console script is the marker of an install; reinstall when pyproject or the C
+# kernels change (the editable install builds packer/_native.c in place).
+$(BIN)/evpack: pyproject.toml packer/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

@@ -1,0 +1,62 @@
+"""The C kernels of the canonical form return what their pure-Python twins return.
+
+`packer/_native.c` replaces three functions of `packer.records` on the packing
+path (`scan_words`, `joined_words`, `word_count`); packing output must not
+depend on whether a C compiler was present at install. The twins are compared
+over generated texts (the characters the rules turn on, and any Unicode), and
+every code point is classified in each context a rule looks at.
+"""
+
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from packer import _native, records  # a missing build fails here: see the last test
+
+RULE_CHARACTERS = st.sampled_from(
+    [*"aZé_09٠١²½.,-+ \t\n\x1c\u2028", "\u2212", "ǅ", "𝟎", "一", *records.SYMBOLS]
+)
+TEXTS = st.one_of(st.text(RULE_CHARACTERS, max_size=60), st.text(max_size=60))
+
+
+@settings(max_examples=3000)
+@given(TEXTS)
+def test_words_equal_the_regex_twin(text: str) -> None:
+    assert _native.words(text) == records.scan_words(text)
+
+
+@settings(max_examples=3000)
+@given(TEXTS, st.integers(0, 40))
+def test_joined_equals_the_regex_twin(text: str, limit: int) -> None:
+    assert _native.joined(text, limit) == records.joined_words(text, limit)
+
+
+@settings(max_examples=3000)
+@given(TEXTS)
+def test_split_count_equals_len_split(text: str) -> None:
+    assert _native.split_count(text) == len(text.split())
+
+
+def test_every_code_point_is_classified_as_the_regexes_classify_it() -> None:
+    """Each code point (lone surrogates too: a text may hold one) as a digit run's
+    neighbour, a thousands group, an acronym letter, a signed number's digit, a
+    word's neighbour, a separator."""
+    contexts = "{c}1,{c}00 a.{c}.b -{c}5 x{c}y 1{c}000 {c}{c}.{c} +{c}"
+    chunk = 2048
+    for first in range(0, sys.maxunicode + 1, chunk):
+        text = "|".join(
+            contexts.format(c=chr(c)) for c in range(first, min(first + chunk, sys.maxunicode + 1))
+        )
+        assert _native.words(text) == records.scan_words(text), hex(first)
+        assert _native.split_count(text) == len(text.split()), hex(first)
+
+
+def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
+    assert _native.SYMBOLS == records.SYMBOLS
+
+
+def test_packing_uses_the_kernels() -> None:
+    """The install built them (a C compiler is present wherever the suite runs), and
+    `packer.records` took them: without, packing is right but slower, unnoticed."""
+    assert records._native is _native
