@@ -176,13 +176,16 @@ class TextFacts:
     `canonical` is its canonical form (`canonical_words` joined by spaces), the
     exact-duplicate key and what question terms and titles are matched in;
     `opening` holds its first `OPENING_WORDS` canonical words, each once (a
-    tuple: half the memory of a set, and as fast to intersect with one).
+    tuple: half the memory of a set, and as fast to intersect with one), and
+    `content` those of them that are not stopwords (what the reprint pair search
+    compares: kept here, it is not rebuilt for every request the text is in).
     """
 
     sha256: str | None
     canonical: str
     words: int
     opening: tuple[str, ...]
+    content: tuple[str, ...]
 
 
 def text_facts(text: str) -> TextFacts:
@@ -193,7 +196,9 @@ def text_facts(text: str) -> TextFacts:
     except UnicodeEncodeError:
         digest = None
     canonical, first = _joined(_folded(text, True), OPENING_WORDS)
-    return TextFacts(digest, canonical, word_count(text), tuple(dict.fromkeys(first)))
+    opening = tuple(dict.fromkeys(first))
+    content = tuple(w for w in opening if w not in STOPWORDS)
+    return TextFacts(digest, canonical, word_count(text), opening, content)
 
 
 def score_of(candidate: Candidate) -> float:

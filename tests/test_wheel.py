@@ -60,7 +60,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for src in sources:
             target = base / "context" / (src if dest == "./" else dest)
             if (ROOT / src).is_dir():
-                shutil.copytree(ROOT / src, target, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+                shutil.copytree(
+                    ROOT / src, target, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+                )
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(ROOT / src, target)
