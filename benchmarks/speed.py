@@ -11,8 +11,9 @@ workers run in parallel, is timed on the wall clock). Sections:
 - compare: fresh texts (no repeats); floor, ours with cold caches (empty token
   cache, no memoized text facts) and warm ones (the workload packed once
   before), timed on `pack_request` alone (reading its prompt back for the token
-  columns is the benchmark's work, not packing), the naive loop, LlamaIndex truncate/repack, Haystack; and the
-  tokens each of ours and the floor encode per request;
+  columns is the benchmark's work, not packing), the naive loop, LlamaIndex
+  truncate/repack, Haystack; and the tokens each of ours and the floor encode per
+  request;
 - repeats: half of each request's candidates recur across requests;
 - retrieval: shapes real retrieval returns, per candidate, cold caches: whole
   paragraphs, chunks of few documents (10 candidates from 2 documents: every
@@ -22,10 +23,12 @@ workers run in parallel, is timed on the wall clock). Sections:
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
   on the same requests; the load average before each run is recorded; with
   `--beam-trees NAME=DIR`, other source trees' batch job in the same rounds;
-- changes (with `--trees`): the retrieval and 1,000-candidate workloads with
+- changes (with `--trees`): the compared workload (floor, ours cold and warm),
+  the retrieval and 1,000-candidate workloads with
   the `packer` and `schemas` of other source trees (e.g. `git archive <commit>
-  packer schemas | tar -x -C DIR` per commit), each in a process of its own,
-  rounds interleaved: what each change bought;
+  packer schemas | tar -x -C DIR` per commit; a tree with `packer/_native.c`
+  counts its C kernels only once built there: copy the built module in), each in
+  a process of its own, rounds interleaved: what each change bought;
 - memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses);
 - profiles: cProfile of ours with cold and with warm caches.
 """
@@ -265,11 +268,22 @@ def retrieval(
 
 
 def changes_child(data_dir: Path, requests: int, sweep_total: int) -> dict[str, float]:
-    """Child process of the changes section: us per candidate of each workload, once."""
+    """Child process of the changes section: us per candidate of each workload, once;
+    the first three are the compared workload's floor and ours cold and warm."""
     pool = Pool.load(data_dir)
     catalog = Catalog(pool.catalog())
     tokens = TokenCounter.load()
-    out = {row["workload"]: row["us_per_candidate"] for row in retrieval(
+    fresh = list(generate(pool, requests, 10))
+    compared = {r["packer"]: r for r in time_packers(fresh, catalog, tokens, 1, libraries=False)}
+    out = {
+        f"{name}, us/candidate": round(1e6 / compared[packer]["candidates_per_s"], 1)
+        for name, packer in (
+            ("floor", "floor (tiktoken encode once)"),
+            ("cold", "ours, cold caches"),
+            ("warm", "ours, warm caches"),
+        )
+    }
+    out |= {row["workload"]: row["us_per_candidate"] for row in retrieval(
         pool, catalog, tokens, requests, repeats=1
     )}  # fmt: skip
     [big] = sweep(pool, catalog, tokens, [1000], sweep_total, repeats=1)

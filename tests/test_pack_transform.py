@@ -7,6 +7,7 @@ exclusions and dead letters. The prompt and manifest must be exactly what
 `pack_request` gives for the same inputs: the transform routes, it decides nothing.
 """
 
+import gc
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from packer import PackerRuntime, pack_request
 from schemas import BudgetOverride, PackingConfig, Request
 from tests.factories import candidate, document, request
 from transforms.catalog.side_input import LoadedCatalog, SideInputCatalog, snapshot
+from transforms.collector import FULL_COLLECTION_EVERY, make_full_collections_rare
 from transforms.pack import PackRequests
 
 CONFIG = PackingConfig()
@@ -114,3 +116,21 @@ def test_requests_without_a_time_are_packed_at_the_given_event_time() -> None:
             packed.manifests | beam.Map(lambda m: (m.request_id, m.event_time, m.as_of)),
             equal_to([("q1", at, at)]),
         )
+
+
+def test_a_packing_worker_makes_full_collections_rare() -> None:
+    """The worker's setup raises the oldest generation's threshold (and only that one);
+    a process that set a higher one keeps it."""
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        p = test_pipeline.TestPipeline(runner="FnApiRunner")  # in this process
+        catalog = p | "Catalog" >> beam.Create([CATALOG])
+        _ = p | beam.Create([ANSWERED]) | PackRequests(CONFIG, SideInputCatalog(catalog))
+        p.run().wait_until_finish()
+        assert gc.get_threshold() == (700, 10, FULL_COLLECTION_EVERY)
+        gc.set_threshold(700, 10, 5 * FULL_COLLECTION_EVERY)
+        make_full_collections_rare()
+        assert gc.get_threshold() == (700, 10, 5 * FULL_COLLECTION_EVERY)
+    finally:
+        gc.set_threshold(*before)
