@@ -1,4 +1,5 @@
-/* The per-text kernels of the canonical form (`packer.records`), in C.
+/* The per-text kernels of the canonical form (`packer.records`) and of sentences
+ * (`packer.units`), in C.
  *
  * Each function returns exactly what its pure-Python twin in `packer.records`
  * returns, for every string (a property test holds them together over all of
@@ -212,6 +213,124 @@ static PyObject *joined(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return Py_BuildValue("(NN)", canonical, first);
 }
 
+/* --- sentences (`packer.units`) ------------------------------------------- */
+
+static inline int is_closer(Py_UCS4 c) {
+    return c == '"' || c == '\'' || c == 0x201D || c == 0x2019 || c == ')' || c == ']';
+}
+
+static inline int is_opener(Py_UCS4 c) {
+    return c == '"' || c == '\'' || c == 0x201C || c == 0x2018 || c == '(' || c == '[';
+}
+
+static inline int is_upper_or_digit(Py_UCS4 c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* `[\"'“‘(\[]?[A-Z0-9]` at `i`, within [i, n). */
+static int opens(int kind, const void *data, Py_ssize_t i, Py_ssize_t n) {
+    if (i >= n) return 0;
+    Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    if (is_upper_or_digit(c)) return 1;
+    return is_opener(c) && i + 1 < n && is_upper_or_digit(PyUnicode_READ(kind, data, i + 1));
+}
+
+/* `units._ends_abbreviation(text, end)`: 1, 0, or -1 on error. */
+static int ends_abbreviation(PyObject *text, int kind, const void *data, Py_ssize_t end,
+                             PyObject *abbreviations) {
+    Py_ssize_t start = end;
+    while (start > 0) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, start - 1);
+        if (!(Py_UNICODE_ISALPHA(c) || c == '.')) break;
+        start--;
+    }
+    Py_ssize_t a = start, b = end; /* word = text[start:end].strip(".") */
+    while (a < b && PyUnicode_READ(kind, data, a) == '.') a++;
+    while (b > a && PyUnicode_READ(kind, data, b - 1) == '.') b--;
+    if (b - a == 1) return 1;
+    for (Py_ssize_t i = a; i < b; i++) {
+        if (PyUnicode_READ(kind, data, i) == '.') return 1;
+    }
+    PyObject *word = PyUnicode_Substring(text, a, b);
+    if (word == NULL) return -1;
+    PyObject *lower = PyObject_CallMethod(word, "lower", NULL);
+    Py_DECREF(word);
+    if (lower == NULL) return -1;
+    int found = PySet_Contains(abbreviations, lower);
+    Py_DECREF(lower);
+    return found;
+}
+
+/* `[.!?][\"'”’)\]]*$` on text[start:end] (a sentence never ends in a newline). */
+static int closes(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    Py_ssize_t i = end;
+    while (i > start && is_closer(PyUnicode_READ(kind, data, i - 1))) i--;
+    if (i == start) return 0;
+    Py_UCS4 c = PyUnicode_READ(kind, data, i - 1);
+    return c == '.' || c == '!' || c == '?';
+}
+
+static int append_sentence(PyObject *out, int kind, const void *data, Py_ssize_t start,
+                           Py_ssize_t end) {
+    int done = opens(kind, data, start, end) && closes(kind, data, start, end);
+    PyObject *row = Py_BuildValue("(nnO)", start, end, done ? Py_True : Py_False);
+    if (row == NULL) return -1;
+    int failed = PyList_Append(out, row);
+    Py_DECREF(row);
+    return failed;
+}
+
+/* `units.sentence_bounds`: each sentence's (start, end, complete). */
+static PyObject *sentence_bounds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyAnySet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "sentence_bounds(text: str, abbreviations: frozenset)");
+        return NULL;
+    }
+    PyObject *text = args[0], *abbreviations = args[1];
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t start = 0;
+    while (start < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, start))) start++;
+    Py_ssize_t p = 0;
+    while (p < n) {
+        /* `_END`: [.!?] closers* \s+ (?= opener? [A-Z0-9]) */
+        Py_UCS4 c = PyUnicode_READ(kind, data, p);
+        if (c != '.' && c != '!' && c != '?') {
+            p++;
+            continue;
+        }
+        Py_ssize_t q = p + 1;
+        while (q < n && is_closer(PyUnicode_READ(kind, data, q))) q++;
+        Py_ssize_t r = q;
+        while (r < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r))) r++;
+        if (r == q || !opens(kind, data, r, n)) {
+            p++;
+            continue;
+        }
+        if (c == '.') {
+            int abbreviation = ends_abbreviation(text, kind, data, p, abbreviations);
+            if (abbreviation < 0) goto error;
+            if (abbreviation) {
+                p = r; /* the match is consumed; the sentence goes on */
+                continue;
+            }
+        }
+        if (q > start && append_sentence(out, kind, data, start, q) < 0) goto error;
+        start = r;
+        p = r;
+    }
+    Py_ssize_t end = n;
+    while (end > 0 && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, end - 1))) end--;
+    if (end > start && append_sentence(out, kind, data, start, end) < 0) goto error;
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyObject *split_count(PyObject *module, PyObject *text) {
     if (!PyUnicode_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "split_count() takes a str");
@@ -236,6 +355,8 @@ static PyMethodDef methods[] = {
     {"joined", (PyCFunction)(void (*)(void))joined, METH_FASTCALL,
      "(\" \".join(words(text)), words(text)[:limit]), one str per word kept."},
     {"split_count", split_count, METH_O, "len(text.split()), without building the list."},
+    {"sentence_bounds", (PyCFunction)(void (*)(void))sentence_bounds, METH_FASTCALL,
+     "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,12 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from packer.native import kernels
 from schemas import Candidate
-
-try:  # the C twins of `scan_words`, `joined_words`, `word_count` (packer/_native.c)
-    from packer import _native
-except ImportError:  # no C compiler at install: the pure-Python twins, same results
-    _native = None  # type: ignore[assignment]
 
 _WIRE_PREFIX = re.compile(
     r"^\s*(?:[Bb][Yy] [^\n—–]{1,60}?(?:\n|\s[—–-]+\s)\s*)?"  # a byline: "By Jane Doe —"
@@ -146,8 +142,8 @@ def joined_words(folded: str, limit: int) -> tuple[str, list[str]]:
     return " ".join(words), words[:limit]
 
 
-_scan = _native.words if _native else scan_words
-_joined = _native.joined if _native else joined_words
+_scan = kernels.words if kernels else scan_words
+_joined = kernels.joined if kernels else joined_words
 
 
 def word_count(text: str) -> int:
@@ -155,7 +151,7 @@ def word_count(text: str) -> int:
 
     Each costs at least one token: no tiktoken pre-token spans two words.
     """
-    return _native.split_count(text) if _native else len(text.split())
+    return kernels.split_count(text) if kernels else len(text.split())
 
 
 def sha256_hex(text: str) -> str:

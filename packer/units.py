@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from packer.native import kernels
 from packer.records import fold_case
 
 _END = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
@@ -78,12 +79,26 @@ class Sentence:
     folded: str
 
 
+def sentence_bounds(text: str) -> list[tuple[int, int, bool]]:
+    """Each sentence's [start, end) offsets and whether it is `complete`.
+
+    `packer/_native.c` computes the same in one pass over the characters (a test
+    holds the two equal); this is its definition, and the path taken where no C
+    compiler was present at install.
+    """
+    return [(a, b, complete(text[a:b])) for a, b in sentence_spans(text)]
+
+
+def _bounds(text: str) -> list[tuple[int, int, bool]]:
+    if kernels:
+        return kernels.sentence_bounds(text, _ABBREVIATIONS)
+    return sentence_bounds(text)
+
+
 def sentences_of(text: str) -> tuple[Sentence, ...]:
     """The sentences of `text`. A unit is sought each time a passage does not fit, and
     passages recur across questions: a worker's `PackerRuntime` memoizes this per text."""
-    return tuple(
-        Sentence(a, b, complete(text[a:b]), fold_case(text[a:b])) for a, b in sentence_spans(text)
-    )
+    return tuple(Sentence(a, b, done, fold_case(text[a:b])) for a, b, done in _bounds(text))
 
 
 def best_unit(

@@ -12,7 +12,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records  # a missing build fails here: see the last test
+from packer import _native, records, units  # a missing build fails here: see the last test
+from packer.native import kernels
 
 RULE_CHARACTERS = st.sampled_from(
     [*"aZé_09٠١²½.,-+ \t\n\x1c\u2028", "\u2212", "ǅ", "𝟎", "一", *records.SYMBOLS]
@@ -52,6 +53,31 @@ def test_every_code_point_is_classified_as_the_regexes_classify_it() -> None:
         assert _native.split_count(text) == len(text.split()), hex(first)
 
 
+SENTENCE_CHARACTERS = st.sampled_from(
+    [*"aZé.!?\"')] (['\u201c\u2018\u201d\u2019 \t\n\u2028", "Mr", "U.S", "No", "ǅ", "ª", "K"]
+)
+
+
+@settings(max_examples=3000)
+@given(st.one_of(st.lists(SENTENCE_CHARACTERS, max_size=30).map("".join), st.text(max_size=60)))
+def test_sentence_bounds_equal_the_regex_twin(text: str) -> None:
+    assert _native.sentence_bounds(text, units._ABBREVIATIONS) == units.sentence_bounds(text)
+
+
+def test_every_code_point_is_classified_as_the_sentence_rules_classify_it() -> None:
+    """Each code point after a period (a word of an abbreviation?), before a capital (a
+    sentence end?), as a closer, an opener, a space."""
+    contexts = "Ab{c}. Cd. {c}E x.{c} F! {c}G? ({c}H {c}. I{c}"
+    chunk = 2048
+    for first in range(0, sys.maxunicode + 1, chunk):
+        text = "|".join(
+            contexts.format(c=chr(c)) for c in range(first, min(first + chunk, sys.maxunicode + 1))
+        )
+        assert _native.sentence_bounds(text, units._ABBREVIATIONS) == units.sentence_bounds(text), (
+            hex(first)
+        )
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -59,4 +85,4 @@ def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
 def test_packing_uses_the_kernels() -> None:
     """The install built them (a C compiler is present wherever the suite runs), and
     `packer.records` took them: without, packing is right but slower, unnoticed."""
-    assert records._native is _native
+    assert kernels is _native
