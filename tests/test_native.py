@@ -9,11 +9,13 @@ every code point is classified in each context a rule looks at.
 
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records, units  # a missing build fails here: see the last test
+from packer import _native, records, units  # a missing build fails here
 from packer.native import kernels
+from tests import test_packer_golden as golden
 
 RULE_CHARACTERS = st.sampled_from(
     [*"aZé_09٠١²½.,-+ \t\n\x1c\u2028", "\u2212", "ǅ", "𝟎", "一", *records.SYMBOLS]
@@ -86,3 +88,16 @@ def test_packing_uses_the_kernels() -> None:
     """The install built them (a C compiler is present wherever the suite runs), and
     `packer.records` took them: without, packing is right but slower, unnoticed."""
     assert kernels is _native
+
+
+def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no C compiler was present, the twins run: the golden prompt and manifest
+    come out byte for byte."""
+    monkeypatch.setattr(records, "kernels", None)
+    monkeypatch.setattr(records, "_scan", records.scan_words)
+    monkeypatch.setattr(records, "_joined", records.joined_words)
+    monkeypatch.setattr(units, "kernels", None)
+    result = golden._pack()  # a new runtime: no memo of the kernels' results
+    prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
+    assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
+    assert golden._manifest_json(result) == (golden.GOLDEN / "manifest.json").read_text()
