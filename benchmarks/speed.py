@@ -317,7 +317,13 @@ def changes(
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             for key, value in figures.items():
                 best[name][key] = min(value, best[name].get(key, float("inf")))
-    return [{"tree": name, **figures} for name, figures in best.items()]
+    rows = [{"tree": name, **figures} for name, figures in best.items()]
+    for row in rows:  # each tree's own floor: a drift in the machine's speed cancels out
+        floor = row.get("floor, us/candidate")
+        for mode in ("cold", "warm"):
+            if floor and row.get(f"{mode}, us/candidate"):
+                row[f"{mode}, x floor"] = round(floor / row[f"{mode}, us/candidate"], 3)
+    return rows
 
 
 def sweep(
