@@ -1,13 +1,13 @@
 /* The per-text kernels of the canonical form (`packer.records`) and of sentences
  * (`packer.units`), in C.
  *
- * Each function returns exactly what its pure-Python twin in `packer.records`
- * returns, for every string (a property test holds them together over all of
- * Unicode): the character classes are the ones Python's `re` uses for str
- * patterns (`\d` is Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_",
- * `str.split()` splits at Py_UNICODE_ISSPACE). The module is optional: setup
- * builds it when a C compiler is present, and `packer.records` falls back to its
- * regular expressions when it is absent.
+ * Each function returns exactly what its pure-Python twin in `packer.records` or
+ * `packer.units` returns, for every string (a property test holds them together
+ * over all of Unicode): the character classes are the ones Python's `re` uses for
+ * str patterns (`\d` is Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_",
+ * `\s` and `str.split()` are Py_UNICODE_ISSPACE). The module is optional: setup
+ * builds it when a C compiler is present, and `packer.native` gives None when it
+ * is absent, so the twins run.
  *
  * Why C: the canonical words of a passage were the largest cost of packing a
  * passage seen for the first time after the tokenizer itself (a regex pass and

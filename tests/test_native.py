@@ -1,8 +1,9 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces three functions of `packer.records` on the packing
-path (`scan_words`, `joined_words`, `word_count`); packing output must not
-depend on whether a C compiler was present at install. The twins are compared
+`packer/_native.c` replaces four functions on the packing path (`scan_words`,
+`joined_words`, `word_count` of `packer.records`, `sentence_bounds` of
+`packer.units`); packing output must not depend on whether a C compiler was
+present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
 """
