@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, question_terms
-from packer.units import complete, sentence_spans
+from packer.units import bounds_of
 
 SlotKind = Literal["number", "date", "name"]
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
@@ -186,15 +186,13 @@ def _name_runs(cased: list[str], words: list[str]) -> tuple[Name, ...]:
 def claims_of(text: str) -> tuple[SentenceClaims, ...]:
     """The typed claims of each sentence of `text` (a function of the text alone)."""
     out = []
-    for start, end in sentence_spans(text):
+    for start, end, done in bounds_of(text):
         sentence = text[start:end]
         words = canonical_words(sentence)
         cased = canonical_words(sentence, fold=False)
         numbers, dates = _read(words)
         named = _name_runs(cased, words)
-        out.append(
-            SentenceClaims(tuple(words), complete(sentence), numbers, dates, _names(cased), named)
-        )
+        out.append(SentenceClaims(tuple(words), done, numbers, dates, _names(cased), named))
     return tuple(out)
 
 

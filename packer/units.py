@@ -89,7 +89,8 @@ def sentence_bounds(text: str) -> list[tuple[int, int, bool]]:
     return [(a, b, complete(text[a:b])) for a, b in sentence_spans(text)]
 
 
-def _bounds(text: str) -> list[tuple[int, int, bool]]:
+def bounds_of(text: str) -> list[tuple[int, int, bool]]:
+    """`sentence_bounds`, by the C kernel when it was built."""
     if kernels:
         return kernels.sentence_bounds(text, _ABBREVIATIONS)
     return sentence_bounds(text)
@@ -98,7 +99,7 @@ def _bounds(text: str) -> list[tuple[int, int, bool]]:
 def sentences_of(text: str) -> tuple[Sentence, ...]:
     """The sentences of `text`. A unit is sought each time a passage does not fit, and
     passages recur across questions: a worker's `PackerRuntime` memoizes this per text."""
-    return tuple(Sentence(a, b, done, fold_case(text[a:b])) for a, b, done in _bounds(text))
+    return tuple(Sentence(a, b, done, fold_case(text[a:b])) for a, b, done in bounds_of(text))
 
 
 def best_unit(

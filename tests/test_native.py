@@ -9,6 +9,7 @@ every code point is classified in each context a rule looks at.
 """
 
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,13 @@ RULE_CHARACTERS = st.sampled_from(
     [*"aZé_09٠١²½.,-+ \t\n\x1c\u2028", "\u2212", "ǅ", "𝟎", "一", *records.SYMBOLS]
 )
 TEXTS = st.one_of(st.text(RULE_CHARACTERS, max_size=60), st.text(max_size=60))
+
+
+def _every_code_point_in(contexts: str, chunk: int = 2048) -> Iterator[tuple[int, str]]:
+    """Every code point set in `contexts` (at each `{c}`), 2,048 to a text: (first, text)."""
+    for first in range(0, sys.maxunicode + 1, chunk):
+        last = min(first + chunk, sys.maxunicode + 1)
+        yield first, "|".join(contexts.format(c=chr(c)) for c in range(first, last))
 
 
 @settings(max_examples=3000)
@@ -46,12 +54,9 @@ def test_every_code_point_is_classified_as_the_regexes_classify_it() -> None:
     """Each code point (lone surrogates too: a text may hold one) as a digit run's
     neighbour, a thousands group, an acronym letter, a signed number's digit, a
     word's neighbour, a separator."""
-    contexts = "{c}1,{c}00 a.{c}.b -{c}5 x{c}y 1{c}000 {c}{c}.{c} +{c}"
-    chunk = 2048
-    for first in range(0, sys.maxunicode + 1, chunk):
-        text = "|".join(
-            contexts.format(c=chr(c)) for c in range(first, min(first + chunk, sys.maxunicode + 1))
-        )
+    for first, text in _every_code_point_in(
+        "{c}1,{c}00 a.{c}.b -{c}5 x{c}y 1{c}000 {c}{c}.{c} +{c}"
+    ):
         assert _native.words(text) == records.scan_words(text), hex(first)
         assert _native.split_count(text) == len(text.split()), hex(first)
 
@@ -70,12 +75,7 @@ def test_sentence_bounds_equal_the_regex_twin(text: str) -> None:
 def test_every_code_point_is_classified_as_the_sentence_rules_classify_it() -> None:
     """Each code point after a period (a word of an abbreviation?), before a capital (a
     sentence end?), as a closer, an opener, a space."""
-    contexts = "Ab{c}. Cd. {c}E x.{c} F! {c}G? ({c}H {c}. I{c}"
-    chunk = 2048
-    for first in range(0, sys.maxunicode + 1, chunk):
-        text = "|".join(
-            contexts.format(c=chr(c)) for c in range(first, min(first + chunk, sys.maxunicode + 1))
-        )
+    for first, text in _every_code_point_in("Ab{c}. Cd. {c}E x.{c} F! {c}G? ({c}H {c}. I{c}"):
         assert _native.sentence_bounds(text, units._ABBREVIATIONS) == units.sentence_bounds(text), (
             hex(first)
         )
