@@ -19,8 +19,7 @@
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-
-from datasketch import MinHash
+from typing import TYPE_CHECKING
 
 from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
@@ -28,6 +27,9 @@ from packer.runtime import Memos
 from packer.sketch import lsh_index, sketch
 from packer.slot_conflicts import conflict_groups, slot_conflicts
 from schemas import DedupConfig, ExclusionReason
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 
 @dataclass(slots=True)

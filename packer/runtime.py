@@ -23,14 +23,16 @@ under eviction).
 
 from collections.abc import Callable
 from functools import lru_cache
-
-from datasketch import MinHash
+from typing import TYPE_CHECKING
 
 from packer.records import TextFacts, text_facts, title_key
 from packer.sketch import blank_sketch, lsh_bands
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 TEXT_FACTS_ENTRIES = 32_768
 SENTENCES_ENTRIES = 8_192

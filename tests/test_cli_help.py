@@ -6,10 +6,15 @@ would list only the flags the docstring happens to name.
 """
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from pipelines import cli
+
+ROOT = Path(__file__).resolve().parents[1]
 
 OWN_FLAGS: dict[tuple[str, ...], set[str]] = {
     ("batch",): {"--input", "--output", "--catalog", "--catalog_mode", "--config", "--event_time"},
@@ -92,3 +97,19 @@ def test_help_lists_the_commands_own_flags_with_help(
     assert not NOT_READ.get(args, set()) & set(flags)
     undocumented = sorted(f for f, described in flags.items() if not described)
     assert not undocumented, f"flags without help text: {undocumented}"
+
+
+HEAVY_ON_DEMAND = ("datasketch", "scipy", "google.cloud.bigtable")
+"""Libraries only some runs need, each ~0.6 s to import: near-duplicate sketches
+(requests with two chunks of one revision) and the Bigtable catalog."""
+
+
+def test_starting_a_command_does_not_import_what_only_some_runs_need() -> None:
+    code = (
+        "import sys, pipelines.cli, pipelines.batch, pipelines.streaming;"
+        f"print([m for m in {HEAVY_ON_DEMAND!r} if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
