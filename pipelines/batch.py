@@ -181,7 +181,11 @@ class BatchRun:
 
 
 def start(
-    argv: list[str] | None = None, *, clear_outputs: bool = True, staging: str | None = None
+    argv: list[str] | None = None,
+    *,
+    clear_outputs: bool = True,
+    staging: str | None = None,
+    settings: Settings | None = None,
 ) -> tuple[PipelineResult, Settings]:
     """Parse flags, check for an earlier run's outputs and start the job.
 
@@ -190,10 +194,11 @@ def start(
     outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
     passes `clear_outputs=False`: it must return at once and may not reach the
     output bucket, so the job stages its files and commits them itself as its
-    last step (`transforms.staging.commit_finished`).
+    last step (`transforms.staging.commit_finished`). `settings` are those `run`
+    already resolved from `argv`: resolving reads and checks a local catalog whole.
     """
     options = PipelineOptions(argv)
-    settings = resolve(options)
+    settings = settings or resolve(options)
     overwrite = options.view_as(SinkOptions).overwrite
     final_commit = None
     if clear_outputs:
@@ -232,7 +237,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
     lock = acquire(output, staging)
     try:
         replaced = earlier_run(output, options.view_as(SinkOptions).overwrite)
-        result = _finished(argv, output, staging)
+        result = _finished(argv, output, staging, settings)
         try:
             commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced)
         except Exception as err:
@@ -251,10 +256,12 @@ def run(argv: list[str] | None = None) -> BatchRun:
     return BatchRun(settings=settings, summary=summary)
 
 
-def _finished(argv: list[str] | None, output: str, staging: str) -> PipelineResult:
+def _finished(
+    argv: list[str] | None, output: str, staging: str, settings: Settings
+) -> PipelineResult:
     """Start the job into `staging` and wait for it; a failure names what it left."""
     try:
-        result, _ = start(argv, staging=staging)
+        result, _ = start(argv, staging=staging, settings=settings)
         result.wait_until_finish()
     except Exception as err:
         left = files_under(f"{output}/{staging}")
