@@ -17,10 +17,10 @@ from schemas.prompt_formats.base import (
     LINE_HEADROOM,
     MB,
     FileLimits,
+    IdRule,
     ModelRule,
     PromptFormat,
     compact_json,
-    fitted_id,
     split_system,
 )
 from schemas.prompt_formats.results import (
@@ -32,7 +32,6 @@ from schemas.prompt_formats.results import (
 )
 
 CLAUDE = r"claude-[A-Za-z0-9._-]+"
-_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _KINDS = frozenset({"succeeded", "errored", "canceled", "expired"})
 
 
@@ -64,9 +63,7 @@ class AnthropicBatch(PromptFormat):
     # Up to 100,000 requests or 256 MB per batch.
     limits = FileLimits(max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM)
     models = ModelRule(re.compile(CLAUDE), "an Anthropic model id, claude-*")
-
-    def request_key(self, request_id: str) -> str:
-        return fitted_id(request_id, _ID)
+    ids = IdRule(re.compile(r"[a-zA-Z0-9_-]{1,64}"))
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
         params = messages_params(prompt, {"model": prompt.model, "max_tokens": max_tokens})

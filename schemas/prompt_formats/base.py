@@ -93,12 +93,19 @@ def hashed_id(request_id: str, prefix: str = "h-") -> str:
     return prefix + hashlib.sha256(request_id.encode("utf-8")).hexdigest()[:32]
 
 
-def fitted_id(request_id: str, allowed: re.Pattern[str], prefix: str = "h-") -> str:
-    """The request id when `allowed` admits it and it has no hashed shape, else its hash."""
-    hashed_shape = re.fullmatch(re.escape(prefix) + "[0-9a-f]{32}", request_id)
-    if allowed.fullmatch(request_id) and not hashed_shape:
-        return request_id
-    return hashed_id(request_id, prefix)
+@dataclass(frozen=True)
+class IdRule:
+    """The custom ids a provider takes (`allowed`), and the prefix of a mapped id."""
+
+    allowed: re.Pattern[str]
+    prefix: str = "h-"
+
+    def fitted(self, request_id: str) -> str:
+        """The request id when `allowed` admits it and it has no hashed shape, else its hash."""
+        hashed_shape = re.fullmatch(re.escape(self.prefix) + "[0-9a-f]{32}", request_id)
+        if self.allowed.fullmatch(request_id) and not hashed_shape:
+            return request_id
+        return hashed_id(request_id, self.prefix)
 
 
 def compact_json(line: dict[str, Any]) -> str:
@@ -129,10 +136,12 @@ class PromptFormat(ABC):
     """The chat framing the ledger counts, as the provider documents it."""
     models: ClassVar[ModelRule | None] = None
     """The models the provider takes (None: any name)."""
+    ids: ClassVar[IdRule | None] = None
+    """The provider's rule for the id a line names its request by (None: any id)."""
 
     def request_key(self, request_id: str) -> str:
-        """The id this format's lines name a request by (the id rule)."""
-        return request_id
+        """The id this format's lines name a request by (`ids`, else the request id)."""
+        return self.ids.fitted(request_id) if self.ids is not None else request_id
 
     def misfit(self, model: str) -> str | None:
         """Why the provider would refuse `model`, or None when it may take it."""

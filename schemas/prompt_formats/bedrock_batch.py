@@ -24,10 +24,10 @@ from schemas.prompt_formats.base import (
     LINE_HEADROOM,
     MB,
     FileLimits,
+    IdRule,
     ModelRule,
     PromptFormat,
     compact_json,
-    fitted_id,
 )
 from schemas.prompt_formats.results import (
     Answer,
@@ -38,7 +38,6 @@ from schemas.prompt_formats.results import (
 )
 
 ANTHROPIC_VERSION = "bedrock-2023-05-31"
-_ID = re.compile(r"[a-zA-Z0-9]{1,64}")
 _ARN = r"(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:[0-9]*:(foundation-model|inference-profile)/)?"
 _PROFILE = r"((us|us-gov|eu|apac|jp|au|ca|global)\.)?"
 VERSION = r"(:[0-9a-z]+)*"
@@ -76,9 +75,7 @@ class BedrockBatch(PromptFormat):
         "such as us.anthropic.claude-*, or the ARN of either)",
     )
     converse = False
-
-    def request_key(self, request_id: str) -> str:
-        return fitted_id(request_id, _ID, prefix="h")
+    ids = IdRule(re.compile(r"[a-zA-Z0-9]{1,64}"), prefix="h")
 
     def model_input(self, prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
         """The InvokeModel body: the same Messages parameters as `anthropic_batch`'s."""

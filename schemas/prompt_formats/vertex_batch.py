@@ -17,16 +17,15 @@ from schemas.prompt_formats.base import (
     LINE_HEADROOM,
     MB,
     FileLimits,
+    IdRule,
     ModelRule,
     PromptFormat,
     compact_json,
-    fitted_id,
     split_system,
 )
 from schemas.prompt_formats.results import Answer, error_text, no_content, required_key
 
 ID_LABEL = "request_id"
-_ID = re.compile(r"[a-z0-9_-]{1,63}")
 _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini-[A-Za-z0-9._-]+"
 
 
@@ -37,9 +36,7 @@ class VertexBatch(PromptFormat):
     # (Google's quota page names concurrent jobs, not files).
     limits = FileLimits(max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
     models = ModelRule(re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path")
-
-    def request_key(self, request_id: str) -> str:
-        return fitted_id(request_id, _ID)
+    ids = IdRule(re.compile(r"[a-z0-9_-]{1,63}"))
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
         system, rest = split_system(prompt)
