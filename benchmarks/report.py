@@ -329,6 +329,20 @@ def speed_misses(results: dict) -> list[str]:
             "record, the grouping, the pack step's outputs, the sinks' row checks and "
             "the file writes."
         )
+    two = beam.get("evpack batch, 2 workers", {})
+    if one.get("cpu_seconds") and two.get("cpu_seconds") and start.get("seconds"):
+        # the start runs once, before the workers; the rest at best splits over 2 cores
+        best_wall = start["seconds"] + (two["cpu_seconds"] - start["cpu_seconds"]) / 2
+        out.append(
+            f"- Beam, 2 workers: the run spends {two['cpu_seconds']:.0f} CPU seconds against "
+            f"{one['cpu_seconds']:.0f} with 1 worker (+"
+            f"{two['cpu_seconds'] / one['cpu_seconds'] - 1:.0%}: every element crosses "
+            f"between the runner's process and the workers'), and the "
+            f"{start['seconds']:.0f} s start runs once before them. On 2 cores the run "
+            f"could take {best_wall:.0f} s at best, {one['seconds'] / best_wall:.2f}x the "
+            f"1-worker run; it took {two['seconds']:.0f} s ({two.get('x_one_worker', 0):.2f}x, "
+            f"load average {two.get('load_before', 0):.1f} before it)."
+        )
     return (
         ["### Why the missed ratios are missed (this run's figures)", "", *out, ""] if out else []
     )
