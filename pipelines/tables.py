@@ -4,7 +4,9 @@ The dashboard views of `pipelines/dashboard_views/` are created (or updated) wit
 
     evpack tables --dataset PROJECT.DATASET [--table manifests --table exclusions ...]
 
-Idempotent. The streaming job creates them at start too (`--create_tables`);
+Idempotent. A table an older version created gets the columns this version
+writes (added in place; a column of another type is an error naming it). The
+batch and streaming jobs do the same at start (`--create_tables`);
 deployments that run jobs without table-creation rights run this once
 instead. Set `BIGQUERY_EMULATOR_HOST` to create them in the local emulator.
 """
@@ -16,7 +18,7 @@ from pipelines.command import CommandParser, run_parsed
 from pipelines.options.sinks import dataset_name
 from pipelines.views import create_views
 from schemas.tables import AUDIT_TABLES
-from transforms.io.bigquery import bigquery_client, create_tables
+from transforms.io.bigquery import bigquery_client, create_tables, describe_drift
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,8 +39,8 @@ def _create(args: argparse.Namespace) -> int:
     project = args.dataset.split(".")[0]
     tables = [AUDIT_TABLES[name] for name in args.table or AUDIT_TABLES]
     client = bigquery_client(project)
-    for table_id in create_tables(client, args.dataset, tables, args.location):
-        print(table_id)
+    for table_id, drift in create_tables(client, args.dataset, tables, args.location).items():
+        print(f"{table_id} ({describe_drift(drift)})" if drift.changed else table_id)
     views = create_views(client, args.dataset)
     for view_id in views.created:
         print(view_id)

@@ -7,6 +7,7 @@ import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from google.api_core import exceptions as api_exceptions
+from google.cloud import bigquery
 
 from pipelines import cli
 from schemas import ExclusionRecord, ManifestRow
@@ -106,3 +107,62 @@ def test_tables_command_creates_the_chosen_tables(gcp_emulators, capsys) -> None
     assert f"{dataset}.exclusions" not in printed  # only the chosen table
     table = bigquery_client(gcp_emulators.project).get_table(f"{dataset}.manifests")
     assert [f.name for f in table.schema] == [f["name"] for f in bigquery_schema(ManifestRow)]
+
+
+def _older(schema: list[dict], dropped: set[str], prefix: str = "") -> list[dict]:
+    """`schema` without the `dropped` dotted paths: a table an older version made."""
+    out = []
+    for field in schema:
+        path = prefix + field["name"]
+        if path in dropped:
+            continue
+        kept = dict(field)
+        if "fields" in field:
+            kept["fields"] = _older(field["fields"], dropped, path + ".")
+        out.append(kept)
+    return out
+
+
+def test_tables_command_adds_the_columns_an_older_table_lacks(gcp_emulators, capsys) -> None:
+    """A table an older version made gains this version's columns in place (top-level, a
+    record, a record's field), once: a second run finds it up to date."""
+    client = bigquery_client(gcp_emulators.project)
+    dataset = f"{gcp_emulators.project}.audit_older"
+    client.create_dataset(dataset)
+    old = _older(
+        bigquery_schema(ManifestRow), {"catalog_version", "resolutions", "evidence.partial"}
+    )
+    client.create_table(
+        bigquery.Table(
+            f"{dataset}.manifests", schema=[bigquery.SchemaField.from_api_repr(f) for f in old]
+        )
+    )
+    assert cli.main(["tables", "--dataset", dataset, "--table", "manifests"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{dataset}.manifests (added evidence.partial, resolutions, catalog_version)"
+    )
+    table = client.get_table(f"{dataset}.manifests")
+    assert {f.name for f in table.schema} == {f["name"] for f in bigquery_schema(ManifestRow)}
+    [evidence] = [f for f in table.schema if f.name == "evidence"]
+    assert "partial" in {f.name for f in evidence.fields}
+    assert cli.main(["tables", "--dataset", dataset, "--table", "manifests"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{dataset}.manifests"
+
+
+def test_tables_command_refuses_a_column_of_another_type_naming_it(gcp_emulators, capsys) -> None:
+    client = bigquery_client(gcp_emulators.project)
+    dataset = f"{gcp_emulators.project}.audit_clash"
+    client.create_dataset(dataset)
+    schema = [
+        dict(f, type="INTEGER") if f["name"] == "reason" else f
+        for f in bigquery_schema(ExclusionRecord)
+    ]
+    client.create_table(
+        bigquery.Table(
+            f"{dataset}.exclusions", schema=[bigquery.SchemaField.from_api_repr(f) for f in schema]
+        )
+    )
+    assert cli.main(["tables", "--dataset", dataset, "--table", "exclusions"]) != 0
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1
+    assert "reason is REQUIRED INTEGER in the table, REQUIRED STRING here" in error

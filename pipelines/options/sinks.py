@@ -53,7 +53,8 @@ class SinkOptions(PipelineOptions):
         ),
         Flag(
             "create_tables",
-            "Create the dataset and audit tables if missing at start (true/false).",
+            "Create the dataset and audit tables if missing at start, and add the columns "
+            "this version writes to tables an older one made (true/false).",
             default=True,
             type=parse_bool,
             template=Param("Create audit tables", "^(true|false)$"),

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from packer import BUILDER_VERSION
 from schemas import DeadLetter
-from schemas.bigquery import bigquery_schema
+from schemas.bigquery import SchemaDrift, bigquery_schema, schema_drift
 from schemas.tables import AUDIT_TABLES, OUTPUTS, Output
 from transforms.io.base import RowId, Written
 
@@ -92,8 +92,9 @@ def create_tables(
     dataset: str,
     tables: Iterable[Output] = AUDIT_TABLES.values(),
     location: str | None = None,
-) -> list[str]:
-    """Create the dataset and the audit tables if missing; returns the table ids.
+) -> dict[str, SchemaDrift]:
+    """Create the dataset and the audit tables if missing, and bring an existing table's
+    schema up to this version's (`update_schema`); returns each table id with its drift.
 
     `dataset` is `project.dataset` or a dataset id in the client's project;
     `location` (e.g. "EU") applies only when the dataset is created.
@@ -103,12 +104,46 @@ def create_tables(
     if location:
         definition.location = location
     ds = client.create_dataset(definition, exists_ok=True)
-    created = []
+    ready = {}
     for table in tables:
         table_id = f"{ds.project}.{ds.dataset_id}.{table.name}"
         client.create_table(table_definition(table_id, table), exists_ok=True)
-        created.append(table_id)
-    return created
+        ready[table_id] = update_schema(client, table_id, table)
+    return ready
+
+
+class TableMismatch(ValueError):
+    """An existing table holds a column this version writes in another type or shape."""
+
+
+def update_schema(client: bigquery.Client, table_id: str, table: Output) -> SchemaDrift:
+    """Add the columns this version writes that the table lacks, relax the REQUIRED ones it
+    may leave empty (both in place, as BigQuery allows); raise `TableMismatch` naming
+    each column no in-place change mends. A table written by an older version would
+    otherwise refuse every row of this one."""
+    current = client.get_table(table_id)
+    existing = [f.to_api_repr() for f in current.schema]
+    drift = schema_drift(existing, bigquery_schema(table.model))
+    if drift.conflicts:
+        raise TableMismatch(
+            f"table {table_id} cannot take this version's rows: {'; '.join(drift.conflicts)} "
+            "(BigQuery changes no column's type in place: name a new dataset, or migrate it)"
+        )
+    if drift.changed:
+        current.schema = [bigquery.SchemaField.from_api_repr(f) for f in drift.schema]
+        client.update_table(current, ["schema"])
+        _LOG.info("table %s: %s", table_id, describe_drift(drift))
+    return drift
+
+
+def describe_drift(drift: SchemaDrift) -> str:
+    """What `update_schema` changed, in one line."""
+    parts = [
+        f"{what} {', '.join(columns)}"
+        for what, columns in (("added", drift.added), ("relaxed to NULLABLE", drift.relaxed))
+        if columns
+    ]
+    return "; ".join(parts)
 
 
 def create_audit_tables(dataset: str | None, names: Iterable[str] | None = None) -> None:
@@ -117,8 +152,8 @@ def create_audit_tables(dataset: str | None, names: Iterable[str] | None = None)
     if dataset is None:
         return
     tables = AUDIT_TABLES.values() if names is None else [AUDIT_TABLES[name] for name in names]
-    created = create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
-    _LOG.info("audit tables ready in %s: %s", dataset, ", ".join(created))
+    ready = create_tables(bigquery_client(dataset.split(".")[0]), dataset, tables)
+    _LOG.info("audit tables ready in %s: %s", dataset, ", ".join(ready))
 
 
 @dataclass(frozen=True)
