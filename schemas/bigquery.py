@@ -89,7 +89,7 @@ def _merged(
         if mine is None:
             continue
         if _type(field) != _type(mine) or (mode == "REPEATED") != (mine["mode"] == "REPEATED"):
-            notes.conflicts.append(f"{path} is {_shape(field)} in the table, {_shape(mine)} here")
+            notes.conflicts.append(f"{path} is {_shape(column)} in the table, {_shape(mine)} here")
         elif _type(mine) == "RECORD":
             field["fields"] = _merged(field.get("fields") or [], mine["fields"], path + ".", notes)
     for mine in ours.values():

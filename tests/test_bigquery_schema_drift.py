@@ -110,6 +110,10 @@ def test_a_required_column_this_version_never_writes_or_may_leave_empty_is_relax
             [_field("r", "RECORD", "NULLABLE", fields=[_field("x", "BOOL", "NULLABLE")])],
             "r.x is NULLABLE BOOLEAN in the table, NULLABLE STRING here",
         ),
+        (  # named as the table has it, not as relaxing would leave it
+            [_field("r", "RECORD", "NULLABLE", fields=[_field("x", "BOOL", "REQUIRED")])],
+            "r.x is REQUIRED BOOLEAN in the table, NULLABLE STRING here",
+        ),
     ],
 )
 def test_a_column_of_another_type_or_shape_is_a_conflict_named_by_its_path(

@@ -107,8 +107,8 @@ def create_tables(
     ready = {}
     for table in tables:
         table_id = f"{ds.project}.{ds.dataset_id}.{table.name}"
-        client.create_table(table_definition(table_id, table), exists_ok=True)
-        ready[table_id] = update_schema(client, table_id, table)
+        current = client.create_table(table_definition(table_id, table), exists_ok=True)
+        ready[table_id] = update_schema(client, current, table)  # the table as it now stands
     return ready
 
 
@@ -116,12 +116,12 @@ class TableMismatch(ValueError):
     """An existing table holds a column this version writes in another type or shape."""
 
 
-def update_schema(client: bigquery.Client, table_id: str, table: Output) -> SchemaDrift:
-    """Add the columns this version writes that the table lacks, relax the REQUIRED ones it
-    may leave empty (both in place, as BigQuery allows); raise `TableMismatch` naming
-    each column no in-place change mends. A table written by an older version would
-    otherwise refuse every row of this one."""
-    current = client.get_table(table_id)
+def update_schema(client: bigquery.Client, current: bigquery.Table, table: Output) -> SchemaDrift:
+    """Add the columns this version writes that the table `current` (as read or created)
+    lacks, relax the REQUIRED ones it may leave empty (both in place, as BigQuery allows);
+    raise `TableMismatch` naming each column no in-place change mends. A table written by
+    an older version would otherwise refuse every row of this one."""
+    table_id = str(current.reference)
     existing = [f.to_api_repr() for f in current.schema]
     drift = schema_drift(existing, bigquery_schema(table.model))
     if drift.conflicts:
