@@ -37,6 +37,23 @@ def is_unicode(text: str) -> bool:
     return True
 
 
+KNOWN_UNICODE = "strings_known_unicode"
+"""Validation context key: every string of the input is already known to encode."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate (`\\ud800`..`\\udfff`): the one way a string decoded from
+UTF-8 JSON text can hold a lone surrogate (an escaped backslash before "ud8" also
+matches: then every string is checked, as without the context)."""
+
+
+def json_context(text: str) -> dict[str, bool] | None:
+    """The validation context of a model read from the JSON `text` (valid Unicode, as
+    strictly decoded UTF-8 is): without a surrogate escape in it, every string it
+    holds encodes, and the per-model check (`unencodable`) can be skipped. It was
+    38% of validating a 10-candidate request (22 models, each field looked at).
+    """
+    return None if _SURROGATE_ESCAPE.search(text) else {KNOWN_UNICODE: True}
+
+
 def is_identifier(value: Any) -> bool:
     """Whether `value` may stand as an id in a sink: non-empty text that encodes, not too long."""
     return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and is_unicode(value)

@@ -2,10 +2,18 @@
 
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from schemas._types import (
     INT64_MAX,
+    KNOWN_UNICODE,
     MAX_ITEMS,
     Count,
     Identifier,
@@ -39,7 +47,9 @@ class _Input(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False, strict=True)
 
     @model_validator(mode="after")
-    def _encodable(self) -> Self:
+    def _encodable(self, info: ValidationInfo) -> Self:
+        if info.context and info.context.get(KNOWN_UNICODE):  # see `json_context`
+            return self
         errors = unencodable(self.__dict__)
         if errors:
             raise ValidationError.from_exception_data(type(self).__name__, errors)

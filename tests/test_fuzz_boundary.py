@@ -27,12 +27,13 @@ import zstandard
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
 from pipelines.options.config_file import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
+from schemas._types import describe_validation_error, is_unicode, json_context
 from schemas.arrow import arrow_schema
 from schemas.catalog import Revision
 from schemas.config import DedupConfig, UtilityWeights
@@ -366,6 +367,41 @@ def assert_packs_and_encodes(request: Request) -> None:
     assert_rows_encode(ManifestRow, [result.manifest])
     if result.exclusions:
         assert_rows_encode(ExclusionRecord, list(result.exclusions))
+
+
+def _validated(obj: Any, context: dict[str, bool] | None) -> str:
+    """How validation ends: the model's JSON, or the error as a dead letter would say it."""
+    try:
+        return Request.model_validate(obj, context=context).model_dump_json()
+    except ValidationError as err:
+        return describe_validation_error(err)
+
+
+@given(hostile_text, st.sampled_from(["question", "title", "facet", "group"]), st.booleans())
+def test_skipping_the_encoding_check_for_json_text_changes_no_outcome(
+    text: str, field: str, ascii_only: bool
+) -> None:
+    """`json_context` lets validation skip the per-string UTF-8 check only where the JSON
+    text proves it passes: every request, with any text in any kind of field, written
+    with escapes or raw, validates (or fails, with the same words) as without it."""
+    record = base_request()
+    first = record["candidates"][0]
+    if field == "question":
+        record["question"] = text
+    elif field == "title":
+        record["candidates"] = [first | {"title": text}, *record["candidates"][1:]]
+    elif field == "facet":
+        record["facets"] = ["a", text]
+    else:
+        record["principal"] = record["principal"] | {"groups": [text]}
+    payload = json.dumps(record, ensure_ascii=ascii_only)
+    if not is_unicode(payload):
+        return  # raw lone surrogates: no UTF-8 bytes hold them, the decoder refuses the record
+    context = json_context(payload)
+    if not is_unicode(text):
+        assert context is None  # its escape is in the text: every string is checked
+    obj = json.loads(payload)
+    assert _validated(obj, context) == _validated(obj, None)
 
 
 def test_the_listed_hostile_classes_are_dead_letters_with_their_reason() -> None:

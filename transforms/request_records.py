@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from schemas import Candidate, DeadLetter, Request
-from schemas._types import NOT_UNICODE, describe_validation_error, is_unicode
+from schemas._types import NOT_UNICODE, describe_validation_error, is_unicode, json_context
 from transforms.dead_letters import dead_letter
 from transforms.foreign_records import FOREIGN_NAMES, HINT, foreign_shape
 from transforms.names import InputShape
@@ -140,7 +140,9 @@ def _assemble_nested(
     kept: tuple[Entry, Request] | None = None
     for entry in ordered:
         try:
-            request = Request.model_validate(json.loads(entry.payload))
+            request = Request.model_validate(
+                json.loads(entry.payload), context=json_context(entry.payload)
+            )
         except ValidationError as err:
             letters.append(_letter(entry, "validate", describe_validation_error(err), request_id))
             continue
@@ -184,7 +186,10 @@ def _assemble_flat(
         record = json.loads(entry.payload)
         fields = {k: v for k, v in record.items() if k in CANDIDATE_FIELDS}
         try:
-            candidate = Candidate.model_validate({**fields, "tenant_id": record.get("tenant_id")})
+            candidate = Candidate.model_validate(
+                {**fields, "tenant_id": record.get("tenant_id")},
+                context=json_context(entry.payload),
+            )
         except ValidationError as err:
             error = f"candidate: {describe_validation_error(err)}"
             letters.append(_letter(entry, "validate", error, request_id))
@@ -205,7 +210,8 @@ def _assemble_flat(
     rows.sort(key=lambda r: (r.candidate.evidence_id, r.entry.sha256))
     try:
         request = Request.model_validate(
-            {**rows[0].header, "candidates": [r.candidate for r in rows]}
+            {**rows[0].header, "candidates": [r.candidate for r in rows]},
+            context=json_context(rows[0].entry.payload),
         )
     except ValidationError as err:
         error = describe_validation_error(err)
