@@ -318,6 +318,7 @@ def speed_misses(results: dict) -> list[str]:
         beam.get("evpack batch, 1 worker", {}),
         beam.get("evpack batch, 20 requests (the start alone)", {}),
     )
+    plain = beam.get(speed.PLAIN_JOB, {})
     if core.get("seconds") and one.get("seconds") and start.get("seconds"):
         per_request = one["seconds"] - start["seconds"] - core["seconds"]
         requests = one["seconds"] * one["requests_per_s"]
@@ -328,6 +329,18 @@ def speed_misses(results: dict) -> list[str]:
             "request) is the job around packing: reading and the strict parse of each "
             "record, the grouping, the pack step's outputs, the sinks' row checks and "
             "the file writes."
+        )
+    if core.get("seconds") and one.get("seconds") and start.get("seconds") and plain:
+        ceiling = core["seconds"] / (plain["seconds"] + start["seconds"])
+        beam_s = one["seconds"] - start["seconds"] - plain["seconds"]
+        out.append(
+            f"  The job's own work in a plain loop, without Beam, takes {plain['seconds']:.0f} s "
+            f"(parse {plain.get('parse_seconds', 0):.0f} s, pack and format "
+            f"{plain.get('pack_seconds', 0):.0f} s, rows encoded and written "
+            f"{plain.get('rows_seconds', 0):.0f} s): {plain.get('x_core', 0):.2f}x the loop. "
+            f"With the start, a job that cost nothing in Beam would reach {ceiling:.2f}x; "
+            f"Beam's own part (moving, coding and checking elements between stages) is the "
+            f"other {beam_s:.0f} s."
         )
     two = beam.get("evpack batch, 2 workers", {})
     if one.get("cpu_seconds") and two.get("cpu_seconds") and start.get("seconds"):

@@ -11,6 +11,7 @@ import json
 from functools import partial
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import quality, report, speed, targets
@@ -32,7 +33,8 @@ from benchmarks.baselines import (
     tiktoken_counter,
 )
 from benchmarks.offline_tiktoken import CL100K_URL, offline_cl100k_cache
-from packer import Catalog, PackerRuntime
+from benchmarks.workload import Pool, generate
+from packer import Catalog, PackerRuntime, TokenCounter
 from packer.pack import layout_of
 from schemas import PackingConfig
 
@@ -407,3 +409,35 @@ def test_report_names_quality_results_of_an_older_evaluation(tmp_path: Path) -> 
     old_row = {"dataset": "hotpotqa", "packer": "ours", "budget": 256, "both_supporting": 1.0}
     (tmp_path / "quality.json").write_text(json.dumps({"machine": {}, "rows": [old_row]}))
     assert "older evaluation; run `make eval`" in report.write_report(tmp_path).read_text()
+
+
+def test_the_plain_job_parses_packs_and_writes_every_request(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The bench's Beam-free job: every request parsed from its line, packed, and its rows
+    written as the sinks write them (read back with pyarrow); a bad line is refused."""
+    pool = Pool.load(data_dir)
+    requests = list(generate(pool, 3, 4, seed=5))
+    lines = tmp_path / "req.jsonl"
+    lines.write_text("".join(r.model_dump_json() + "\n" for r in requests) + "{not json\n")
+    tokens = TokenCounter.load()
+    with offline_cl100k_cache():
+        parts = speed.plain_job(Catalog(pool.catalog()), tokens, lines, tmp_path / "out")
+    assert set(parts) == {"parse", "pack", "rows"} and all(t >= 0 for t in parts.values())
+    manifests = pq.read_table(tmp_path / "out" / "manifests.parquet")
+    assert manifests.column("request_id").to_pylist() == [r.request_id for r in requests]
+    prompts = (tmp_path / "out" / "prompts.jsonl").read_text().splitlines()
+    assert len(prompts) == len(requests)
+
+
+def test_the_beam_ceiling_is_the_loop_over_the_plain_job_and_the_start() -> None:
+    beam = [
+        {"packer": "ours in a loop, cold", "seconds": 40.0},
+        {"packer": speed.PLAIN_JOB, "seconds": 50.0, "x_core": 0.8, "parse_seconds": 6.0,
+         "pack_seconds": 41.0, "rows_seconds": 3.0},
+        {"packer": "evpack batch, 20 requests (the start alone)", "seconds": 5.0},
+        {"packer": "evpack batch, 1 worker", "seconds": 70.0, "requests_per_s": 20000 / 70},
+    ]  # fmt: skip
+    lines = "\n".join(report.speed_misses({"beam": beam}))
+    assert "would reach 0.73x" in lines  # 40 / (50 + 5)
+    assert "the other 15 s" in lines  # 70 - 5 - 50
