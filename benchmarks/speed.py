@@ -56,8 +56,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import tiktoken
 
 from benchmarks.adapters import DEFAULT_DATA_DIR, DataMissingError
@@ -76,13 +74,8 @@ from benchmarks.quality import token_stats
 from benchmarks.stamp import machine
 from benchmarks.workload import Pool, candidate_texts, generate
 from packer import Catalog, PackerRuntime, TokenCounter, pack_request
-from schemas import ExclusionRecord, ManifestRow, PackingConfig, Request
-from schemas.arrow import arrow_schema
-from schemas.prompt_formats import format_line
+from schemas import PackingConfig, Request
 from transforms.collector import make_full_collections_rare
-from transforms.names import DEFAULT_MAX_RECORD_BYTES
-from transforms.request_records import parse_record
-from transforms.sink_rows import BATCH_ROWS, arrow_encoder
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "speed.json"
 BUDGET = 1024
@@ -269,14 +262,27 @@ def plain_job(
     (manifests and exclusions as Parquet with the models' schemas, prompt lines
     as text). What the 1-worker job costs beyond this and its start is Beam's:
     moving, coding and checking elements between its stages.
+
+    The job's modules are imported here, not with this module: a child of the
+    changes section runs this module against an older tree's `packer` and
+    `schemas`, which today's `transforms` may not import with.
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemas import ExclusionRecord, ManifestRow
+    from schemas.arrow import arrow_schema
+    from schemas.prompt_formats import format_line
+    from transforms.names import DEFAULT_MAX_RECORD_BYTES
+    from transforms.request_records import parse_record
+    from transforms.sink_rows import BATCH_ROWS, arrow_encoder
+
     config = PackingConfig(max_evidence_tokens=BUDGET)
     fmt = config.prompt_format
     clock = time.process_time
     started = clock()
-    parsed = [
-        parse_record("bench", line, DEFAULT_MAX_RECORD_BYTES) for line in requests_file.open("rb")
-    ]
+    with requests_file.open("rb") as lines_in:
+        parsed = [parse_record("bench", line, DEFAULT_MAX_RECORD_BYTES) for line in lines_in]
     requests = [p[1][1] for p in parsed if isinstance(p, tuple)]
     parse_s, started = clock() - started, clock()
     packer = _ours(catalog, config, _fresh_runtime(tokens))
@@ -370,8 +376,10 @@ def changes(
             ]
             command += ["--changes-child", str(requests), "--sweep-total", str(sweep_total)]
             done = subprocess.run(  # run from the tree: `-m` puts the working directory first
-                command, capture_output=True, text=True, check=True, cwd=tree, env=env
+                command, capture_output=True, text=True, cwd=tree, env=env
             )
+            if done.returncode != 0:
+                raise RuntimeError(f"tree {name} ({tree}) failed:\n{done.stderr[-2000:]}")
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             for key, value in figures.items():
                 best[name][key] = min(value, best[name].get(key, float("inf")))

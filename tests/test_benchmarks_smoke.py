@@ -8,6 +8,8 @@ conflict pairs).
 """
 
 import json
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -441,3 +443,14 @@ def test_the_beam_ceiling_is_the_loop_over_the_plain_job_and_the_start() -> None
     lines = "\n".join(report.speed_misses({"beam": beam}))
     assert "would reach 0.73x" in lines  # 40 / (50 + 5)
     assert "the other 15 s" in lines  # 70 - 5 - 50
+
+
+def test_the_speed_bench_imports_no_job_module_at_start() -> None:
+    """A child of the changes section runs the bench against an older tree's `packer` and
+    `schemas`: the job's modules (which import today's schemas) load only where used."""
+    code = "import sys, benchmarks.speed; print(sorted(m for m in sys.modules if '.' in m))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split("'")
+    assert "transforms.collector" in loaded
+    assert not any(m.startswith("transforms.") and m != "transforms.collector" for m in loaded)
