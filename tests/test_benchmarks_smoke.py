@@ -454,3 +454,23 @@ def test_the_speed_bench_imports_no_job_module_at_start() -> None:
     loaded = done.stdout.split("'")
     assert "transforms.collector" in loaded
     assert not any(m.startswith("transforms.") and m != "transforms.collector" for m in loaded)
+
+
+def test_the_earlier_targets_are_explained_as_ratios_to_the_floor() -> None:
+    floor = {"packer": "floor (tiktoken encode once)", "candidates_per_s": 10000.0}
+    results = {
+        "compare": [
+            floor,
+            {"packer": "ours, warm caches", "x_floor": 0.8},
+            {"packer": "llamaindex PromptHelper.truncate", "candidates_per_s": 500.0},
+        ],
+        "repeats": [
+            {"packer": "floor (tiktoken encode once)", "tokens_encoded": 1000.0},
+            {"packer": "ours, cold caches", "tokens_encoded": 500.0},
+            {"packer": "ours, warm caches", "x_floor": 1.25},
+        ],
+    }
+    lines = "\n".join(report.speed_misses(results))
+    assert "25x the fastest LlamaIndex step is 1.25x the floor" in lines  # 25 * 500 / 10000
+    assert "tokenizes 50% of the floor's tokens" in lines
+    assert "leaves 0.17x for all the Python, which alone takes 0.80x" in lines
