@@ -21,7 +21,8 @@ workers run in parallel, is timed on the wall clock). Sections:
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
 - beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
-  on the same requests; the load average before each run is recorded; with
+  on the same requests and the job's own work in a plain loop without Beam
+  (`plain_job`); the load average before each run is recorded; with
   `--beam-trees NAME=DIR`, other source trees' batch job in the same rounds;
 - changes (with `--trees`): the compared workload (floor, ours cold and warm),
   the retrieval and 1,000-candidate workloads with
