@@ -313,7 +313,7 @@ def speed_misses(results: dict) -> list[str]:
             f"target needs {1 / 1.2:.2f}x, a cut of "
             f"{1 - (1 / 1.2) * warm['x_floor']:.0%} of all of them, not of one."
         )
-    out += _older_misses(results)
+    out += _older_misses(compare, {r["packer"]: r for r in results.get("repeats", [])})
     core = beam.get("ours in a loop, cold", {})
     one, start = (
         beam.get("evpack batch, 1 worker", {}),
@@ -362,12 +362,11 @@ def speed_misses(results: dict) -> list[str]:
     )
 
 
-def _older_misses(results: dict) -> list[str]:
+def _older_misses(compare: dict[str, dict], repeats: dict[str, dict]) -> list[str]:
     """Why the earlier targets (25x LlamaIndex, 1.5x the floor with half of the candidates
     repeated) stand where they do: each as a ratio to the floor, against what tokenizing
-    alone and the warm run's Python alone cost."""
-    compare = {r["packer"]: r for r in results.get("compare", [])}
-    repeats = {r["packer"]: r for r in results.get("repeats", [])}
+    alone and the warm run's Python alone cost. `compare` and `repeats` are the rows of
+    those sections by packer."""
     floor, warm = (
         compare.get("floor (tiktoken encode once)", {}),
         compare.get("ours, warm caches", {}),
