@@ -206,7 +206,7 @@ def start(
         if stale and staging is None:
             FileSystems.delete(stale)
     else:
-        staging = staging or staging_name()
+        staging = staging or staging_name(settings.run_id)
         final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
     pin_local_runner(options, BATCH_RUNNER)
     if settings.create_tables:
@@ -232,7 +232,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
     options = PipelineOptions(argv)
     settings = resolve(options)
     check_numbers(options, ((GateOptions, None),))
-    staging = staging_name()
+    staging = staging_name(settings.run_id)
     output = settings.output
     lock = acquire(output, staging)
     try:

@@ -1,8 +1,21 @@
 """The run record: what a batch run read and how, written once beside its outputs."""
 
+import time
+import uuid
+
 from pydantic import BaseModel, ConfigDict
 
 from schemas._types import UtcDatetime
+
+
+def new_run_id() -> str:
+    """A fresh id for one run of a job: its UTC start, to the second, and 8 random hex
+    digits, so ids sort by start and two runs started in the same second differ.
+
+    Made once per run by the job's resolver; the staging folder, audit rows and
+    published messages of the run carry it.
+    """
+    return f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
 
 
 class RunRecord(BaseModel):

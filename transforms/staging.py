@@ -44,7 +44,6 @@ import json
 import os
 import socket
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,9 +60,9 @@ class CommitRefused(RuntimeError):
     """The commit found something it may not overwrite; nothing was moved."""
 
 
-def staging_name() -> str:
-    """A fresh staging directory name: hidden, so output globs never match it."""
-    return f".tmp-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+def staging_name(run_id: str) -> str:
+    """The staging directory name of run `run_id`: hidden, so output globs never match it."""
+    return f".tmp-{run_id}"
 
 
 def _matched(patterns: list[str]) -> list[str]:

@@ -24,6 +24,7 @@ from pipelines.options.sinks import SinkOptions, resolve_sinks, resource_name
 from pipelines.options.stored_run import StoredRunOptions
 from pipelines.options.stream import StreamOptions, StreamSource, resolve_stream
 from schemas import PackingConfig
+from schemas.run import new_run_id
 from transforms.catalog.factory import CatalogSource
 from transforms.names import FileFormat, InputShape
 from transforms.sinks import Sinks
@@ -66,6 +67,8 @@ class JobSettings:
     catalog: CatalogSource
     config: PackingConfig
     max_record_bytes: int
+    run_id: str
+    """This run's id (`schemas.run.new_run_id`), made once when the flags are resolved."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ def resolve_job(options: PipelineOptions, *, streaming: bool) -> JobSettings:
         catalog=resolve_catalog(options, streaming=streaming),
         config=load_config(packing.config, packing.prompt_format),
         max_record_bytes=options.view_as(InputOptions).max_record_bytes,
+        run_id=new_run_id(),
     )
 
 
