@@ -269,10 +269,12 @@ def run(argv: list[str] | None = None) -> BatchRun:
             if tables is not None:
                 drop_staging(tables)
             raise
-        commit_rows(tables, run_record(settings), output, earlier)
+        rows = commit_rows(tables, run_record(settings), output, earlier)
     finally:
         release(lock)
     summary = _summary(result, started, output)
+    if rows is not None:
+        summary = replace(summary, outputs={**summary.outputs, "bigquery": rows})
     return BatchRun(settings=settings, summary=summary)
 
 

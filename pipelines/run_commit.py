@@ -16,7 +16,13 @@ from pipelines.summary import RunSummary
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.io.bigquery import create_audit_tables
-from transforms.io.table_commit import TableRun, check_rerun, commit_tables, create_staging
+from transforms.io.table_commit import (
+    TableRun,
+    check_rerun,
+    commit_tables,
+    create_staging,
+    describe,
+)
 from transforms.sinks import audit_sink
 from transforms.staging import commit
 
@@ -94,11 +100,12 @@ def commit_files(output: str, staging: str, replaced: list[str]) -> None:
 
 def commit_rows(
     tables: TableRun | None, record: RunRecord, output: str, earlier: list[str]
-) -> None:
+) -> str | None:
     """Commit the staged BigQuery rows and the run `record` in one transaction, replacing
-    the job's `earlier` run (`transforms.io.table_commit`)."""
+    the job's `earlier` run (`transforms.io.table_commit`); what it committed, for the
+    summary (None: no rows go to BigQuery)."""
     if tables is None:
-        return
+        return None
     try:
         commit_tables(tables, record, earlier)
     except Exception as err:
@@ -108,3 +115,4 @@ def commit_rows(
             f"while its files are committed under {output}; rerun with --overwrite, "
             f"its staging tables {tables.prefix}* are kept until they expire"
         ) from err
+    return describe(tables, earlier)

@@ -8,6 +8,7 @@ holds it there by replacing the file commit with a wait, then kills it).
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from google.cloud import bigquery
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipelines.batch import main
 from pipelines.views import create_views
@@ -66,6 +69,33 @@ def test_no_run_id_but_a_made_one_reaches_the_sql() -> None:
             commit_script(RUN, [hostile])
 
 
+HOSTILE = st.text(
+    st.sampled_from(list("'`\";\n\r\t$%{}\\-_ -- /*")) | st.characters(codec="utf-8"),
+    max_size=40,
+)
+"""Quotes, backticks, comments, `$`, `%`, braces, control characters and any unicode."""
+
+
+@given(job=HOSTILE, other=HOSTILE)
+def test_no_job_name_reaches_the_sql_and_its_refusal_is_one_line(job: str, other: str) -> None:
+    earlier = ["20261202T000000-00000000"]
+    hostile = TableRun(RUN.dataset, job, RUN.run_id)
+    assert commit_script(hostile, earlier) == commit_script(
+        TableRun(RUN.dataset, other, RUN.run_id), earlier
+    )
+    refusal = rerun_refusal(hostile, earlier, overwrite=False)
+    assert refusal is not None and len(refusal.splitlines()) == 1
+
+
+@given(run_id=HOSTILE)
+def test_a_staging_table_name_is_an_identifier_or_refused(run_id: str) -> None:
+    try:
+        prefix = staging_prefix(run_id)
+    except ValueError:
+        return
+    assert re.fullmatch(r"staging_[A-Za-z0-9_]+_", prefix)
+
+
 def _client() -> bigquery.Client:
     return bigquery_client(EMULATOR_PROJECT)
 
@@ -114,6 +144,7 @@ def test_a_rerun_into_the_same_dataset_is_refused_and_adds_nothing(
     first = _rows(dataset)
     (run_id,) = first["runs"]
     assert first["manifests"] and set(first["manifests"]) == {run_id}
+    assert f"bigquery         {dataset}: run {run_id} of job" in capsys.readouterr().out
     assert all(set(first[name]) == {run_id} for name in AUDIT_TABLES if first[name])
     capsys.readouterr()
     # The job is its --output: the same output, its files gone, is still the same job ...
@@ -127,8 +158,13 @@ def test_a_rerun_into_the_same_dataset_is_refused_and_adds_nothing(
     assert _batch(tmp_path, dataset, REQUESTS, "other", f"--audit_job={tmp_path / 'out'}") == 2
     assert _rows(dataset) == first
     assert _staging_tables(dataset) == []
-    # Another job packs into the same tables beside it.
-    assert _batch(tmp_path, dataset, REQUESTS[:3], "other") == 0
+    # Another job packs into the same tables beside it, whatever its name holds.
+    hostile = "x'; DELETE FROM `t` WHERE TRUE; -- $5 {a} %s \u2028é"
+    assert _batch(tmp_path, dataset, REQUESTS[:3], "other", f"--audit_job={hostile}") == 0
+    assert len(set(_rows(dataset)["runs"])) == 2
+    capsys.readouterr()
+    assert _batch(tmp_path, dataset, REQUESTS[:3], "third", f"--audit_job={hostile}") == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert len(set(_rows(dataset)["runs"])) == 2
 
 

@@ -50,6 +50,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from google.api_core.exceptions import NotFound
 from google.cloud import bigquery
 
 from schemas.bigquery import bigquery_schema
@@ -178,6 +179,11 @@ def earlier_runs(run: TableRun) -> list[str]:
         )
         sql = f"SELECT run_id FROM `{run.final('runs')}` WHERE job = @job ORDER BY run_id"
         return [row["run_id"] for row in client.query(sql, job_config=config).result()]
+    except NotFound as err:
+        raise ValueError(
+            f"{run.dataset} has no table runs, which a batch run commits its record to: run "
+            f"`evpack tables --dataset {run.dataset}` once, or leave --create_tables=false out"
+        ) from err
     finally:
         client.close()
 
@@ -214,6 +220,12 @@ def drop_staging(run: TableRun) -> None:
             client.delete_table(run.staged(name), not_found_ok=True)
     finally:
         client.close()
+
+
+def describe(run: TableRun, earlier: list[str]) -> str:
+    """What the commit did, for the run summary."""
+    replaced = f", replacing run {', '.join(earlier)}" if earlier else ""
+    return f"{run.dataset}: run {run.run_id} of job {run.job!r}{replaced}"
 
 
 def commit_tables(run: TableRun, record: RunRecord, earlier: list[str]) -> None:
