@@ -8,6 +8,7 @@ from itertools import islice
 
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
+from schemas.reasons import ExclusionReason
 from transforms.dead_letters import shape_hints, top_errors
 from transforms.names import METRICS_NAMESPACE
 from transforms.record_files import file_records, matching_files
@@ -54,6 +55,18 @@ class RunSummary:
         return None
 
     @property
+    def alerts(self) -> list[str]:
+        """What an operator must look at even when the run passed: candidates of another
+        tenant mean the retrieval index is crossing tenants."""
+        crossed = self.excluded.get(ExclusionReason.OTHER_TENANT, 0)
+        if not crossed:
+            return []
+        return [
+            f"{crossed} candidates belong to another tenant than their request "
+            "(other_tenant): retrieval is crossing tenants; check the index's tenant filter"
+        ]
+
+    @property
     def requests_per_second(self) -> float:
         return self.requests_in / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
 
@@ -79,6 +92,7 @@ class RunSummary:
             f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
             f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
         ]
+        lines += [f"  alert            {alert}" for alert in self.alerts]
         lines += [f"  top error        {n} x {kind}" for kind, n in self.top_errors]
         lines += [f"  hint             {hint}" for hint in self.hints]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]

@@ -76,7 +76,7 @@ def test_a_foreign_candidate_is_excluded_not_the_request(job: tuple[BatchRun, Ou
     _, out = job
     assert "foreign" in {m["request_id"] for m in out.manifests}
     foreign = [
-        x for x in out.exclusions if x["request_id"] == "foreign" and x["reason"] == "unauthorized"
+        x for x in out.exclusions if x["request_id"] == "foreign" and x["reason"] == "other_tenant"
     ]
     assert any(x["detail"] == "candidate belongs to another tenant" for x in foreign)
 
@@ -92,6 +92,8 @@ def test_nothing_is_lost_and_the_summary_agrees(job: tuple[BatchRun, Outputs]) -
     assert summary.prompt_tokens_p50 is not None and summary.prompt_tokens_p95 is not None
     assert summary.prompt_tokens_p50 <= summary.prompt_tokens_p95 <= summary.prompt_tokens_max  # type: ignore[operator]
     assert "dead letters     7" in summary.render()
+    crossed = summary.excluded["other_tenant"]
+    assert f"alert            {crossed} candidates belong to another tenant" in summary.render()
 
 
 def _counts(out: Outputs) -> dict[str, int]:
