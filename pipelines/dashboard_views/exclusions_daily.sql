@@ -9,5 +9,5 @@ SELECT
   tenant_id,
   reason,
   COUNT(*) AS exclusions
-FROM `${dataset}.exclusions`
+FROM ${exclusions}
 GROUP BY day, tenant_id, reason
