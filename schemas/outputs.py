@@ -125,6 +125,9 @@ class ManifestRow(_Output):
     candidates_in: int
     evidence: list[ManifestEvidence]
     uncovered_facets: list[str]
+    facets_untagged: bool = False
+    """The request named facets but no candidate carries `query_facets`: coverage is
+    unknown, so no facet is declared uncovered (docs/input.md, "Facets")."""
     conflicts: list[Conflict]
     resolutions: list[Resolution] = []
     excluded: list[ReasonCount]
