@@ -1,6 +1,11 @@
 """Verification of answers: recall per fault class, false flags per answer style, and speed.
 
-    python -m benchmarks.verification --data-dir ../shared/data [--limit 500] [--wall 10000]
+    python -m benchmarks.verification --data-dir ../shared/data [--limit 500] [--wall 10000] \
+        [--real-splits dev test500 test_ood]
+
+Two benches: answers written from templates (below), and real model answers
+(`benchmarks.real_answers`, AttributionBench claims judged by people), whose
+figures go into the same `verification.json` under `real_answers`.
 
 Answer sets are built from every eval data set (HotpotQA, RAMDocs,
 MultiHop-RAG, ConflictNQ), packed by our packer (1,024 evidence tokens). A
@@ -68,6 +73,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks import real_answers
 from benchmarks.adapters import (
     DEFAULT_DATA_DIR,
     EVAL_TIME,
@@ -943,6 +949,7 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "",
         __doc__.split("\n\n", 2)[2].strip(),
         "",
+        *(real_answers.report_section(result["real_answers"]) if "real_answers" in result else []),
     ]
 
 
@@ -955,14 +962,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--wall", type=int, default=10_000, help="answers for the evpack verify wall time (0: none)"
     )
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument(
+        "--real-splits",
+        nargs="*",
+        default=list(real_answers.SPLITS),
+        choices=real_answers.SPLITS,
+        help="splits of the real-answer bench (none: skip it)",
+    )
     args = parser.parse_args(argv)
     packed = packed_cases(args.data_dir, args.limit)
     result = measure(packed.cases, packed.run_ids, args.repeats)
     if args.wall:
         result["wall"] = wall_time(packed, args.wall)
+    if args.real_splits:
+        result["real_answers"] = real_answers.measure(args.data_dir, args.real_splits)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "verification.json").write_text(json.dumps(result, indent=1) + "\n")
     print(summary(result))
+    if "real_answers" in result:
+        print(real_answers.summary(result["real_answers"]))
     return 0
 
 

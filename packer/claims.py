@@ -10,15 +10,16 @@ from dataclasses import dataclass
 
 from packer.answer_sentences import cited_labels, split_sentences, strip_citations
 from packer.arithmetic import Derivation, derivations
-from packer.figures import Fact, figure_facts, normalize_phrase, word_stem
+from packer.figures import Fact, figure_facts, normalize_phrase
 
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
 _DIGIT = re.compile(r"\d")
 QUOTATION_WORDS = 4
 """A quoted span of this many words or more is a quotation, checked verbatim; a shorter
 one is a term in quotes ("the "chicken or egg" debate", ""STANAGs""), checked as words
-each present in a cited block, case- and inflection-insensitive (`word_stem`). Measured
-on the real answers' tuning split (docs/verify.md)."""
+each present in a cited block, case- and inflection-insensitive
+(`packer.figures.word_forms`). Measured on the real answers' tuning split
+(docs/verify.md)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
         if len(words) >= QUOTATION_WORDS:
             facts.append(Fact("quote", m[0], phrase))
         elif words:
-            facts.append(Fact("term", m[0], " ".join(sorted({word_stem(w) for w in words}))))
+            facts.append(Fact("term", m[0], " ".join(words)))
     if not _DIGIT.search(plain):
         return tuple(facts)  # every date and figure has a digit
     return (*facts, *figure_facts(plain))

@@ -220,7 +220,7 @@ class TextFacts:
     named: frozenset[str] = frozenset()
     """The names the text writes with a number ("Windows 10": "windows"; `name_of`)."""
     _memo: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
-    """The text's word stems, read when a quoted term is first checked against it."""
+    """The text's words (`text_words`), read when a quoted term is first checked against it."""
 
     def names(self, fact: Fact) -> bool:
         """Whether the text writes the name of a name-number fact with a number of its own."""
@@ -238,9 +238,10 @@ class TextFacts:
             chosen = usable or [days for _, days in fact.readings]
             return any(day in self.dates for days in chosen for day in days)
         if fact.kind == "term":
-            if "stems" not in self._memo:
-                self._memo["stems"] = word_stems(self.phrase_text)
-            return set(fact.key.split()) <= self._memo["stems"]
+            if "words" not in self._memo:
+                self._memo["words"] = text_words(self.phrase_text)
+            words = self._memo["words"]
+            return all(not words.isdisjoint(word_forms(w)) for w in fact.key.split())
         return fact.key in self.phrase_text
 
     def _holds(self, how: str, keys: tuple[str, ...]) -> bool:
@@ -381,22 +382,28 @@ def name_of(text: str, match: re.Match[str]) -> str:
 
 _CIRCA = re.compile(r"(?<![\w.])(?:c|ca|approx)\.(?=\d)")
 """Circa before a year ("c.1570"): blanked, so the year is read though glued to the point."""
-_STEM_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ed", ""))
+_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("d", ""), ("ing", ""))
+"""Endings a word may carry or lack and still be the word ("STANAGs", "buses", "debated")."""
 
 
-def word_stem(word: str) -> str:
-    """A folded word without its possessive and its commonest inflection ("STANAGs": "stanag",
-    "debates": "debat", "debated": "debat"), the same on both sides of a comparison."""
+def word_forms(word: str) -> frozenset[str]:
+    """A folded word, without its possessive, and the forms it has with its commonest
+    inflection taken off or put on ("stanags": "stanag"; "bus": "buses"). A quoted term
+    is in a text when a form of each of its words is one of the text's words."""
     word = word.casefold().removesuffix("'s").removesuffix("’s")
-    for ending, replacement in _STEM_ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 3 and not word.endswith("ss"):
-            return word[: -len(ending)] + replacement
-    return word
+    forms = {word, word + "s", word + "es"}
+    for ending, replacement in _INFLECTIONS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            forms.add(word[: -len(ending)] + replacement)
+    return frozenset(forms)
 
 
-def word_stems(text: str) -> frozenset[str]:
-    """The stems of a text's words (`word_stem`)."""
-    return frozenset(word_stem(w) for w in set(re.findall(r"\w+(?:['’]s)?", text)))
+def text_words(text: str) -> frozenset[str]:
+    """A text's words, folded, without possessives."""
+    return frozenset(
+        w.removesuffix("'s").removesuffix("’s")
+        for w in re.findall(r"\w+(?:['’]s)?", text.casefold())
+    )
 
 
 def figure_facts(text: str) -> list[Fact]:
