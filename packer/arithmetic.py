@@ -1,5 +1,5 @@
 """Figures an answer derives by arithmetic it writes out: "60 items * £10 = £600",
-"12 + 30 = 42", "25% of 400 is 100", and a percentage of two figures of the same
+"12 + 30 equals 42", "25% of 400 is 100", and a percentage of two figures of the same
 sentence ("120 of the 400 members (30%)").
 
 The result is no figure of the evidence; it is `derived` (`packer.verify`)
@@ -20,16 +20,18 @@ _UNIT = r"(?:\s*/?\s*[^\W\d_][\w.]*){0,2}"
 """Up to two words (or a per-unit "/unit") after an operand: "60 items * £10/unit"."""
 _OPERATION = re.compile(
     rf"(?P<a>{_NUM}){_UNIT}\s*(?P<op>[*×+/÷]|\s[x−–-]\s)\s*(?P<b>{_NUM}){_UNIT}"
-    rf"\s*(?:=|equals?\b|is\b|are\b|gives\b|makes\b|comes\s+to\b|totals?\b)\s*(?P<c>{_NUM})"
+    rf"\s*(?:=|equals?\b|gives\b|makes\b|comes\s+to\b|totals?\b)\s*(?P<c>{_NUM})"
 )
 _SHARE_OF = re.compile(
     rf"(?P<a>{_NUM})\s+of\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?(?P<b>{_NUM}){_UNIT}"
-    rf"\s*(?:=|is\b|are\b|was\b|were\b|equals?\b|,|:|\(|or\b|gives\b|comes\s+to\b)\s*"
+    rf"\s*(?:=|is\b|are\b|was\b|were\b|equals?\b|,|:|\(|or\b|gives\b|comes\s+to\b)\s*(?:or\s+)?"
     rf"(?:about\s+|around\s+|roughly\s+|approximately\s+|some\s+)?(?P<c>{_NUM})"
 )
 _PERCENT = re.compile(r"%|percent|per\s+cent")
-_OPERATOR = re.compile(r"[*×+/÷]|\s[x−–-]\s")
-"""Cheap tests first: most sentences have no operator and no percentage, and the two
+_OF_FIGURE = re.compile(r"\d\S*(?:\s+per\s?cent)?\s+of\s+(?:\w+\s+)?[$£€¥₹]?\s?\d")
+"""A figure "of" a figure: the part of `_SHARE_OF` a sentence must have before it is tried."""
+_RESULT = re.compile(r"=|\b(?:equals?|gives|makes|comes\s+to|totals?)\b")
+"""Cheap tests first: most sentences have no result sign and no percentage, and the two
 patterns above would each scan them from every digit."""
 
 
@@ -112,8 +114,8 @@ def _share(m: re.Match[str]) -> Derivation | None:
 def derivations(text: str) -> tuple[Derivation, ...]:
     """The arithmetic a sentence writes out that holds (its operands not yet checked)."""
     found = []
-    if _OPERATOR.search(text):
+    if _RESULT.search(text):
         found += [_operation(m) for m in _OPERATION.finditer(text)]
-    if _PERCENT.search(text):
+    if _OF_FIGURE.search(text) and _PERCENT.search(text):
         found += [_share(m) for m in _SHARE_OF.finditer(text)]
     return tuple(d for d in found if d is not None)

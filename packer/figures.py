@@ -262,6 +262,8 @@ def text_facts(text: str) -> TextFacts:
     named: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
+        if year := season_year(text, m):
+            numbers.add(SEASON + year)
         if _scale(m):
             numbers.add(number_value(m["int"], m["frac"], _scale(m)))
         if name := name_of(text, m):
@@ -423,7 +425,7 @@ def figure_facts(text: str) -> list[Fact]:
             facts.append(Fact("date", m[0], keys[0]))
         spans.append(m.span())
     rest = _blanked(text, spans)
-    if "c." in rest or "a." in rest or "x." in rest:
+    if "c." in rest or "ca." in rest or "approx." in rest:
         rest = _CIRCA.sub(lambda m: " " * len(m[0]), rest)
     spans = []
     for m in _GROUPED_OTHERWISE.finditer(rest):
@@ -432,14 +434,44 @@ def figure_facts(text: str) -> list[Fact]:
         spans.append(m.span())
     rest = _blanked(rest, [*_markers(rest), *spans])
     for m in _NUMBER.finditer(rest):
+        if year := season_year(rest, m):  # "2022-23": 2023, as the evidence writes it either way
+            facts.append(Fact("number", m[0], year, (("all", (SEASON + year,)),)))
+            continue
         key = number_value(m["int"], m["frac"], _scale(m))
         facts.append(Fact("number", m[0], key, _rounded_from(m, key), name_of(rest, m)))
     return facts
 
 
+SEASON = "season "
+"""The key prefix of a year a range ends with in the evidence ("2022-23": "season 2023"): it
+supports the same range in an answer, never a year standing alone ("1996" is not held by
+"1995–96")."""
+_SEASON_HEAD = re.compile(r"(?<!\d)(1[5-9]|20)(\d\d)\s?[-–—/]\s?$")
+
+
+def season_year(text: str, match: re.Match[str]) -> str:
+    """The whole year a number ends a year range with ("2022-23" and "2022–2023": 2023,
+    "1999–00": 2000), or "" when it is not one (a second year no later than the first,
+    "2020-12", is not: it may be a month)."""
+    if len(match["int"]) not in (2, 4) or match["frac"] or match["cur"] or _scale(match):
+        return ""
+    head = _SEASON_HEAD.search(text, max(0, match.start() - 8), match.start())
+    if not head:
+        return ""
+    first = int(head[1] + head[2])
+    second = int(match["int"]) if len(match["int"]) == 4 else first // 100 * 100 + int(match["int"])
+    if second <= first and first % 100 == 99 and len(match["int"]) == 2:
+        second += 100  # "1999–00"
+    return str(second) if 0 < second - first < 100 else ""
+
+
 def _rounded_from(match: re.Match[str], key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The values a scaled figure rounds from ("3.5 million": [3,450,000, 3,550,000)), as a
-    "within" reading; none for an unscaled one, whose every digit is a claim."""
+    "within" reading; none for an unscaled one, whose every digit is a claim. Rejected: an
+    unscaled figure after a hedge ("about 40%") standing for the values it rounds from at
+    its last digit other than a trailing zero: on the real answers' tuning split it let two
+    wrong claims through and rescued none, and the template bench's recall of changed
+    figures fell from 0.993 to 0.987."""
     scale = _scale(match)
     if not scale:
         return ()

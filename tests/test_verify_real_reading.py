@@ -210,3 +210,15 @@ def test_any_answer_gives_a_verdict_in_either_scope(answer: str, block: str) -> 
         verdict = _verdict(answer, block, answer, given_text=block, scope=scope)
         skipped = {c.name for c in verdict.checks if c.outcome == "skip"}
         assert scope == "citation" or skipped >= CITATION_CHECKS
+
+
+@given(st.integers(1900, 2097), st.integers(1, 2), st.sampled_from(["-", "–", "/"]))
+def test_a_year_range_reads_its_second_year_whole(first: int, span: int, dash: str) -> None:
+    """ "2022-23" is 2022 to 2023 however either side writes it; the first year changed to
+    the second is still a changed figure."""
+    second = first + span
+    short, full = f"{first}{dash}{second % 100:02d}", f"{first}{dash}{second}"
+    for answer, block in ((short, full), (full, short), (short, short)):
+        assert _failed(f"In the {answer} season [E1].", f"The {block} season.") == []
+    assert _failed(f"In the {second}{dash}{second % 100:02d} season [E1].", f"The {short} season.")
+    assert _failed(f"In {second} [E1].", f"The {short} season.") == ["figures_supported"]
