@@ -1,6 +1,6 @@
 """Real model answers for the verification bench: AttributionBench claims packed and verified.
 
-    python -m benchmarks.real_answers --data-dir ../shared/data [--splits dev test500 test_ood]
+    python -m benchmarks.verification --data-dir ../shared/data [--real-splits dev test500 test_ood]
 
 Each record of `real_answers/attributionbench_<split>.jsonl` (claims that real
 models and search engines wrote, each with the passages it rests on and a
@@ -32,11 +32,9 @@ meaning error). Records without references (75 HAGRID claims) cannot be
 packed and are counted apart.
 """
 
-import argparse
 import hashlib
 import json
 import re
-import sys
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -45,7 +43,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmarks.adapters import DEFAULT_DATA_DIR, EVAL_TIME
+from benchmarks.adapters import EVAL_TIME
 from packer.answer_sentences import split_sentences
 from packer.answers import parse_prompt_line
 from pipelines import batch, verify
@@ -387,7 +385,8 @@ def summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _met(ok: bool) -> str:
+def met(ok: bool) -> str:
+    """A target's verdict in a report table."""
     return "met" if ok else "missed"
 
 
@@ -406,7 +405,7 @@ def report_section(result: dict[str, Any]) -> list[str]:
             )
             rows.append(
                 f"| {split} | {scope} | {s['attributable']} | {s['false_flag_rate']:.4f} "
-                f"({'tuning split' if split == TUNING_SPLIT else _met(claim_target)}) | "
+                f"({'tuning split' if split == TUNING_SPLIT else met(claim_target)}) | "
                 f"{s['false_flags_by_check'] or 'none'} | {s['whole_answers']} | "
                 f"{s['whole_false_flag_rate']:.4f} | {s['reachable']} | {s['catch_rate']:.4f} | "
                 f"{s['unreachable']} of {s['not_attributable']} |"
@@ -444,20 +443,3 @@ def report_section(result: dict[str, Any]) -> list[str]:
         __doc__.split("\n\n", 2)[2].strip(),
         "",
     ]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=SPLITS)
-    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
-    args = parser.parse_args(argv)
-    result = measure(args.data_dir, args.splits)
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(summary(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -83,6 +83,7 @@ from benchmarks.adapters import (
     multihop_cases,
     ramdocs_cases,
 )
+from benchmarks.real_answers import met
 from packer import Catalog, PackerRuntime, pack_request
 from packer.answer_sentences import cited_labels, split_sentences
 from packer.answers import parse_answer_line, parse_prompt_line
@@ -896,21 +897,17 @@ def summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _met(ok: bool) -> str:
-    return "met" if ok else "missed"
-
-
 def report_section(result: dict[str, Any]) -> list[str]:
     """The verification section of REPORT.md."""
     targets = result["targets"]
     rows = [
         f"| `{name}` | `{CLASSES[name]}` | {r['n']} | {r['recall']:.4f} | "
-        f"{_met(r['recall'] >= targets['recall'])} |"
+        f"{met(r['recall'] >= targets['recall'])} |"
         for name, r in result["recall"].items()
     ]
     per_style = targets.get("false_flag_rate_per_style", TARGET_FALSE_FLAGS_PER_STYLE)
     styles = [
-        f"| `{name}` | {r['n']} | {r['rate']:.4f} | {_met(r['rate'] <= per_style)} |"
+        f"| `{name}` | {r['n']} | {r['rate']:.4f} | {met(r['rate'] <= per_style)} |"
         for name, r in result.get("false_flags_by_style", {}).items()
     ]
     flags = result["false_flag_rate"]
@@ -935,7 +932,7 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *rows,
         "",
         f"False flags on correct answers: {flags:.4f} overall "
-        f"({_met(flags <= targets['false_flag_rate'])}, target <= "
+        f"({met(flags <= targets['false_flag_rate'])}, target <= "
         f"{targets['false_flag_rate']}; by check: {result['false_flags_by_check'] or 'none'}).",
         "",
         f"| correct-answer style | answers | false flags | target <= {per_style} |",
@@ -943,7 +940,7 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *styles,
         "",
         f"Checks: {speed:,.0f} answers per CPU second of one process "
-        f"({_met(speed >= targets['answers_per_s'])}, target >= "
+        f"({met(speed >= targets['answers_per_s'])}, target >= "
         f"{targets['answers_per_s']:,} per core; load average "
         f"{result.get('load_average', 0):.1f} on this shared machine).{wall_text}",
         "",

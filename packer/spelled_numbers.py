@@ -78,7 +78,7 @@ _ALL_WORDS = sorted([*_WORD_VALUES, *_MULTIPLIERS, "dozen"], key=len, reverse=Tr
 _WORD = rf"(?:{'|'.join(_ALL_WORDS)})"
 _SPELLED = re.compile(
     rf"\b(?:an?\s+(?=(?:hundred|thousand|million|billion|dozen)\b))?{_WORD}"
-    rf"(?:(?:\s*-\s*|\s+(?:and\s+)?|\s*,\s*(?={_WORD}\s+(?:hundred|thousand|million|billion)\b))"
+    rf"(?:(?:-|\s+(?:and\s+)?|\s*,\s*(?={_WORD}\s+(?:hundred|thousand|million|billion)\b))"
     rf"{_WORD})*\b",
     re.IGNORECASE,
 )

@@ -95,7 +95,7 @@ class VerificationRow(_Row):
     verified_at: UtcDatetime = Field(default_factory=_now)
     answer_format: str
     scope: Scope = "citation"
-    """`evpack verify --scope` (streaming: always `citation`)."""
+    """`evpack verify --scope` of the run, on every row (streaming: always `citation`)."""
     status: AnswerStatus
     error: str | None
     passed: bool | None

@@ -217,6 +217,7 @@ def test_a_year_range_reads_its_second_year_whole(first: int, span: int, dash: s
     """ "2022-23" is 2022 to 2023 however either side writes it; the first year changed to
     the second is still a changed figure."""
     second = first + span
+    assume(second // 100 == first // 100 or first % 100 == 99)  # across a century: "1999–00"
     short, full = f"{first}{dash}{second % 100:02d}", f"{first}{dash}{second}"
     for answer, block in ((short, full), (full, short), (short, short)):
         assert _failed(f"In the {answer} season [E1].", f"The {block} season.") == []

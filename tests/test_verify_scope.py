@@ -45,7 +45,7 @@ def test_the_packet_scope_verifies_real_answers_in_every_result_format(
         for f in run.glob("prompts/*.jsonl")
         for p in map(parse_prompt_line, f.read_text().splitlines())
     }
-    lines, expected = [], {}
+    lines, expected = [json.dumps({"request_id": "no-such-request", "answer": "It is 5."})], {}
     for claim in claims:
         text = real_answers.plain_answer(claim)
         prompt = prompts[claim.request_id]
@@ -59,15 +59,11 @@ def test_the_packet_scope_verifies_real_answers_in_every_result_format(
         [f"--answers={answers}", f"--run={run}", f"--output={out}", "--scope=packet"]
     )
     rows = _parquet(f"{out}/verifications/answers/*.parquet")
-    assert {r["answer_format"] for r in rows} == {
-        "openai_batch",
-        "anthropic_batch",
-        "vertex_batch",
-        "bedrock_batch",
-        "bedrock_converse_batch",
-        "plain",
-    }
-    assert len(rows) == len(claims) * len(ANSWER_FORMATS)
+    assert {r["answer_format"] for r in rows} == set(ANSWER_FORMATS)  # with the unknown one
+    assert len(rows) == len(claims) * len(ANSWER_FORMATS) + 1
+    (unknown,) = [r for r in rows if r["status"] == "unknown_request"]
+    assert unknown["scope"] == "packet" and unknown["passed"] is None
+    rows.remove(unknown)
     for row in rows:
         assert row["scope"] == "packet" and row["status"] == "succeeded"
         assert row["passed"] == expected[row["request_id"]], row

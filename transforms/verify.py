@@ -376,6 +376,11 @@ class VerifyAnswers(beam.PTransform):
             | "Verify" >> beam.ParDo(_Verify(self._scope), pvalue.AsSingleton(run_ids))
         )
         all_rows = (rows, resolved[ROWS]) | "AllRows" >> beam.Flatten()
+        if self._scope != "citation":  # rows not checked say the scope of their run too
+            scope = self._scope
+            all_rows = all_rows | "Scope" >> beam.Map(
+                lambda r: r.model_copy(update={"scope": scope})
+            )
         dead = (
             answers[DEAD_LETTERS],
             prompts[DEAD_LETTERS],
