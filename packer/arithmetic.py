@@ -30,6 +30,7 @@ _SHARE_OF = re.compile(
 _PERCENT = re.compile(r"%|percent|per\s+cent")
 _OF_FIGURE = re.compile(r"\d\S*(?:\s+per\s?cent)?\s+of\s+(?:\w+\s+)?[$£€¥₹]?\s?\d")
 """A figure "of" a figure: the part of `_SHARE_OF` a sentence must have before it is tried."""
+_RESULT_HINTS = ("=", "equal", "give", "make", "come", "total")
 _RESULT = re.compile(r"=|\b(?:equals?|gives|makes|comes\s+to|totals?)\b")
 """Cheap tests first: most sentences have no result sign and no percentage, and the two
 patterns above would each scan them from every digit."""
@@ -114,8 +115,8 @@ def _share(m: re.Match[str]) -> Derivation | None:
 def derivations(text: str) -> tuple[Derivation, ...]:
     """The arithmetic a sentence writes out that holds (its operands not yet checked)."""
     found = []
-    if _RESULT.search(text):
+    if any(hint in text for hint in _RESULT_HINTS) and _RESULT.search(text):
         found += [_operation(m) for m in _OPERATION.finditer(text)]
-    if _OF_FIGURE.search(text) and _PERCENT.search(text):
+    if ("%" in text or "cent" in text) and _OF_FIGURE.search(text) and _PERCENT.search(text):
         found += [_share(m) for m in _SHARE_OF.finditer(text)]
     return tuple(d for d in found if d is not None)

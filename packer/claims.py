@@ -37,7 +37,10 @@ class Sentence:
 
 def sentence_facts(text: str) -> tuple[Fact, ...]:
     """The figures, dates and quoted phrases a sentence states (citations removed)."""
-    plain = strip_citations(text)
+    return _plain_facts(strip_citations(text))
+
+
+def _plain_facts(plain: str) -> tuple[Fact, ...]:
     facts: list[Fact] = []
     for m in _QUOTE.finditer(plain):
         phrase = normalize_phrase(m[1] or m[2]).strip(" .,;:!?'\"")
@@ -53,7 +56,10 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
 
 def parse_answer(answer: str) -> list[Sentence]:
     """Every sentence of an answer with its citations and facts."""
-    return [
-        Sentence(s, cited_labels(s), sentence_facts(s), derivations(strip_citations(s)))
-        for s in split_sentences(answer)
-    ]
+    sentences = []
+    for s in split_sentences(answer):
+        plain = strip_citations(s)
+        facts = _plain_facts(plain)
+        derived = derivations(plain) if len(facts) >= 3 else ()  # two operands and a result
+        sentences.append(Sentence(s, cited_labels(s), facts, derived))
+    return sentences
