@@ -3,7 +3,7 @@
     python -m benchmarks.verification --data-dir ../shared/data [--limit 500] [--wall 10000] \
         [--real-splits dev test500 test_ood]
 
-Two benches: answers written from templates (below), and real model answers
+Two benches: answers written from templates (this module), and real model answers
 (`benchmarks.real_answers`, AttributionBench claims judged by people), whose
 figures go into the same `verification.json` under `real_answers`.
 
