@@ -24,6 +24,15 @@ Spelled-out numbers in an answer ("four") are not figures here: a
 deterministic check cannot tell them from prose ("one of them"), so they are
 left to entailment checks.
 
+As people write them: a number in a name or notation ("COVID-19", "Windows
+10", "2D", "No. 5") carries its name (`name_of`) and fails only where a
+source writes that name with another number; list-item numbers and section
+signs are no figures; a year range's second year is the whole year
+("2022-23"); "c.1570" is 1570; the evidence's digits glued to a word
+("responsive.2") and compound spelled numbers ("two thousand and five") are
+read; a short quoted term is matched as words in any inflection
+(`word_forms`).
+
 Rejected: matching figures as substrings of the cited text ("40" would be
 found in "1400"), parsing numbers with locale rules (the evidence is
 English prose whatever its locale), and reading an ambiguous numeric date by
