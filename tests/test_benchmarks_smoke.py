@@ -373,6 +373,10 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     chunks, long = shapes["chunks of 2 documents"], shapes["long passages (4 paragraphs)"]
     assert chunks["tokens_per_candidate"] < shapes["paragraphs"]["tokens_per_candidate"]
     assert long["tokens_per_candidate"] > shapes["paragraphs"]["tokens_per_candidate"]
+    same = shapes[speed.SAME_DOCUMENT]  # chunks as long as a paragraph, not as a chunk
+    assert same["tokens_per_candidate"] > chunks["tokens_per_candidate"]
+    timed = [*timings["compare"], *timings["repeats"], *timings["retrieval"], *timings["sweep"]]
+    assert all(r["load_before"] >= 0 for r in timed)  # every ratio with the load beside it
     assert timings["memory"][0]["peak_rss_mb"] > 0
     compare = {r["packer"]: r for r in timings["compare"]}
     assert {"ours, cold caches", "ours, warm caches", "naive loop"} <= set(compare)
@@ -474,3 +478,18 @@ def test_the_earlier_targets_are_explained_as_ratios_to_the_floor() -> None:
     assert "25x the fastest LlamaIndex step is 1.25x the floor" in lines  # 25 * 500 / 10000
     assert "tokenizes 50% of the floor's tokens" in lines
     assert "leaves 0.17x for all the Python, which alone takes 0.80x" in lines
+
+
+def test_same_document_paragraphs_are_hotpotqa_paragraphs_of_two_documents(
+    data_dir: Path,
+) -> None:
+    """The shape the issue measured: 10 candidates, 2 documents x 5 chunks of consecutive
+    HotpotQA paragraphs (never RAMDocs'), each chunk as long as about one paragraph."""
+    pool = Pool.load(data_dir)
+    hotpotqa = pool.hotpotqa_only()
+    assert 0 < len(hotpotqa.paragraphs) == pool.hotpotqa < len(pool.paragraphs)
+    shape = speed.RETRIEVAL_SHAPES[speed.SAME_DOCUMENT]
+    for request in generate(hotpotqa, 5, 10, seed=13, **shape):
+        documents = [c.document_id for c in request.candidates]
+        assert len(documents) == 10 and len(set(documents)) == 2
+        assert all(int(d[1:]) < pool.hotpotqa for d in documents)
