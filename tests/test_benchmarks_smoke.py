@@ -438,15 +438,19 @@ def test_the_plain_job_parses_packs_and_writes_every_request(
 
 def test_the_beam_ceiling_is_the_loop_over_the_plain_job_and_the_start() -> None:
     beam = [
-        {"packer": "ours in a loop, cold", "seconds": 40.0},
+        {"packer": "ours in a loop, cold", "seconds": 40.0, "cpu_seconds": 30.0},
         {"packer": speed.PLAIN_JOB, "seconds": 50.0, "x_core": 0.8, "parse_seconds": 6.0,
-         "pack_seconds": 41.0, "rows_seconds": 3.0},
-        {"packer": "evpack batch, 20 requests (the start alone)", "seconds": 5.0},
-        {"packer": "evpack batch, 1 worker", "seconds": 70.0, "requests_per_s": 20000 / 70},
+         "pack_seconds": 41.0, "rows_seconds": 3.0, "cpu_seconds": 40.0},
+        {"packer": "evpack batch, 20 requests (the start alone)", "seconds": 5.0,
+         "cpu_seconds": 3.0},
+        {"packer": "evpack batch, 1 worker", "seconds": 70.0, "requests_per_s": 20000 / 70,
+         "cpu_seconds": 50.0, "load_before": 4.0},
     ]  # fmt: skip
     lines = "\n".join(report.speed_misses({"beam": beam}))
     assert "would reach 0.73x" in lines  # 40 / (50 + 5)
     assert "the other 15 s" in lines  # 70 - 5 - 50
+    assert "the job 50.0 (0.60x the loop)" in lines  # CPU seconds: 30 / 50
+    assert "would reach 0.70x." in lines  # 30 / (40 + 3)
 
 
 def test_the_speed_bench_imports_no_job_module_at_start() -> None:
