@@ -7,7 +7,8 @@ The floor is raw tiktoken: encoding every candidate text once, nothing else.
 Every packer runs over the same pre-built requests (building them is not timed);
 each figure is the best CPU time of `--repeats` interleaved runs in this one
 process, so all of them see the same machine load (the Beam section, whose
-workers run in parallel, is timed on the wall clock). Sections:
+workers run in parallel, is timed on the wall clock), and every figure has the
+machine's 1-minute load average before its round beside it. Sections:
 - compare: fresh texts (no repeats); floor, ours with cold caches (empty token
   cache, no memoized text facts) and warm ones (the workload packed once
   before), timed on `pack_request` alone (reading its prompt back for the token
@@ -15,9 +16,11 @@ workers run in parallel, is timed on the wall clock). Sections:
   truncate/repack, Haystack; and the tokens each of ours and the floor encode per
   request;
 - repeats: half of each request's candidates recur across requests;
-- retrieval: shapes real retrieval returns, per candidate, cold caches: whole
-  paragraphs, chunks of few documents (10 candidates from 2 documents: every
-  revision builds a near-duplicate index), long passages (4 paragraphs each);
+- retrieval: shapes real retrieval returns, per candidate, each run from a fresh
+  runtime: whole paragraphs, chunks of few documents (10 candidates from 2
+  documents: every revision is searched for near duplicates), long passages (4
+  paragraphs each), and same-document paragraphs (10 paragraph-sized chunks of 2
+  documents, HotpotQA's);
 - sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
 - beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
@@ -102,21 +105,36 @@ class Run:
     setup: Callable[[], object] = lambda: None
 
 
-def best_times(runs: Sequence[Run], repeats: int) -> list[tuple[float, object]]:
-    """Best CPU time of each run over `repeats` rounds, and its last result.
+@dataclass(frozen=True)
+class Timed:
+    """A run's best CPU time, its last result, and the machine's 1-minute load average
+    before the round that gave the best time."""
+
+    seconds: float
+    result: object
+    load: float
+
+
+def best_times(runs: Sequence[Run], repeats: int) -> list[Timed]:
+    """Best CPU time of each run over `repeats` rounds, its last result, and the load.
 
     Rounds interleave the runs, so a burst of load from elsewhere on the machine
     hits every run alike instead of one run's whole measurement; and every run
     is single-threaded, so its CPU time is what it costs, where wall time on a
-    shared machine adds whatever ran meanwhile.
+    shared machine adds whatever ran meanwhile. The load average goes beside
+    each figure: on a busy machine Python slows more than the tokenizer's
+    compiled loop, so even a ratio drifts with it.
     """
-    best: list[tuple[float, object]] = [(float("inf"), None)] * len(runs)
+    best = [Timed(float("inf"), None, 0.0)] * len(runs)
     for _ in range(repeats):
+        load = os.getloadavg()[0]
         for i, run in enumerate(runs):
             run.setup()
             start = time.process_time()
             result = run.body()
-            best[i] = (min(best[i][0], time.process_time() - start), result)
+            seconds = time.process_time() - start
+            kept = best[i] if best[i].seconds <= seconds else Timed(seconds, None, load)
+            best[i] = Timed(kept.seconds, result, kept.load)
     return best
 
 
@@ -207,17 +225,20 @@ def time_packers(
     floor, *timed = best_times(
         [Run(lambda: [encode(t) for t in texts]), *(run for _, run in packers)], repeats
     )
-    floor_s = floor[0]
+    floor_s = floor.seconds
     encoded = {
         "floor (tiktoken encode once)": round(sum(len(encode(t)) for t in texts) / n_req, 1),
         "ours, cold caches": tokens_encoded(requests, catalog, tokens, warm=False),
         "ours, warm caches": tokens_encoded(requests, catalog, tokens, warm=True),
     }
     rows = [{"packer": "floor (tiktoken encode once)", **rates(floor_s, n_req, n_cand)}]
-    for (name, _), (seconds, results) in zip(packers, timed, strict=True):
-        packs = [r if isinstance(r, Packed) else OurPacker.adapt(r) for r in results]  # type: ignore[union-attr]
-        row = {"packer": name, **rates(seconds, n_req, n_cand), **token_stats(packs, BUDGET, count)}
-        row["x_floor"] = round(floor_s / seconds, 3)
+    rows[0]["load_before"] = round(floor.load, 2)
+    for (name, _), run in zip(packers, timed, strict=True):
+        packs = [r if isinstance(r, Packed) else OurPacker.adapt(r) for r in run.result]  # type: ignore[union-attr]
+        row = {"packer": name, **rates(run.seconds, n_req, n_cand)}
+        row |= token_stats(packs, BUDGET, count)
+        row["x_floor"] = round(floor_s / run.seconds, 3)
+        row["load_before"] = round(run.load, 2)
         rows.append(row)
     rows[0]["x_floor"] = 1.0
     for row in rows:
@@ -226,13 +247,20 @@ def time_packers(
     return rows
 
 
+SAME_DOCUMENT = "same-document paragraphs (2 documents x 5)"
 RETRIEVAL_SHAPES = {
     "paragraphs": {},
     "chunks of 2 documents": {"chunks": 5},
     "long passages (4 paragraphs)": {"join": 4},
+    SAME_DOCUMENT: {"chunks": 5, "join": 5},
 }
 """Workload shapes (`benchmarks.workload.generate` options) at 10 candidates a request:
-the first is the reference the others are compared with, per candidate."""
+the first is the reference the others are compared with, per candidate. Chunks of 2
+documents are short (about 30 tokens); the same-document paragraphs are 5
+consecutive HotpotQA paragraphs cut into 5 chunks, each about a paragraph long
+(`HOTPOTQA_ONLY`): what a retriever returns when two documents hold the answer."""
+HOTPOTQA_ONLY = {SAME_DOCUMENT}
+"""Shapes drawn from the HotpotQA paragraphs alone (real Wikipedia paragraphs in order)."""
 
 
 def _cold_run(
@@ -307,12 +335,15 @@ def retrieval(
 ) -> list[dict]:
     """Time per candidate of ours (cold caches) on each retrieval shape, interleaved."""
     workloads = {
-        name: list(generate(pool, requests, 10, seed=13, **shape))
+        name: list(
+            generate(pool.hotpotqa_only() if name in HOTPOTQA_ONLY else pool, requests, 10,
+                     seed=13, **shape)
+        )
         for name, shape in RETRIEVAL_SHAPES.items()
-    }
+    }  # fmt: skip
     timed = best_times([Run(_cold_run(catalog, tokens, w)) for w in workloads.values()], repeats)
     rows = []
-    for (name, reqs), (seconds, _) in zip(workloads.items(), timed, strict=True):
+    for (name, reqs), run in zip(workloads.items(), timed, strict=True):
         texts = candidate_texts(reqs)
         tokens_each = sum(len(tokens.encoding.encode_ordinary(t)) for t in texts) / len(texts)
         rows.append(
@@ -321,7 +352,8 @@ def retrieval(
                 "requests": len(reqs),
                 "candidates": len(texts),
                 "tokens_per_candidate": round(tokens_each, 1),
-                "us_per_candidate": round(1e6 * seconds / len(texts), 1),
+                "us_per_candidate": round(1e6 * run.seconds / len(texts), 1),
+                "load_before": round(run.load, 2),
             }
         )
     for row in rows:
@@ -337,7 +369,8 @@ def changes_child(data_dir: Path, requests: int, sweep_total: int) -> dict[str, 
     tokens = TokenCounter.load()
     fresh = list(generate(pool, requests, 10))
     # A few requests of each shape first, untimed: what a worker imports or builds once
-    # (datasketch at its first request with chunks of one revision) is no cost per candidate.
+    # (an older tree's datasketch, at its first request with chunks of one revision) is no
+    # cost per candidate.
     retrieval(pool, catalog, tokens, 20, repeats=1)
     compared = {r["packer"]: r for r in time_packers(fresh, catalog, tokens, 1, libraries=False)}
     out = {
@@ -363,9 +396,11 @@ def changes(
     interleaved; the best figure of each. A tree is a directory holding `packer/` and
     `schemas/`, put first on the child's path."""
     best: dict[str, dict[str, float]] = {name: {} for name in trees}
+    loads: dict[str, list[float]] = {name: [] for name in trees}
     root = Path(__file__).resolve().parent.parent
     for _ in range(repeats):
         for name, tree in trees.items():
+            loads[name].append(round(os.getloadavg()[0], 2))
             tree = tree.resolve()
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(root)])}
             command = [
@@ -384,7 +419,10 @@ def changes(
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             for key, value in figures.items():
                 best[name][key] = min(value, best[name].get(key, float("inf")))
-    rows = [{"tree": name, **figures} for name, figures in best.items()]
+    rows = [
+        {"tree": name, **figures, "load averages before": " / ".join(map(str, loads[name]))}
+        for name, figures in best.items()
+    ]
     for row in rows:  # each tree's own floor: a drift in the machine's speed cancels out
         floor = row.get("floor, us/candidate")
         for mode in ("cold", "warm"):
@@ -405,14 +443,15 @@ def sweep(
     workloads = [list(generate(pool, max(1, total // size), size, seed=size)) for size in sizes]
     timed = best_times([Run(_cold_run(catalog, tokens, w)) for w in workloads], repeats)
     rows = []
-    for size, requests, (seconds, _) in zip(sizes, workloads, timed, strict=True):
+    for size, requests, run in zip(sizes, workloads, timed, strict=True):
         n_cand = sum(len(r.candidates) for r in requests)
         rows.append(
             {
                 "candidates_per_request": size,
                 "requests": len(requests),
-                **rates(seconds, len(requests), n_cand),
-                "us_per_candidate": round(1e6 * seconds / n_cand, 1),
+                **rates(run.seconds, len(requests), n_cand),
+                "us_per_candidate": round(1e6 * run.seconds / n_cand, 1),
+                "load_before": round(run.load, 2),
             }
         )
     for row in rows:

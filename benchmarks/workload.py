@@ -10,7 +10,8 @@ Real retrieval also returns several chunks of one document, and passages of
 very different lengths: `chunks` cuts each drawn paragraph into that many
 chunks of whole words and takes them all (10 candidates in chunks of 5 come
 from 2 documents), and `join` makes each passage that many consecutive pool
-paragraphs (long passages, one document).
+paragraphs (long passages, one document); both together make paragraph-sized
+chunks of one document.
 """
 
 import hashlib
@@ -39,6 +40,9 @@ class Pool:
 
     paragraphs: tuple[str, ...]
     questions: tuple[str, ...]
+    hotpotqa: int
+    """How many of the paragraphs, the first ones, are HotpotQA's (consecutive ones are
+    the contexts of one question: Wikipedia paragraphs of related articles)."""
 
     @classmethod
     def load(cls, data_dir: Path) -> "Pool":
@@ -47,10 +51,15 @@ class Pool:
         for record in read_jsonl(data_file(data_dir, HOTPOTQA_FILE)):
             questions.append(record["question_text"])
             texts.update((c["paragraph_text"], None) for c in record["contexts"])
+        hotpotqa = sum(1 for t in texts if t.strip())
         for record in read_jsonl(data_file(data_dir, RAMDOCS_FILE)):
             questions.append(record["question"])
             texts.update((d["text"], None) for d in record["documents"])
-        return cls(tuple(t for t in texts if t.strip()), tuple(questions))
+        return cls(tuple(t for t in texts if t.strip()), tuple(questions), hotpotqa)
+
+    def hotpotqa_only(self) -> "Pool":
+        """The HotpotQA paragraphs alone (the same catalog documents: a prefix of them)."""
+        return Pool(self.paragraphs[: self.hotpotqa], self.questions, self.hotpotqa)
 
     def catalog(self) -> list[CatalogDocument]:
         """One readable single-revision document per paragraph."""

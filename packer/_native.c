@@ -1,5 +1,5 @@
-/* The per-text kernels of the canonical form (`packer.records`) and of sentences
- * (`packer.units`), in C.
+/* The per-text kernels of the canonical form (`packer.records`), of sentences
+ * (`packer.units`) and of near-duplicate sketches (`packer.sketch`), in C.
  *
  * Each function returns exactly what its pure-Python twin in `packer.records` or
  * `packer.units` returns, for every string (a property test holds them together
@@ -16,6 +16,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 /* `packer.records.SYMBOLS`, in its order (a test compares the two). */
 static const Py_UCS4 SYMBOLS[] = {
@@ -349,6 +351,152 @@ static PyObject *split_count(PyObject *module, PyObject *text) {
     return PyLong_FromSsize_t(count);
 }
 
+/* --- MinHash sketches (`packer.sketch`) ------------------------------------ */
+
+static inline uint32_t rotl(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
+
+static void sha1_block(uint32_t h[5], const unsigned char *p) {
+    uint32_t w[80];
+    for (int t = 0; t < 16; t++) {
+        w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
+               (uint32_t)p[4 * t + 2] << 8 | (uint32_t)p[4 * t + 3];
+    }
+    for (int t = 16; t < 80; t++) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    for (int t = 0; t < 80; t++) {
+        uint32_t f, k;
+        if (t < 20) {
+            f = (b & c) | (~b & d);
+            k = 0x5A827999;
+        } else if (t < 40) {
+            f = b ^ c ^ d;
+            k = 0x6ED9EBA1;
+        } else if (t < 60) {
+            f = (b & c) | (b & d) | (c & d);
+            k = 0x8F1BBCDC;
+        } else {
+            f = b ^ c ^ d;
+            k = 0xCA62C1D6;
+        }
+        uint32_t next = rotl(a, 5) + f + e + k + w[t];
+        e = d;
+        d = c;
+        c = rotl(b, 30);
+        b = a;
+        a = next;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+}
+
+/* The first four bytes of the SHA-1 digest of s[0:n], read little-endian (FIPS 180-4). */
+static uint32_t sha1_first_word(const unsigned char *s, size_t n) {
+    uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+    size_t full = n / 64;
+    for (size_t i = 0; i < full; i++) sha1_block(h, s + 64 * i);
+    unsigned char tail[128] = {0};
+    size_t rest = n - 64 * full;
+    memcpy(tail, s + 64 * full, rest);
+    tail[rest] = 0x80;
+    size_t blocks = rest + 9 <= 64 ? 1 : 2;
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++) tail[64 * blocks - 1 - i] = (unsigned char)(bits >> (8 * i));
+    for (size_t i = 0; i < blocks; i++) sha1_block(h, tail + 64 * i);
+    uint32_t x = h[0];
+    return (x >> 24) | ((x >> 8) & 0xFF00) | ((x << 8) & 0xFF0000) | (x << 24);
+}
+
+/* MurmurHash3's 32-bit finalizer. */
+static inline uint32_t fmix32(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85EBCA6B;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35;
+    return h ^ (h >> 16);
+}
+
+/* `sketch.minhash(text, shingle_words, perms)`: `perms` holds every a_k, then every
+ * b_k, as little-endian uint32. Each shingle (its words one space apart, in UTF-8) is
+ * hashed, finalized and permuted; the least value of each permutation is kept. The
+ * words are the runs of non-space characters, as `str.split()` finds them. */
+static PyObject *minhash(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "minhash(text: str, shingle_words: int, perms: bytes)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Py_ssize_t n_words = PyLong_AsSsize_t(args[1]);
+    if (n_words == -1 && PyErr_Occurred()) return NULL;
+    if (n_words < 1) {
+        PyErr_SetString(PyExc_ValueError, "shingle_words must be at least 1");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(args[2]) / 8;
+    const unsigned char *raw = (const unsigned char *)PyBytes_AS_STRING(args[2]);
+    Py_ssize_t utf8_len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &utf8_len);
+    if (utf8 == NULL) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    /* each word's byte range in `utf8` */
+    Py_ssize_t *starts = PyMem_Malloc((size_t)(n + 1) * 2 * sizeof(Py_ssize_t));
+    unsigned char *shingle = PyMem_Malloc((size_t)utf8_len + 1);
+    uint32_t *least = PyMem_Malloc((size_t)(size > 0 ? size : 1) * 3 * sizeof(uint32_t));
+    if (starts == NULL || shingle == NULL || least == NULL) {
+        PyMem_Free(starts);
+        PyMem_Free(shingle);
+        PyMem_Free(least);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t *ends = starts + (n + 1);
+    uint32_t *a = least + size, *b = least + 2 * size;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        const unsigned char *pa = raw + 4 * k, *pb = raw + 4 * (size + k);
+        a[k] = (uint32_t)pa[0] | (uint32_t)pa[1] << 8 | (uint32_t)pa[2] << 16 | (uint32_t)pa[3] << 24;
+        b[k] = (uint32_t)pb[0] | (uint32_t)pb[1] << 8 | (uint32_t)pb[2] << 16 | (uint32_t)pb[3] << 24;
+        least[k] = 0xFFFFFFFF;
+    }
+    Py_ssize_t count = 0, byte = 0;
+    int inside = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        int space = Py_UNICODE_ISSPACE(c);
+        if (!space && !inside) starts[count] = byte;
+        if (space && inside) ends[count++] = byte;
+        inside = !space;
+        byte += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    if (inside) ends[count++] = byte;
+    Py_ssize_t shingles = count > n_words ? count - n_words + 1 : 1;
+    for (Py_ssize_t i = 0; i < shingles; i++) {
+        size_t at = 0;
+        for (Py_ssize_t j = i; j < i + n_words && j < count; j++) {
+            if (j > i) shingle[at++] = ' ';
+            memcpy(shingle + at, utf8 + starts[j], (size_t)(ends[j] - starts[j]));
+            at += (size_t)(ends[j] - starts[j]);
+        }
+        uint32_t h = fmix32(sha1_first_word(shingle, at));
+        for (Py_ssize_t k = 0; k < size; k++) {
+            uint32_t v = a[k] * h + b[k];
+            if (v < least[k]) least[k] = v;
+        }
+    }
+    PyObject *out = PyTuple_New(size);
+    for (Py_ssize_t k = 0; out != NULL && k < size; k++) {
+        PyObject *value = PyLong_FromUnsignedLong(least[k]);
+        if (value == NULL) Py_CLEAR(out);
+        else PyTuple_SET_ITEM(out, k, value);
+    }
+    PyMem_Free(starts);
+    PyMem_Free(shingle);
+    PyMem_Free(least);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"words", words, METH_O,
      "The canonical words of a folded text: `packer.records.scan_words`, in C."},
@@ -357,6 +505,8 @@ static PyMethodDef methods[] = {
     {"split_count", split_count, METH_O, "len(text.split()), without building the list."},
     {"sentence_bounds", (PyCFunction)(void (*)(void))sentence_bounds, METH_FASTCALL,
      "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},
+    {"minhash", (PyCFunction)(void (*)(void))minhash, METH_FASTCALL,
+     "The MinHash sketch of a text's word shingles: `packer.sketch.minhash`, in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,8 +8,9 @@
 - overlap and adjacent: overlapping (or, level `adjacent`, contiguous) spans of
   the same document revision, section and effective date merge into one record
   over the union span.
-- near: MinHash similarity, only inside one document revision: the lower-ranked
-  chunk folds into the better one's `derived_from`.
+- near: MinHash similarity (`packer.sketch`), only inside one document revision and
+  between records with the same meaning marks: the lower-ranked chunk folds into
+  the better one's `derived_from`.
 - reprint and conflict, across documents (`packer.reprints`): copies of one
   report fold into the best-ranked; copies with a fact or stance changed
   stay and are flagged as a conflict (rule `copy`). The opt-in `slot` and
@@ -19,17 +20,13 @@
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
 from packer.runtime import Memos
-from packer.sketch import lsh_index, sketch
+from packer.sketch import shares_band, similarity, sketch
 from packer.slot_conflicts import conflict_groups, slot_conflicts
 from schemas import DedupConfig, ExclusionReason
-
-if TYPE_CHECKING:
-    from datasketch import MinHash
 
 
 @dataclass(slots=True)
@@ -138,10 +135,29 @@ def merge_spans(
     return kept, merged_away
 
 
-def _same_marks(a: Evidence, b: Evidence) -> bool:
-    """Near copies fold only when no number, symbol, modal or negation differs: a
-    sign or a "not" changes the fact however similar the rest."""
-    return meaning_marks(a.canonical.split()) == meaning_marks(b.canonical.split())
+DIGITS = "0123456789"
+
+
+def _marks_classes(group: list[Evidence]) -> dict[str, tuple[str, ...]]:
+    """The meaning marks of each record of `group` that shares them with another.
+
+    Near copies fold only when no number, symbol, modal or negation differs (a
+    sign or a "not" changes the fact however similar the rest), so a record
+    whose marks no other record of its revision has can neither fold nor be
+    folded into: it needs no sketch. The marks are compared only among records
+    with the same count of each ASCII digit, a necessary condition (every digit
+    of a canonical text is in a mark) that costs ten `str.count`s; paragraphs of
+    one document seldom pass it, chunks without numbers do.
+    """
+    by_digits: dict[tuple[int, ...], list[Evidence]] = defaultdict(list)
+    for record in group:
+        by_digits[tuple(map(record.canonical.count, DIGITS))].append(record)
+    by_marks: dict[tuple[str, ...], list[Evidence]] = defaultdict(list)
+    for records in by_digits.values():
+        if len(records) > 1:
+            for record in records:
+                by_marks[tuple(meaning_marks(record.canonical.split()))].append(record)
+    return {r.evidence_id: marks for marks, rs in by_marks.items() if len(rs) > 1 for r in rs}
 
 
 def fold_near_duplicates(
@@ -149,38 +165,49 @@ def fold_near_duplicates(
 ) -> tuple[list[Evidence], list[Evidence]]:
     """Fold near-duplicates within each document revision into the best-ranked copy.
 
-    Candidates are found with MinHash LSH per revision (never pairwise across the
-    request), then confirmed by the estimated Jaccard similarity and the same
-    meaning marks (`records.meaning_marks`). The index's bands and the
-    sketches' permutations come from the worker's memos (`packer.sketch`):
-    they depend on the config alone.
+    Best first, each record is compared with the kept records of its revision
+    and meaning marks (`_marks_classes`): those an LSH index of the config's
+    bands would propose (`sketch.shares_band`) and whose estimated Jaccard
+    similarity reaches the threshold are its near copies, and it folds into the
+    one of least id. The bands and permutations come from the worker's memos
+    (`packer.sketch`): they depend on the config alone. Rejected: comparing
+    every pair of a revision's chunks by estimated Jaccard without the bands,
+    cheaper for a few chunks but a different set of folds (the index misses
+    some pairs above the threshold, by design), so prompts would change.
     """
     groups: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
     for record in records:
         groups[(record.document_id, record.revision_id)].append(record)
     kept: list[Evidence] = []
     folded: list[Evidence] = []
-    threshold, permutations = config.near_duplicate_threshold, config.minhash_permutations
+    threshold, size = config.near_duplicate_threshold, config.minhash_permutations
     for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
             continue
-        lsh = lsh_index(threshold, permutations, memos.lsh_bands(threshold, permutations))
-        blank = memos.blank_sketch(permutations)
-        hashes: dict[str, tuple[MinHash, Evidence]] = {}
+        classes = _marks_classes(group)
+        if not classes:
+            kept.extend(_best_first(group))
+            continue
+        bands = memos.lsh_bands(threshold, size)
+        perms = memos.permutations(size)
+        sketched: dict[tuple[str, ...], list[tuple[tuple[int, ...], Evidence]]] = defaultdict(list)
         for record in _best_first(group):
-            mh = sketch(record.canonical, config.shingle_words, blank)
+            marks = classes.get(record.evidence_id)
+            if marks is None:
+                kept.append(record)
+                continue
+            mh = sketch(record.canonical, config.shingle_words, perms)
             similar = [
-                k
-                for k in lsh.query(mh)
-                if hashes[k][0].jaccard(mh) >= threshold and _same_marks(hashes[k][1], record)
+                other
+                for other_mh, other in sketched[marks]
+                if shares_band(other_mh, mh, bands) and similarity(other_mh, mh) >= threshold
             ]
             if similar:
-                fold_copy(hashes[min(similar)][1], record)
+                fold_copy(min(similar, key=lambda r: r.evidence_id), record)
                 folded.append(record)
                 continue
-            lsh.insert(record.evidence_id, mh)
-            hashes[record.evidence_id] = (mh, record)
+            sketched[marks].append((mh, record))
             kept.append(record)
     return kept, folded
 

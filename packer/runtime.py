@@ -23,16 +23,12 @@ under eviction).
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from packer.records import TextFacts, text_facts, title_key
-from packer.sketch import blank_sketch, lsh_bands
+from packer.sketch import Permutations, lsh_bands, permutations
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
-
-if TYPE_CHECKING:
-    from datasketch import MinHash
 
 TEXT_FACTS_ENTRIES = 32_768
 SENTENCES_ENTRIES = 8_192
@@ -57,7 +53,7 @@ class Memos:
         self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
             lsh_bands
         )
-        self.blank_sketch: Callable[[int], MinHash] = lru_cache(CONFIG_ENTRIES)(blank_sketch)
+        self.permutations: Callable[[int], Permutations] = lru_cache(CONFIG_ENTRIES)(permutations)
 
 
 class PackerRuntime:

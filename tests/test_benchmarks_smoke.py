@@ -373,6 +373,10 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     chunks, long = shapes["chunks of 2 documents"], shapes["long passages (4 paragraphs)"]
     assert chunks["tokens_per_candidate"] < shapes["paragraphs"]["tokens_per_candidate"]
     assert long["tokens_per_candidate"] > shapes["paragraphs"]["tokens_per_candidate"]
+    same = shapes[speed.SAME_DOCUMENT]  # chunks as long as a paragraph, not as a chunk
+    assert same["tokens_per_candidate"] > chunks["tokens_per_candidate"]
+    timed = [*timings["compare"], *timings["repeats"], *timings["retrieval"], *timings["sweep"]]
+    assert all(r["load_before"] >= 0 for r in timed)  # every ratio with the load beside it
     assert timings["memory"][0]["peak_rss_mb"] > 0
     compare = {r["packer"]: r for r in timings["compare"]}
     assert {"ours, cold caches", "ours, warm caches", "naive loop"} <= set(compare)
@@ -434,15 +438,19 @@ def test_the_plain_job_parses_packs_and_writes_every_request(
 
 def test_the_beam_ceiling_is_the_loop_over_the_plain_job_and_the_start() -> None:
     beam = [
-        {"packer": "ours in a loop, cold", "seconds": 40.0},
+        {"packer": "ours in a loop, cold", "seconds": 40.0, "cpu_seconds": 30.0},
         {"packer": speed.PLAIN_JOB, "seconds": 50.0, "x_core": 0.8, "parse_seconds": 6.0,
-         "pack_seconds": 41.0, "rows_seconds": 3.0},
-        {"packer": "evpack batch, 20 requests (the start alone)", "seconds": 5.0},
-        {"packer": "evpack batch, 1 worker", "seconds": 70.0, "requests_per_s": 20000 / 70},
+         "pack_seconds": 41.0, "rows_seconds": 3.0, "cpu_seconds": 40.0},
+        {"packer": "evpack batch, 20 requests (the start alone)", "seconds": 5.0,
+         "cpu_seconds": 3.0},
+        {"packer": "evpack batch, 1 worker", "seconds": 70.0, "requests_per_s": 20000 / 70,
+         "cpu_seconds": 50.0, "load_before": 4.0},
     ]  # fmt: skip
     lines = "\n".join(report.speed_misses({"beam": beam}))
     assert "would reach 0.73x" in lines  # 40 / (50 + 5)
     assert "the other 15 s" in lines  # 70 - 5 - 50
+    assert "the job 50.0 (0.60x the loop)" in lines  # CPU seconds: 30 / 50
+    assert "would reach 0.70x." in lines  # 30 / (40 + 3)
 
 
 def test_the_speed_bench_imports_no_job_module_at_start() -> None:
@@ -474,3 +482,18 @@ def test_the_earlier_targets_are_explained_as_ratios_to_the_floor() -> None:
     assert "25x the fastest LlamaIndex step is 1.25x the floor" in lines  # 25 * 500 / 10000
     assert "tokenizes 50% of the floor's tokens" in lines
     assert "leaves 0.17x for all the Python, which alone takes 0.80x" in lines
+
+
+def test_same_document_paragraphs_are_hotpotqa_paragraphs_of_two_documents(
+    data_dir: Path,
+) -> None:
+    """The shape the issue measured: 10 candidates, 2 documents x 5 chunks of consecutive
+    HotpotQA paragraphs (never RAMDocs'), each chunk as long as about one paragraph."""
+    pool = Pool.load(data_dir)
+    hotpotqa = pool.hotpotqa_only()
+    assert 0 < len(hotpotqa.paragraphs) == pool.hotpotqa < len(pool.paragraphs)
+    shape = speed.RETRIEVAL_SHAPES[speed.SAME_DOCUMENT]
+    for request in generate(hotpotqa, 5, 10, seed=13, **shape):
+        documents = [c.document_id for c in request.candidates]
+        assert len(documents) == 10 and len(set(documents)) == 2
+        assert all(int(d[1:]) < pool.hotpotqa for d in documents)

@@ -100,8 +100,8 @@ def test_help_lists_the_commands_own_flags_with_help(
 
 
 HEAVY_ON_DEMAND = ("datasketch", "scipy", "google.cloud.bigtable")
-"""Libraries only some runs need, each ~0.6 s to import: near-duplicate sketches
-(requests with two chunks of one revision) and the Bigtable catalog."""
+"""Libraries only some runs need, each ~0.6 s to import: datasketch's band choice
+(`packer.sketch.lsh_bands`, at a near tie) and the Bigtable catalog."""
 
 
 def test_starting_a_command_does_not_import_what_only_some_runs_need() -> None:

@@ -1,9 +1,9 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces four functions on the packing path (`scan_words`,
+`packer/_native.c` replaces five functions on the packing path (`scan_words`,
 `joined_words`, `word_count` of `packer.records`, `sentence_bounds` of
-`packer.units`); packing output must not depend on whether a C compiler was
-present at install. The twins are compared
+`packer.units`, `minhash` of `packer.sketch`); packing output must not depend
+on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
 """
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records, units  # a missing build fails here
+from packer import _native, records, sketch, units  # a missing build fails here
 from packer.native import kernels
 from tests import test_packer_golden as golden
 
@@ -81,6 +81,29 @@ def test_every_code_point_is_classified_as_the_sentence_rules_classify_it() -> N
         )
 
 
+@settings(max_examples=3000)
+@given(
+    st.one_of(TEXTS, st.lists(st.text(max_size=40), max_size=12).map(" ".join)),
+    st.integers(1, 10),
+    st.sampled_from([16, 64, 100]),
+)
+def test_minhash_equals_the_python_twin(text: str, shingle_words: int, size: int) -> None:
+    """Any Unicode, whitespace of every kind between words, shingles longer than a
+    SHA-1 block (64 bytes)."""
+    perms = sketch.permutations(size)
+    assert _native.minhash(text, shingle_words, perms.packed) == sketch.minhash(
+        text, shingle_words, perms
+    )
+
+
+def test_minhash_refuses_what_the_twin_refuses() -> None:
+    """A lone surrogate cannot be UTF-8: both raise, as encoding it does."""
+    perms = sketch.permutations(16)
+    for run in (_native.minhash, lambda t, n, p: sketch.minhash(t, n, perms)):
+        with pytest.raises(UnicodeEncodeError):
+            run("a \ud800 b", 3, perms.packed)
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -98,6 +121,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(records, "_scan", records.scan_words)
     monkeypatch.setattr(records, "_joined", records.joined_words)
     monkeypatch.setattr(units, "kernels", None)
+    monkeypatch.setattr(sketch, "kernels", None)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()

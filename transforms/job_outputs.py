@@ -1,7 +1,9 @@
 """A pack step's outputs, written the same way by the batch and streaming jobs.
 
 Every output is first checked with its sink's own encoder (`EncodableRows`),
-so a row no sink can take costs that row, never the run, in either job.
+so a row no sink can take costs that row, never the run, in either job. A
+batch job writing audit rows to Parquet files writes the Arrow batches that
+check made (`WriteArrowBatches`), so each row is converted to Arrow once.
 Prompts and audit rows go where `transforms.sinks` chooses; exclusions are
 counted by the job's own counter (the whole run in batch, per window in
 streaming).
@@ -27,17 +29,27 @@ from pydantic import BaseModel
 
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.prompt_formats import FileLimits
+from schemas.tables import OUTPUTS
 from transforms.dead_letters import bounded
+from transforms.io.base import RowId
 from transforms.io.pubsub import PublishMessages, dead_letter_message
-from transforms.io.row_files import WriteJsonl
+from transforms.io.row_files import WriteArrowBatches, WriteJsonl
 from transforms.pack import PackOutputs
 from transforms.run_metrics import CountDeadLetters
-from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
+from transforms.sink_rows import (
+    EncodableRows,
+    Encoder,
+    SinkRows,
+    arrow_encoder,
+    prompt_line_encoder,
+)
 from transforms.sinks import (
     Sinks,
     WriteAuditRows,
+    audit_sink,
     exclusion_row_id,
     manifest_row_id,
+    output_of,
     write_prompts,
 )
 
@@ -87,7 +99,7 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     sinks = plan.sinks
     letters.add(packed.dead_letters)
     files = []
-    prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters)
+    prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters).rows
     prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
     if prompt_files is not None:
         files.append(prompt_files)
@@ -106,7 +118,7 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         arrow_encoder(ExclusionRecord),
         letters,
     )
-    counted = exclusions | "CountExclusions" >> plan.count_exclusions
+    counted = exclusions.rows | "CountExclusions" >> plan.count_exclusions
     counts = _encodable(
         counted | "RunOfCounts" >> beam.Map(stamp),
         "Counts",
@@ -114,12 +126,20 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         arrow_encoder(ExclusionCount),
         letters,
     )
-    for label, rows, writer in (
-        ("WriteManifests", manifests, WriteAuditRows("manifests", sinks, manifest_row_id)),
-        ("WriteExclusions", exclusions, WriteAuditRows("exclusions", sinks, exclusion_row_id)),
-        ("WriteCounts", counts, WriteAuditRows("exclusion_counts", sinks)),
-    ):
-        letters.add(rows | label >> writer)
+    audit: tuple[tuple[str, str, SinkRows, RowId | None], ...] = (
+        ("WriteManifests", "manifests", manifests, manifest_row_id),
+        ("WriteExclusions", "exclusions", exclusions, exclusion_row_id),
+        ("WriteCounts", "exclusion_counts", counts, None),
+    )
+    for label, name, checked, row_id in audit:
+        if checked.encoded is not None and audit_sink(sinks) == "files":
+            model = OUTPUTS[name].model
+            files.append(
+                checked.encoded | label >> WriteArrowBatches(output_of(sinks), name, model)
+            )
+            continue
+        writer = WriteAuditRows(name, sinks, row_id)
+        letters.add(checked.rows | label >> writer)
         files += _written(writer)
     dead_letters = (
         letters.flatten()
@@ -164,11 +184,12 @@ def _encodable(
     sink: str,
     encode: Encoder,
     letters: DeadLetters,
-) -> beam.PCollection:
-    """The rows `encode` accepts; the dead letters of the others go to `letters`."""
+) -> SinkRows:
+    """The rows `encode` accepts (and, bounded, their encoding); the dead letters of the
+    others go to `letters`."""
     checked = rows | f"Encode{label}" >> EncodableRows(sink, encode)
     letters.add(checked.dead_letters)
-    return checked.rows
+    return checked
 
 
 def _written(writer: WriteAuditRows) -> list[beam.PCollection]:
