@@ -51,13 +51,19 @@ def _read_bytes(path: str) -> bytes:
         return handle.read()
 
 
+def _json_lines(path: str) -> list[str]:
+    """The lines of a JSONL file, split at `\\n` only: `str.splitlines` also splits at
+    U+0085, U+2028 and other breaks that JSON writes unescaped inside a string (a dead
+    letter's payload or source holds anyone's text)."""
+    return [line for line in _read_bytes(path).decode("utf-8").split("\n") if line.strip()]
+
+
 def read_table(path: str, model: type[BaseModel]) -> pa.Table:
     """One audit file as Arrow rows of `model`'s derived schema (JSONL is validated first)."""
     schema = arrow_schema(model)
     if path.endswith(".parquet"):
         return read_parquet(path, schema=schema)
-    lines = _read_bytes(path).decode("utf-8").splitlines()
-    records = [model.model_validate_json(line).model_dump() for line in lines if line.strip()]
+    records = [model.model_validate_json(line).model_dump() for line in _json_lines(path)]
     return pa.Table.from_pylist(records, schema=schema)
 
 
@@ -106,8 +112,7 @@ def run_records(audit_dir: str) -> list[RunRecord]:
     return [
         RunRecord.model_validate_json(line)
         for path in matching_files(f"{audit_dir}/runs/*.jsonl")
-        for line in _read_bytes(path).decode("utf-8").splitlines()
-        if line.strip()
+        for line in _json_lines(path)
     ]
 
 
