@@ -49,6 +49,8 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
+from schemas.tables import LATER_OUTPUTS
+
 LOCK_PREFIX = ".lock-"
 
 
@@ -60,9 +62,12 @@ class CommitRefused(RuntimeError):
     """The commit found something it may not overwrite; nothing was moved."""
 
 
+STAGING_PREFIX = ".tmp-"
+
+
 def staging_name(run_id: str) -> str:
     """The staging directory name of run `run_id`: hidden, so output globs never match it."""
-    return f".tmp-{run_id}"
+    return f"{STAGING_PREFIX}{run_id}"
 
 
 def _matched(patterns: list[str]) -> list[str]:
@@ -121,12 +126,13 @@ def acquire(output: str, run: str) -> str:
     for lock in _locks(output):
         holder = _holder(lock)
         run_name = holder.get("run")
-        aside = f"{output}/{run_name}/{ASIDE}"
-        if _is_dead(holder) and isinstance(run_name, str) and files_under(aside):
+        staging = f"{output}/{run_name}"
+        if _is_dead(holder) and isinstance(run_name, str) and cut_off(staging):
             raise OutputBusy(
-                f"a run was killed during its commit to --output {output}: the files it was "
-                f"replacing are under {aside}/, its own under {output}/{run_name}/; put back "
-                f"what you need, then delete {lock}"
+                f"a run was killed during its commit to --output {output}: the files it had "
+                f"not moved in are in its staging folder {staging}/, those it was replacing "
+                f"(if any) under {staging}/{ASIDE}/, the rest in place; put back what you "
+                f"need, then delete {staging}/ and {lock}"
             )
         if _is_dead(holder):
             FileSystems.delete([lock])
@@ -162,6 +168,64 @@ def committed(output: str, outputs: Mapping[str, str]) -> list[str]:
     return _matched([f"{output}/{name}/{name}-*.{ext}" for name, ext in outputs.items()])
 
 
+def run_files(output: str, outputs: Mapping[str, str]) -> list[str]:
+    """Every file of the run committed under `output`: its outputs, and what later commands
+    wrote there for it (`schemas.tables.LATER_OUTPUTS`: verifications, replay rows).
+    An overwrite replaces them all, so nothing of the earlier run passes as the new one's."""
+    later = _matched([f"{output}/{name}/**" for name in LATER_OUTPUTS])
+    return sorted({*committed(output, outputs), *later})
+
+
+GLOB_CHARACTERS = frozenset("*?[")
+"""What Beam's filesystems read as a pattern in a path (local and gs:// alike)."""
+
+
+def glob_characters(location: str) -> str:
+    """The characters of `location` a match would read as a pattern ('' if none).
+
+    Every reader and the commit find a run's files by matching `<output>/<name>/...`;
+    a folder named `exp[1]` would match `exp1`, and Beam's own sinks match their
+    temporary files the same way, so such an output cannot work. Rejected: escaping
+    (`[[]`) at every match, which Beam's sinks do not do.
+    """
+    return "".join(sorted(GLOB_CHARACTERS & set(location)))
+
+
+def escaping_links(output: str, names: list[str]) -> list[str]:
+    """The folders under `output/<name>` (for each of `names`, the outputs a run moves,
+    replaces or deletes) that are symbolic links leading out of `output`, or nowhere.
+
+    A commit moves files into such a folder and `--overwrite` deletes the earlier
+    files there: through a link, that would write and delete outside `--output`.
+    A link leading nowhere is named too (a folder would be made through it). Local
+    folders only (an object store has no links). Links to files are harmless: a move
+    replaces the link itself, never what it points to.
+    """
+    if "://" in output or not os.path.isdir(output):
+        return []
+    root = os.path.realpath(output)
+    links = []
+    for name in names:
+        top = os.path.join(output, name)
+        if os.path.islink(top):
+            links.append(top)
+        elif os.path.isdir(top):  # links below: os.walk lists them, never enters them
+            links += [
+                os.path.join(folder, entry)
+                for folder, subfolders, files in os.walk(top)
+                for entry in (*subfolders, *files)
+                if os.path.islink(os.path.join(folder, entry))
+            ]
+    found = []
+    for link in links:
+        target = os.path.realpath(link)
+        if os.path.isfile(target):
+            continue
+        if os.path.commonpath([root, target]) != root or not os.path.isdir(target):
+            found.append(link)
+    return sorted(found)
+
+
 def _stray_file(directory: str) -> bool:
     """Whether a file (not a folder) sits where a local output folder goes.
 
@@ -176,7 +240,7 @@ def _plan(
 ) -> list[tuple[str, str]]:
     """Every move of the commit, in order, after checking that each can be made (the run
     record is written into staging then, to move in last)."""
-    found = committed(output, outputs)
+    found = run_files(output, outputs)
     foreign = sorted(set(found) - set(replaced))
     if foreign:
         raise CommitRefused(
@@ -235,6 +299,53 @@ def _read_record(output: str) -> dict[str, Any] | None:
     return record
 
 
+def cut_off(staging: str) -> bool:
+    """Whether the commit of `staging` moved some files and not all: a process killed
+    during it (or a commit under way). Its plan writes the run record into staging
+    before the first move, and the record moves in last; a commit that fails is moved
+    back and drops that record. So a record still in staging whose files are not all
+    there, or files set aside, mark a commit cut off half way."""
+    if files_under(f"{staging}/{ASIDE}"):
+        return True
+    record = _read_record(staging)
+    return record is not None and any(
+        not FileSystems.exists(f"{staging}/{name}") for name in record["files"]
+    )
+
+
+def cut_off_commits(output: str) -> list[str]:
+    """The staging folders under `output` whose commit was cut off half way (`cut_off`)."""
+    found = _matched([f"{output}/{STAGING_PREFIX}*/**"])
+    stagings = {f"{output}/{p.removeprefix(f'{output}/').split('/', 1)[0]}" for p in found}
+    return sorted(s for s in stagings if cut_off(s))
+
+
+def not_whole(output: str, outputs: Mapping[str, str]) -> str | None:
+    """Why `output` does not hold one whole committed run for a reader, or None (also
+    when it has no run record and no commit was cut off there: a streaming run's
+    folder, or one written before records existed; readers that need a record ask
+    `recorded_files`). A file the record lists is missing, or no record is there
+    while a commit was cut off (its first run's outputs half moved in)."""
+    cut = cut_off_commits(output)
+    where = f" (the commit of {cut[0]}/ was cut off half way)" if cut else ""
+    listed = recorded_files(output)
+    if listed is None:
+        return f"{output} has no run record{where}" if cut else None
+    missing = [f for f in listed if not FileSystems.exists(f)]
+    if missing:
+        return (
+            f"{missing[0]} is missing: {len(missing)} of the {len(listed)} files its run "
+            f"record {output}/{RECORD} lists are not there{where}"
+        )
+    return None
+
+
+def recorded_files(output: str) -> list[str] | None:
+    """The files the run record of `output` lists, or None without a record."""
+    record = _read_record(output)
+    return None if record is None else [f"{output}/{name}" for name in sorted(record["files"])]
+
+
 def _recorded_run(output: str) -> str | None:
     """The staging name of the run whose commit the record of `output` is from."""
     record = _read_record(output)
@@ -285,12 +396,12 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
     """
     if _recorded_run(output) == FileSystems.split(staging)[1]:
         return  # a retried step: this job's commit was made
-    if files_under(f"{staging}/{ASIDE}"):
+    if cut_off(staging):
         raise CommitRefused(
             f"an earlier attempt of this commit was cut off half way: the replaced files are "
             f"under {staging}/{ASIDE}/, the rest of this job's under {staging}/ and {output}"
         )
-    found = committed(output, outputs)
+    found = run_files(output, outputs)
     if found and not overwrite:
         raise CommitRefused(
             f"{output} holds {len(found)} committed files (e.g. {found[0]}) and --overwrite "
@@ -316,6 +427,7 @@ def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list
     except Exception:
         for source, destination in reversed(done):
             _move(destination, source)
+        FileSystems.delete([f"{staging}/{RECORD}"])  # no commit under way any more
         raise
     _remove(staging)
 

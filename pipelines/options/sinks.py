@@ -16,7 +16,9 @@ from pipelines.options.flags import (
     parse_bool,
     pubsub_regex,
 )
+from schemas.tables import BATCH_OUTPUTS, LATER_OUTPUTS
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
+from transforms.staging import escaping_links, glob_characters
 
 
 class SinkOptions(PipelineOptions):
@@ -114,6 +116,49 @@ def check_writable(location: str, flag: str = "output") -> None:
         ) from err
 
 
+def within(path: str, place: str) -> bool:
+    """Whether `path` is `place` or lies below it: links resolved for local paths (two
+    names of one file are one file), as named on gs://."""
+    if "://" in path or "://" in place:
+        return path == place or path.startswith(place.rstrip("/") + "/")
+    real, root = os.path.realpath(path), os.path.realpath(place)
+    return os.path.commonpath([real, root]) == root
+
+
+def check_literal(location: str, flag: str) -> None:
+    """Refuse a run folder whose name holds what file matching reads as a pattern
+    (`transforms.staging.glob_characters`): its files would be found, written and
+    replaced as another folder's. And a leading `~` the shell did not expand (quoted, or
+    from a script): it would make a folder named `~` here, one `rm -rf ~` away from
+    home. Spaces, `%`, braces and any other letter are taken as written."""
+    marks = glob_characters(location)
+    if marks:
+        raise UsageError(
+            f"--{flag} {location!r} holds {' '.join(marks)}, which file matching reads as a "
+            "pattern (exp[1] would match exp1); name a folder without * ? ["
+        )
+    if location.startswith("~"):
+        raise UsageError(
+            f"--{flag} {location!r} starts with ~, which no shell expanded; write the "
+            "folder out (e.g. $HOME/...)"
+        )
+
+
+def check_output(location: str, flag: str = "output") -> None:
+    """Refuse before the run an output folder a run could not use as named: a pattern
+    (`check_literal`), one that cannot be written (`check_writable`), or one where an
+    output folder is a link leading out of it (`transforms.staging.escaping_links`)."""
+    check_literal(location, flag)
+    check_writable(location, flag)
+    links = escaping_links(location.rstrip("/"), [*BATCH_OUTPUTS, *LATER_OUTPUTS])
+    if links:
+        raise UsageError(
+            f"--{flag} {location!r}: {links[0]} is a link leading out of it (to "
+            f"{os.path.realpath(links[0])}); outputs are never written or deleted through "
+            "a link: make it a folder, or choose another --" + flag
+        )
+
+
 def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:
     """Where this run's outputs go (`transforms.sinks`); `window_seconds` in streaming."""
     opts = options.view_as(SinkOptions)
@@ -124,7 +169,7 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
         resource_name(topic, "prompts_topic", "topics")
     output = opts.output.rstrip("/") if opts.output else None
     if output is not None:
-        check_writable(output)
+        check_output(output)
     if output is None and (dataset is None or topic is None):
         missing = "audit rows" if dataset is None else "prompts"
         raise ValueError(

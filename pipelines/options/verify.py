@@ -10,7 +10,14 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
-from pipelines.options.sinks import SinkOptions, check_writable, dataset_name, resource_name
+from pipelines.options.sinks import (
+    SinkOptions,
+    check_literal,
+    check_output,
+    dataset_name,
+    resource_name,
+    within,
+)
 from pipelines.options.stored_run import StoredRunOptions
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
@@ -139,6 +146,19 @@ def _require_files(pattern: str, what: str) -> None:
         raise ValueError(f"{what} {pattern!r} matches no file")
 
 
+def _refuse_inputs_in_outputs(patterns: list[str], folders: list[str]) -> None:
+    """An input file in a folder this run writes would be deleted (`--overwrite`) or read
+    back as an answer: e.g. the dead letters of answer set `claude` given as
+    `--answers out/run1/verify_dead_letters/claude/*.jsonl` name that same set."""
+    for path in (f for pattern in patterns for f in matching_files(pattern)):
+        clash = next((folder for folder in folders if within(path, folder)), None)
+        if clash is not None:
+            raise UsageError(
+                f"{path} is an input of this run and lies in {clash}/, which it writes; "
+                "choose another --answer_set or --output"
+            )
+
+
 def resolve_verify(options: PipelineOptions) -> VerifySettings:
     """Check the flags of `evpack verify` and that the files they name exist."""
     opts = options.view_as(VerifyOptions)
@@ -158,13 +178,18 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
     if sinks.bigquery_dataset is not None:
         dataset_name(sinks.bigquery_dataset)
     run_dir = run.rstrip("/")
+    check_literal(run_dir, "run")
     _require_files(opts.answers, "--answers")
     _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
     _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
     if opts.requests:
         _require_files(opts.requests, "--requests")
     output = (sinks.output or run_dir).rstrip("/")
-    check_writable(output)
+    check_output(output)
+    _refuse_inputs_in_outputs(
+        [opts.answers, *([opts.requests] if opts.requests else [])],
+        [f"{output}/{name}/{answer_set}" for name in ("verifications", "verify_dead_letters")],
+    )
     return VerifySettings(
         answers=opts.answers,
         run=run_dir,

@@ -2,7 +2,11 @@
 
 A table the run did not write (e.g. no dead letters) is read as empty, with
 its schema derived from `schemas/`; files are read through Beam's
-filesystems, local or `gs://`.
+filesystems, local or `gs://`. A batch run's outputs are read as its run
+record lists them (`transforms.staging`): a folder whose record lists a file
+that is gone, or whose first commit was cut off half way, is refused rather
+than drawn as a run; a folder without a record (streaming, or older runs) is
+read as it is.
 """
 
 from collections.abc import Sequence
@@ -21,8 +25,9 @@ from pipelines.command import UsageError
 from pipelines.views import View
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
-from schemas.tables import AUDIT_TABLES
+from schemas.tables import AUDIT_TABLES, BATCH_FILE_TYPES
 from transforms.record_files import matching_files, read_parquet
+from transforms.staging import not_whole, recorded_files
 
 AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
 """Audit tables as the file sinks name them (`schemas.tables`), with the model of their
@@ -41,9 +46,25 @@ class Figure:
 
 
 def table_files(audit_dir: str, table: str) -> list[str]:
-    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters)."""
+    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters);
+    of an output the run record lists, only the files it lists."""
     found = matching_files(f"{audit_dir}/{table}/**")
-    return [f for f in found if f.endswith((".parquet", ".jsonl"))]
+    listed = recorded_files(audit_dir) if table in BATCH_FILE_TYPES else None
+    return [
+        f
+        for f in found
+        if f.endswith((".parquet", ".jsonl")) and (listed is None or f in set(listed))
+    ]
+
+
+def check_whole(audit_dir: str) -> None:
+    """Refuse a folder that does not hold one whole run (`transforms.staging.not_whole`)."""
+    problem = not_whole(audit_dir, BATCH_FILE_TYPES)
+    if problem is not None:
+        raise UsageError(
+            f"--audit {audit_dir} is not a whole run: {problem}; report on it once its run "
+            "is committed, or rerun it"
+        )
 
 
 def _read_bytes(path: str) -> bytes:
@@ -72,6 +93,7 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     audit = str(audit_dir).rstrip("/")
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
         raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
+    check_whole(audit)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"CREATE SCHEMA {SCHEMA}")
@@ -111,7 +133,7 @@ def run_records(audit_dir: str) -> list[RunRecord]:
     """The run records of `runs/` (a batch run writes one; older runs and streaming none)."""
     return [
         RunRecord.model_validate_json(line)
-        for path in matching_files(f"{audit_dir}/runs/*.jsonl")
+        for path in table_files(audit_dir, "runs")
         for line in _json_lines(path)
     ]
 
