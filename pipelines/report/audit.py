@@ -59,7 +59,10 @@ def table_files(audit_dir: str, table: str) -> list[str]:
 
 def check_whole(audit_dir: str) -> None:
     """Refuse a folder that does not hold one whole run (`transforms.staging.not_whole`)."""
-    problem = not_whole(audit_dir, BATCH_FILE_TYPES)
+    try:
+        problem = not_whole(audit_dir, BATCH_FILE_TYPES)
+    except BeamIOError as err:  # e.g. a bucket that does not exist
+        raise UsageError(f"--audit {audit_dir} cannot be listed: {err}") from err
     if problem is not None:
         raise UsageError(
             f"--audit {audit_dir} is not a whole run: {problem}; report on it once its run "
