@@ -155,7 +155,7 @@ def build(
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
-    """The files an earlier run left under `output` (`transforms.staging.run_files`: its
+    """The files an earlier run left under `output` (`transforms.run_folder.run_files`: its
     outputs and what verify and replay wrote for it); refused unless `overwrite`.
 
     Shards of two runs would otherwise mix under the same globs.

@@ -38,7 +38,7 @@ from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun
-from transforms.staging import RECORD, not_whole, record_mismatches, recorded_files
+from transforms.run_folder import RECORD, not_whole, record_mismatches, recorded_files
 from transforms.strict_json import Unreadable
 
 

@@ -16,7 +16,7 @@ from pipelines.report import main as report_main
 from pipelines.report import write_report
 from pipelines.verify import run as verify
 from tests.batch_run import SAMPLES, flags
-from transforms import staging
+from transforms import run_folder, staging
 from transforms.staging import OutputBusy
 
 ANSWERS = SAMPLES / "answers_anthropic_good_and_bad.jsonl"
@@ -120,7 +120,7 @@ def test_a_first_run_killed_during_its_commit_is_no_run_to_readers_and_is_named(
     (folder,) = out.glob(".tmp-*")
     holder = {"run": folder.name, "host": socket.gethostname(), "pid": _dead_pid()}
     (out / f".lock-{folder.name.lstrip('.')}").write_text(json.dumps(holder))
-    assert len(staging.committed(str(out), {"dead_letters": "jsonl", "exclusions": "parquet"}))
+    assert len(run_folder.committed(str(out), {"dead_letters": "jsonl", "exclusions": "parquet"}))
 
     assert report_main([f"--audit={out}", f"--out={tmp_path / 'report'}"]) == 2
     err = capsys.readouterr().err.strip()

@@ -17,8 +17,8 @@ from pipelines.options.flags import (
     pubsub_regex,
 )
 from schemas.tables import BATCH_OUTPUTS, LATER_OUTPUTS
+from transforms.run_folder import escaping_links, glob_characters
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
-from transforms.staging import escaping_links, glob_characters
 
 
 class SinkOptions(PipelineOptions):
@@ -127,7 +127,7 @@ def within(path: str, place: str) -> bool:
 
 def check_literal(location: str, flag: str) -> None:
     """Refuse a run folder whose name holds what file matching reads as a pattern
-    (`transforms.staging.glob_characters`): its files would be found, written and
+    (`transforms.run_folder.glob_characters`): its files would be found, written and
     replaced as another folder's. And a leading `~` the shell did not expand (quoted, or
     from a script): it would make a folder named `~` here, one `rm -rf ~` away from
     home. Spaces, `%`, braces and any other letter are taken as written."""
@@ -147,7 +147,7 @@ def check_literal(location: str, flag: str) -> None:
 def check_output(location: str, flag: str = "output") -> None:
     """Refuse before the run an output folder a run could not use as named: a pattern
     (`check_literal`), one that cannot be written (`check_writable`), or one where an
-    output folder is a link leading out of it (`transforms.staging.escaping_links`)."""
+    output folder is a link leading out of it (`transforms.run_folder.escaping_links`)."""
     check_literal(location, flag)
     check_writable(location, flag)
     links = escaping_links(location.rstrip("/"), [*BATCH_OUTPUTS, *LATER_OUTPUTS])

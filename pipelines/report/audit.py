@@ -3,7 +3,7 @@
 A table the run did not write (e.g. no dead letters) is read as empty, with
 its schema derived from `schemas/`; files are read through Beam's
 filesystems, local or `gs://`. A batch run's outputs are read as its run
-record lists them (`transforms.staging`): a folder whose record lists a file
+record lists them (`transforms.run_folder`): a folder whose record lists a file
 that is gone, or whose first commit was cut off half way, is refused rather
 than drawn as a run; a folder without a record (streaming, or older runs) is
 read as it is.
@@ -27,7 +27,7 @@ from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from schemas.tables import AUDIT_TABLES, BATCH_FILE_TYPES
 from transforms.record_files import matching_files, read_parquet
-from transforms.staging import not_whole, recorded_files
+from transforms.run_folder import not_whole, recorded_files
 
 AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
 """Audit tables as the file sinks name them (`schemas.tables`), with the model of their
@@ -58,7 +58,7 @@ def table_files(audit_dir: str, table: str) -> list[str]:
 
 
 def check_whole(audit_dir: str) -> None:
-    """Refuse a folder that does not hold one whole run (`transforms.staging.not_whole`)."""
+    """Refuse a folder that does not hold one whole run (`transforms.run_folder.not_whole`)."""
     try:
         problem = not_whole(audit_dir, BATCH_FILE_TYPES)
     except BeamIOError as err:  # e.g. a bucket that does not exist
