@@ -39,7 +39,7 @@ from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun
 from transforms.run_folder import RECORD, not_whole, record_mismatches, recorded_files
-from transforms.strict_json import Unreadable
+from transforms.strict_json import Unreadable, printable
 
 
 def stored_config_hashes(run: str) -> set[str]:
@@ -152,7 +152,7 @@ def summary(output: str, run_dir: str) -> tuple[str, bool]:
         r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()
     ]
     status = Counter(r["status"] for r in replayed)
-    differing = sorted(r["request_id"] for r in replayed if r["status"] != "same")
+    differing = sorted(printable(r["request_id"]) for r in replayed if r["status"] != "same")
     lines = [
         f"evpack replay: {len(replayed)} requests of {run_dir}",
         "  status  " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),

@@ -4,23 +4,30 @@ labels and titles, tables and dead-letter previews, the answer and prompt lines 
 and replay read back) is total and shows the text as written, never as markup."""
 
 import json
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import matplotlib.image
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines.batch import run
+from pipelines.replay import summary as replay_summary
 from pipelines.report import write_report
 from pipelines.report.audit import Figure, read_table
 from pipelines.report.markup import category, drill, pairs_table, table
 from pipelines.report.plots import LABEL_CHARS, Plot, draw, plot_text
 from pipelines.views import View
 from schemas import DeadLetter
+from schemas._types import is_identifier
+from schemas.arrow import arrow_schema
+from schemas.replay import ReplayRow
 from tests.batch_run import SAMPLES, flags, input_lines
 from tests.strategies import examples, hostile_text
 from transforms.dead_letters import SHAPE_HINTS, dead_letter, input_shape, shape_hints, top_errors
@@ -180,3 +187,29 @@ def test_any_answer_or_prompt_line_is_read_or_refused_with_a_reason(line: str) -
             read(line)
         except AnswerError as err:
             assert str(err)
+
+
+@given(st.lists(hostile_text.filter(is_identifier), min_size=1, max_size=4))
+def test_the_replay_summary_prints_any_request_id_without_control_characters(
+    ids: list[str],
+) -> None:
+    """Request ids are anyone's text that encodes: the summary lists those that differ."""
+    with tempfile.TemporaryDirectory() as root:
+        rows = [
+            ReplayRow(
+                request_id=request_id,
+                tenant_id="t",
+                status="prompt_differs",
+                differences=["prompt_sha256"],
+                stored_prompt_sha256="a",
+                replayed_prompt_sha256="b",
+                detail="",
+            ).model_dump()
+            for request_id in ids
+        ]
+        (Path(root) / "replay").mkdir()
+        path = Path(root) / "replay" / "replay-00000-of-00001.parquet"
+        pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(ReplayRow)), path)
+        text, reproduced = replay_summary(root, root)
+    assert not reproduced
+    assert all(_no_control(line) for line in text.splitlines())

@@ -152,3 +152,32 @@ def test_catalog_load_refuses_an_empty_export_unless_told(
     assert "1 no longer in the file marked deleted" in capsys.readouterr().out
     (gone,) = read_entries(table, [("t1", "keep")]).values()
     assert gone is not None and json.loads(gone)["deleted"]
+
+
+def test_a_batch_input_inside_the_folders_a_run_replaces_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--overwrite` sets the earlier run's folders aside and deletes them: an input kept
+    there would be read, then deleted with them."""
+    out = tmp_path / "out"
+    run(flags(SAMPLES / "requests.jsonl", out))
+    kept = out / "verifications" / "requests.jsonl"
+    kept.parent.mkdir()
+    shutil.copy(SAMPLES / "requests.jsonl", kept)
+    err = _refused(batch.main, flags(kept, out, "--overwrite"), capsys)
+    assert f"{kept} is an input of this run and lies in {out}/verifications/" in err
+    assert kept.read_bytes() == (SAMPLES / "requests.jsonl").read_bytes()
+    beside = out / "requests.jsonl"  # beside the outputs, not in them: fine
+    shutil.move(kept, beside)
+    assert run(flags(beside, out, "--overwrite")).summary.prompts_out > 0
+    assert beside.exists()
+
+
+def test_a_report_on_a_pattern_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipelines.report import main as report_main
+
+    run(flags(SAMPLES / "requests.jsonl", tmp_path / "exp1"))
+    argv = [f"--audit={tmp_path}/exp[1]", f"--out={tmp_path / 'report'}"]
+    assert "reads as a pattern" in _refused(report_main, argv, capsys)

@@ -17,6 +17,7 @@ from pipelines.options.flags import (
     pubsub_regex,
 )
 from schemas.tables import BATCH_OUTPUTS, LATER_OUTPUTS
+from transforms.record_files import matching_files
 from transforms.run_folder import escaping_links, glob_characters
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
 
@@ -142,6 +143,25 @@ def check_literal(location: str, flag: str) -> None:
             f"--{flag} {location!r} starts with ~, which no shell expanded; write the "
             "folder out (e.g. $HOME/...)"
         )
+
+
+def check_inputs_outside(patterns: list[str | None], folders: list[str], fix: str) -> None:
+    """Refuse an input file lying in one of the `folders` a run writes or replaces: it
+    would be deleted (`--overwrite` sets the earlier files aside, then deletes them)
+    or read back as this run's own output."""
+    for pattern in filter(None, patterns):
+        for path in matching_files(pattern):
+            clash = next((folder for folder in folders if within(path, folder)), None)
+            if clash is not None:
+                raise UsageError(
+                    f"{path} is an input of this run and lies in {clash}/, which it writes; {fix}"
+                )
+
+
+def run_folders(output: str) -> list[str]:
+    """The folders of `output` a batch run replaces: its outputs and what later commands
+    wrote there for the earlier run."""
+    return [f"{output}/{name}" for name in (*BATCH_OUTPUTS, *LATER_OUTPUTS)]
 
 
 def check_output(location: str, flag: str = "output") -> None:

@@ -12,11 +12,11 @@ from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
 from pipelines.options.sinks import (
     SinkOptions,
+    check_inputs_outside,
     check_literal,
     check_output,
     dataset_name,
     resource_name,
-    within,
 )
 from pipelines.options.stored_run import StoredRunOptions
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
@@ -146,19 +146,6 @@ def _require_files(pattern: str, what: str) -> None:
         raise ValueError(f"{what} {pattern!r} matches no file")
 
 
-def _refuse_inputs_in_outputs(patterns: list[str], folders: list[str]) -> None:
-    """An input file in a folder this run writes would be deleted (`--overwrite`) or read
-    back as an answer: e.g. the dead letters of answer set `claude` given as
-    `--answers out/run1/verify_dead_letters/claude/*.jsonl` name that same set."""
-    for path in (f for pattern in patterns for f in matching_files(pattern)):
-        clash = next((folder for folder in folders if within(path, folder)), None)
-        if clash is not None:
-            raise UsageError(
-                f"{path} is an input of this run and lies in {clash}/, which it writes; "
-                "choose another --answer_set or --output"
-            )
-
-
 def resolve_verify(options: PipelineOptions) -> VerifySettings:
     """Check the flags of `evpack verify` and that the files they name exist."""
     opts = options.view_as(VerifyOptions)
@@ -186,9 +173,11 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         _require_files(opts.requests, "--requests")
     output = (sinks.output or run_dir).rstrip("/")
     check_output(output)
-    _refuse_inputs_in_outputs(
-        [opts.answers, *([opts.requests] if opts.requests else [])],
+    # e.g. an answer set's own dead letters given back as its answers
+    check_inputs_outside(
+        [opts.answers, opts.requests],
         [f"{output}/{name}/{answer_set}" for name in ("verifications", "verify_dead_letters")],
+        "choose another --answer_set or --output",
     )
     return VerifySettings(
         answers=opts.answers,

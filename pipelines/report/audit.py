@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from packer.answers import AnswerError, parse_prompt_line
 from pipelines.command import UsageError
+from pipelines.options.sinks import check_literal
 from pipelines.views import View
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
@@ -94,6 +95,7 @@ def read_table(path: str, model: type[BaseModel]) -> pa.Table:
 def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with one table per audit table of `audit_dir` (UTC session)."""
     audit = str(audit_dir).rstrip("/")
+    check_literal(audit, "audit")
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
         raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
     check_whole(audit)
