@@ -14,6 +14,7 @@ from pipelines import replay
 from pipelines.batch import RunFailed, run
 from pipelines.report import main as report_main
 from pipelines.report import write_report
+from pipelines.verify import main as verify_main
 from pipelines.verify import run as verify
 from tests.batch_run import SAMPLES, flags
 from transforms import run_folder, staging
@@ -126,6 +127,8 @@ def test_a_first_run_killed_during_its_commit_is_no_run_to_readers_and_is_named(
     err = capsys.readouterr().err.strip()
     assert f"the commit of {folder}/ was cut off half way" in err and "\n" not in err
     assert not (tmp_path / "report" / "index.html").exists()
+    assert verify_main([f"--answers={ANSWERS}", f"--run={out}"]) == 2
+    assert f"the commit of {folder}/ was cut off" in capsys.readouterr().err
     for extra in ((), ("--overwrite",)):
         with pytest.raises(OutputBusy, match=f"its staging folder {folder}/"):
             run(flags(SAMPLES / "requests.jsonl", out, *extra))

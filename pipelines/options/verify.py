@@ -18,7 +18,7 @@ from pipelines.options.sinks import (
     dataset_name,
     resource_name,
 )
-from pipelines.options.stored_run import StoredRunOptions
+from pipelines.options.stored_run import StoredRunOptions, check_whole_run
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
 
@@ -166,6 +166,7 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         dataset_name(sinks.bigquery_dataset)
     run_dir = run.rstrip("/")
     check_literal(run_dir, "run")
+    check_whole_run(run_dir, "run")
     _require_files(opts.answers, "--answers")
     _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
     _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")

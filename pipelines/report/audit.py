@@ -23,12 +23,13 @@ from pydantic import BaseModel
 from packer.answers import AnswerError, parse_prompt_line
 from pipelines.command import UsageError
 from pipelines.options.sinks import check_literal
+from pipelines.options.stored_run import check_whole_run
 from pipelines.views import View
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from schemas.tables import AUDIT_TABLES, BATCH_FILE_TYPES
 from transforms.record_files import matching_files, read_parquet
-from transforms.run_folder import not_whole, recorded_files
+from transforms.run_folder import recorded_files
 
 AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
 """Audit tables as the file sinks name them (`schemas.tables`), with the model of their
@@ -58,19 +59,6 @@ def table_files(audit_dir: str, table: str) -> list[str]:
     ]
 
 
-def check_whole(audit_dir: str) -> None:
-    """Refuse a folder that does not hold one whole run (`transforms.run_folder.not_whole`)."""
-    try:
-        problem = not_whole(audit_dir, BATCH_FILE_TYPES)
-    except BeamIOError as err:  # e.g. a bucket that does not exist
-        raise UsageError(f"--audit {audit_dir} cannot be listed: {err}") from err
-    if problem is not None:
-        raise UsageError(
-            f"--audit {audit_dir} is not a whole run: {problem}; report on it once its run "
-            "is committed, or rerun it"
-        )
-
-
 def _read_bytes(path: str) -> bytes:
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         return handle.read()
@@ -98,7 +86,7 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     check_literal(audit, "audit")
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
         raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
-    check_whole(audit)
+    check_whole_run(audit, "audit")
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"CREATE SCHEMA {SCHEMA}")
