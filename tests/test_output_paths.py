@@ -173,7 +173,7 @@ def test_a_batch_input_inside_the_folders_a_run_replaces_is_refused(
     assert beside.exists()
 
 
-def test_a_report_on_a_pattern_is_refused(
+def test_a_report_on_a_pattern_or_into_a_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pipelines.report import main as report_main
@@ -181,3 +181,7 @@ def test_a_report_on_a_pattern_is_refused(
     run(flags(SAMPLES / "requests.jsonl", tmp_path / "exp1"))
     argv = [f"--audit={tmp_path}/exp[1]", f"--out={tmp_path / 'report'}"]
     assert "reads as a pattern" in _refused(report_main, argv, capsys)
+    (tmp_path / "afile").write_text("keep")
+    argv = [f"--audit={tmp_path}/exp1", f"--out={tmp_path / 'afile'}"]
+    assert "--out " in _refused(report_main, argv, capsys)
+    assert (tmp_path / "afile").read_text() == "keep"
