@@ -240,9 +240,10 @@ EXPECTED: dict[str, list[tuple]] = {
 """Each view's rows for `ROWS`, sorted by every column."""
 
 
-def write_audit(directory: Path) -> Path:
-    """Write `ROWS` in the batch output layout: Parquet audit tables, JSONL dead letters."""
-    for table, records in ROWS.items():
+def write_audit(directory: Path, rows: dict[str, list[BaseModel]] = ROWS) -> Path:
+    """Write `rows` (`ROWS`) in the batch output layout: Parquet audit tables, JSONL dead
+    letters."""
+    for table, records in rows.items():
         folder = directory / table
         folder.mkdir(parents=True, exist_ok=True)
         if table == "dead_letters":

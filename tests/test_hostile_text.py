@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines.batch import run
@@ -28,9 +29,11 @@ from schemas import DeadLetter
 from schemas._types import is_identifier
 from schemas.arrow import arrow_schema
 from schemas.replay import ReplayRow
+from tests.audit_rows import ROWS, write_audit
 from tests.batch_run import SAMPLES, flags, input_lines
 from tests.strategies import examples, hostile_text
 from transforms.dead_letters import SHAPE_HINTS, dead_letter, input_shape, shape_hints, top_errors
+from transforms.strict_json import as_text
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -213,3 +216,64 @@ def test_the_replay_summary_prints_any_request_id_without_control_characters(
         text, reproduced = replay_summary(root, root)
     assert not reproduced
     assert all(_no_control(line) for line in text.splitlines())
+
+
+class _Page(HTMLParser):
+    """Every tag and attribute of a page, and its script elements."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes |= {name for name, _ in attrs}
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+
+PAGE_TAGS = {
+    "html", "head", "meta", "title", "style", "script", "body", "h1", "h2", "h3", "p", "nav",
+    "a", "section", "table", "tr", "th", "td", "details", "summary", "img", "code",
+}  # fmt: skip
+PAGE_ATTRIBUTES = {"lang", "charset", "href", "class", "id", "data-empty", "open", "src", "alt"}
+
+
+@settings(max_examples=examples(30))
+@given(
+    st.lists(hostile_text.filter(is_identifier), min_size=2, max_size=2, unique=True),
+    hostile_text,
+    hostile_text,
+)
+def test_a_run_of_hostile_values_makes_a_page_of_text_and_charts(
+    tmp_path_factory: pytest.TempPathFactory,
+    tenants: list[str],
+    error: str,
+    payload: str,
+) -> None:
+    """The whole report over a run whose tenants, errors and payloads are anyone's text:
+    it is written, every chart is drawn, and nothing of the run becomes markup."""
+    renamed = dict(zip(("acme", "globex"), tenants, strict=True))
+    root = tmp_path_factory.mktemp("audit")
+
+    def hostile(row: BaseModel) -> BaseModel:
+        update: dict[str, Any] = {}
+        if getattr(row, "tenant_id", None) in renamed:
+            update["tenant_id"] = renamed[row.tenant_id]  # type: ignore[attr-defined]
+        if isinstance(row, DeadLetter):
+            update |= {"error": as_text(error), "payload": as_text(payload)}
+        return row.model_copy(update=update)
+
+    rows = {name: [hostile(r) for r in records] for name, records in ROWS.items()}
+    write_audit(root, rows)
+    page = write_report(root, root / "report")
+    parsed = _Page()
+    parsed.feed(page.read_text(encoding="utf-8"))
+    assert parsed.tags <= PAGE_TAGS and parsed.attributes <= PAGE_ATTRIBUTES
+    for tenant in tenants:
+        assert category(tenant)[:100] in parsed.text
+    for image in sorted((root / "report").glob("*.png")):
+        assert image.read_bytes().startswith(PNG_SIGNATURE)

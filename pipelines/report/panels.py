@@ -173,7 +173,7 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, Figure]
                     ("payload", excerpt(payload_row[2])),
                 ]
             )
-            items.append((f"{count} × {html.escape(pattern)}", detail))
+            items.append((f"{count} × {html.escape(category(pattern))}", detail))
         more = len(rows) - len(top)
         tail = f"<p class=note>{more} rarer errors not shown.</p>" if more > 0 else ""
         body.append(f"<h3>{html.escape(stage)}</h3>{drill(items)}{tail}")
