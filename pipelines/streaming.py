@@ -77,6 +77,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
         count_exclusions=WindowedExclusionCounts(
             stream.window_seconds, stream.allowed_lateness_seconds
         ),
+        run_id=settings.run_id,
         dead_letter_topic=stream.dead_letter_topic,
     )
     dead_letters = write_outputs(packed, letters, plan).dead_letters

@@ -98,3 +98,6 @@ class VerificationRow(_Row):
     failed_checks: list[str]
     builder_version: str | None
     config_hash: str | None
+    run_id: str | None = None
+    """The packing run whose manifest the answer was checked against (its `run_id`): a
+    verification belongs to the run it checks; null when no manifest was found."""

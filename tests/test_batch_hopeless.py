@@ -86,3 +86,33 @@ def test_a_dead_letter_share_above_the_flag_exits_1(
     assert "more than --max_dead_letter_percent=50" in capsys.readouterr().err
     assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=100") == 0
     assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=-1") == 2
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        (["not json"], "no prompt was made"),
+        (["not json"] * 40, "more than --max_dead_letter_percent=50"),
+    ],
+)
+def test_a_failed_overwrite_rerun_leaves_the_earlier_run_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: list[str], why: str
+) -> None:
+    """Every exit-1 gate is decided before the first file moves: the rerun's files stay in
+    its staging folder, named, and the earlier run's outputs are byte for byte as they were."""
+    requests = input_lines(SAMPLES / "requests.jsonl")
+    assert _run(tmp_path, requests) == 0
+    out = tmp_path / "out"
+    before = {k: v for k, v in _tree(out).items() if not k.startswith(".tmp-")}
+    lines = bad if len(bad) == 1 else requests[:3] + bad
+    assert _run(tmp_path, lines, "--overwrite") == 1
+    err = capsys.readouterr().err
+    assert why in err and "nothing of this run was committed" in err
+    after = {k: v for k, v in _tree(out).items() if not k.startswith(".tmp-")}
+    assert after == before
+    staged = [p for p in out.glob(".tmp-*") if str(p) in err]
+    assert len(staged) == 1 and list(staged[0].glob("dead_letters/*.jsonl"))

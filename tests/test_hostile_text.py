@@ -29,7 +29,7 @@ from schemas import DeadLetter
 from schemas._types import is_identifier
 from schemas.arrow import arrow_schema
 from schemas.replay import ReplayRow
-from tests.audit_rows import ROWS, write_audit
+from tests.audit_rows import ONE_RUN, write_audit
 from tests.batch_run import SAMPLES, flags, input_lines
 from tests.strategies import examples, hostile_text
 from transforms.dead_letters import SHAPE_HINTS, dead_letter, input_shape, shape_hints, top_errors
@@ -267,7 +267,7 @@ def test_a_run_of_hostile_values_makes_a_page_of_text_and_charts(
             update |= {"error": as_text(error), "payload": as_text(payload)}
         return row.model_copy(update=update)
 
-    rows = {name: [hostile(r) for r in records] for name, records in ROWS.items()}
+    rows = {name: [hostile(r) for r in records] for name, records in ONE_RUN.items()}
     write_audit(root, rows)
     page = write_report(root, root / "report")
     parsed = _Page()

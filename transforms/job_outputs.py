@@ -18,7 +18,9 @@ PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
 ... under one step, and the Dataflow job graph names them at the top level).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import apache_beam as beam
 from pydantic import BaseModel
@@ -38,6 +40,8 @@ from transforms.sinks import (
     manifest_row_id,
     write_prompts,
 )
+
+Row = TypeVar("Row", bound=BaseModel)
 
 
 class DeadLetters:
@@ -62,6 +66,8 @@ class OutputPlan:
     """The prompt format's per-file limits, for prompts written as files."""
     count_exclusions: beam.PTransform
     """Exclusion records -> `ExclusionCount` rows (per run, or per window)."""
+    run_id: str
+    """This run's id, stamped on every audit row it writes (`with_run_id`)."""
     dead_letter_topic: str | None = None
     """Streaming: every dead letter, cut to fit a message, is also published here."""
 
@@ -85,15 +91,28 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
     if prompt_files is not None:
         files.append(prompt_files)
+    stamp = with_run_id(plan.run_id)
     manifests = _encodable(
-        packed.manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters
+        packed.manifests | "RunOfManifests" >> beam.Map(stamp),
+        "Manifests",
+        "manifests",
+        arrow_encoder(ManifestRow),
+        letters,
     )
     exclusions = _encodable(
-        packed.exclusions, "Exclusions", "exclusions", arrow_encoder(ExclusionRecord), letters
+        packed.exclusions | "RunOfExclusions" >> beam.Map(stamp),
+        "Exclusions",
+        "exclusions",
+        arrow_encoder(ExclusionRecord),
+        letters,
     )
     counted = exclusions | "CountExclusions" >> plan.count_exclusions
     counts = _encodable(
-        counted, "Counts", "exclusion_counts", arrow_encoder(ExclusionCount), letters
+        counted | "RunOfCounts" >> beam.Map(stamp),
+        "Counts",
+        "exclusion_counts",
+        arrow_encoder(ExclusionCount),
+        letters,
     )
     for label, rows, writer in (
         ("WriteManifests", manifests, WriteAuditRows("manifests", sinks, manifest_row_id)),
@@ -102,11 +121,15 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     ):
         letters.add(rows | label >> writer)
         files += _written(writer)
-    dead_letters = letters.flatten() | "CountDeadLetters" >> CountDeadLetters()
+    dead_letters = (
+        letters.flatten()
+        | "RunOfDeadLetters" >> beam.Map(stamp)
+        | "CountDeadLetters" >> CountDeadLetters()
+    )
     if plan.dead_letter_topic is not None:
         dead_letters = dead_letters | "Bound" >> beam.Map(bounded)
     writer = WriteAuditRows("dead_letters", sinks)
-    refused = dead_letters | "WriteDeadLetters" >> writer
+    refused = dead_letters | "WriteDeadLetters" >> writer | "RunOfRefused" >> beam.Map(stamp)
     files += _written(writer)
     if plan.dead_letter_topic is not None:
         _ = (
@@ -118,6 +141,21 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         output = _require_output(sinks, "dead_letters")
         files.append(refused | "KeepRefusedDeadLetters" >> WriteJsonl(output, "dead_letters"))
     return WrittenOutputs(dead_letters, files)
+
+
+def with_run_id(run_id: str) -> Callable[[Row], Row]:
+    """An audit row as this run writes it: with its `run_id`.
+
+    Stamped where the rows are written, not where they are made: `packer/` decides
+    what a request's rows say and knows no run (the same rows are re-packed by
+    `evpack replay` and compared field by field, run id aside). Rejected: the id as
+    a parameter of the pack step, which would put the run into every decision.
+    """
+
+    def stamped(row: Row) -> Row:
+        return row.model_copy(update={"run_id": run_id})
+
+    return stamped
 
 
 def _encodable(

@@ -50,6 +50,9 @@ class Sinks:
     audit: str | None = None
     """`--audit_sink`: the audit rows' backend by its name in `AUDIT_SINKS`, or None
     for the one the locations imply."""
+    table_prefix: str = ""
+    """Put before each BigQuery table's name: a batch run writes into staging tables of
+    its own and commits them whole (`transforms.io.table_commit`)."""
 
 
 def manifest_row_id(row: dict) -> str:
@@ -86,13 +89,13 @@ def load_jobs(sinks: Sinks) -> LoadJobRows:
     """BigQuery load jobs: a batch job's backend (a streaming job inserts)."""
     if sinks.window_seconds is not None:
         raise ValueError("bigquery_load_jobs is for batch jobs; a streaming job inserts")
-    return LoadJobRows(dataset_of(sinks))
+    return LoadJobRows(dataset_of(sinks), sinks.table_prefix)
 
 
 AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
     "files": lambda sinks: FileRows(output_of(sinks), sinks.window_seconds),
     "bigquery_load_jobs": load_jobs,
-    "bigquery_inserts": lambda sinks: InsertRows(dataset_of(sinks)),
+    "bigquery_inserts": lambda sinks: InsertRows(dataset_of(sinks), sinks.table_prefix),
 }
 """Every backend of the audit rows, by name, built from the run's locations (a
 ValueError names a missing one); a new backend is one class in `transforms/io/`

@@ -40,7 +40,11 @@ ROWS = "rows"
 
 
 class RequestFacts(Protocol):
-    """What a row takes from a request's manifest (or, streaming, from its prompt message)."""
+    """What a row takes from a request's manifest (or, streaming, from its prompt message).
+
+    A manifest also gives its `run_id` (a prompt message carries none): the row belongs
+    to the run it checks, read with `getattr`, since a Protocol attribute cannot be
+    optional."""
 
     request_id: str
     tenant_id: str
@@ -92,6 +96,7 @@ def unverified_row(
         failed_checks=[],
         builder_version=manifest.builder_version if manifest else None,
         config_hash=manifest.config_hash if manifest else None,
+        run_id=getattr(manifest, "run_id", None),
     )
 
 
@@ -145,6 +150,7 @@ def verified_row(
         failed_checks=verdict.failed,
         builder_version=manifest.builder_version,
         config_hash=manifest.config_hash,
+        run_id=getattr(manifest, "run_id", None),
     )
 
 

@@ -23,6 +23,7 @@ from pipelines.options.packing import PackingOptions, parse_event_time
 from pipelines.options.sinks import (
     SinkOptions,
     check_inputs_outside,
+    job_name,
     resolve_sinks,
     resource_name,
     run_folders,
@@ -86,6 +87,8 @@ class Settings(JobSettings):
     input_shape: InputShape
     output: str
     event_time: datetime
+    job: str
+    """The job this run is a run of (`--audit_job`, by default `--output`)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ def resolve(options: PipelineOptions) -> Settings:
         input_shape=options.view_as(InputOptions).input_shape,
         output=output,
         event_time=parse_event_time(options.view_as(PackingOptions).event_time),
+        job=job_name(options, output),
     )
 
 
