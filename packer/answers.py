@@ -22,6 +22,8 @@ def _object(line: str, what: str) -> dict[str, Any]:
         value = json.loads(line)
     except json.JSONDecodeError as err:
         raise AnswerError(f"{what} is not valid JSON: {err.msg} at column {err.colno}") from err
+    except RecursionError as err:  # a line is anyone's: the parser's own depth limit
+        raise AnswerError(f"{what} is nested too deeply to read") from err
     if not isinstance(value, dict):
         raise AnswerError(f"{what} is not a JSON object")
     return value

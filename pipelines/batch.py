@@ -66,6 +66,7 @@ from transforms.staging import (
     commit_finished,
     files_under,
     release,
+    run_files,
     staging_name,
 )
 
@@ -168,12 +169,12 @@ def build(
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
-    """The output files an earlier run left under `output`; refused unless `overwrite`.
+    """The files an earlier run left under `output` (`transforms.run_folder.run_files`: its
+    outputs and what verify and replay wrote for it); refused unless `overwrite`.
 
     Shards of two runs would otherwise mix under the same globs.
     """
-    results = FileSystems.match(list(output_files(output).values()))
-    stale = sorted(m.path for result in results for m in result.metadata_list)
+    stale = run_files(output, BATCH_FILE_TYPES)
     if stale and not overwrite:
         raise ValueError(
             f"--output {output!r} already holds {len(stale)} files of an earlier run "

@@ -10,7 +10,9 @@ catalog export; running jobs see the changes within their cache TTL
 (`--catalog_refresh_seconds`). The file is streamed; the loader keeps one row
 key per document in memory to find the vanished ones. A file that lists a
 document twice stops the load with the reason (rows written before stay whole
-and correct; rerun after fixing the export). Set `BIGTABLE_EMULATOR_HOST` to
+and correct; rerun after fixing the export). A file of no document is refused
+before anything is written, unless `--allow_empty` says the catalog is meant
+to be empty (it marks every document deleted). Set `BIGTABLE_EMULATOR_HOST` to
 load the local emulator.
 """
 
@@ -43,13 +45,20 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help="Table to write (created when missing); --bigtable_table of the jobs reading it.",
     )
+    load.add_argument(
+        "--allow_empty",
+        action="store_true",
+        help="Load a catalog of no document (marks every document of the table deleted); "
+        "refused without it.",
+    )
     return run_parsed(parser, _load, argv)
 
 
 def _load(args: argparse.Namespace) -> int:
     fmt = file_format(args.catalog, args.catalog_format, "catalog")
     address = TableAddress(args.bigtable_project, args.bigtable_instance, args.bigtable_table)
-    result = load_catalog(create_table(address), catalog_documents(args.catalog, fmt))
+    documents = catalog_documents(args.catalog, fmt)
+    result = load_catalog(create_table(address), documents, allow_empty=args.allow_empty)
     print(
         f"{address.table}: {result.written} documents written, "
         f"{result.marked_deleted} no longer in the file marked deleted"

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.command import CommandParser, UsageError, run_parsed
-from pipelines.options.sinks import check_writable
+from pipelines.options.sinks import check_writable, within
 from transforms.foreign_records import Conversion, Supplied, convert, record_line
 from transforms.record_files import matchable
 
@@ -96,6 +96,15 @@ def main(argv: list[str] | None = None) -> int:
     return run_parsed(_parser(), _convert, argv)
 
 
+def _refuse_writing_inputs(inputs: list[str], outputs: dict[str, str]) -> None:
+    """An output that is one of the inputs (by any name: links resolved) would be emptied
+    or replaced while, or before, it is read."""
+    for flag, target in outputs.items():
+        same = next((path for path in inputs if within(path, target)), None)
+        if same is not None:
+            raise UsageError(f"--{flag} {target!r} is an input ({same}); name another file")
+
+
 def _convert(args: argparse.Namespace) -> int:
     dead_path = args.dead_letters or f"{args.output.removesuffix('.jsonl')}.dead_letters.jsonl"
     for path, flag in ((args.output, "output"), (dead_path, "dead_letters")):
@@ -104,10 +113,16 @@ def _convert(args: argparse.Namespace) -> int:
         if FileSystems.exists(path) and not args.overwrite:
             raise UsageError(f"{path} exists; pass --overwrite")
         check_writable(os.path.dirname(path) or ".", flag)
+    if within(dead_path, args.output):
+        raise UsageError(
+            f"--dead_letters {dead_path!r} is --output: the dead letters would replace the "
+            "records; name another file"
+        )
     patterns = [matchable(pattern) for pattern in args.input]
     paths = [m.path for r in FileSystems.match(patterns) for m in r.metadata_list]
     if not paths:
         raise UsageError(f"no file matches --input {' '.join(args.input)}")
+    _refuse_writing_inputs(paths, {"output": args.output, "dead_letters": dead_path})
     supplied = Supplied(
         request_id=args.request_id,
         question=args.question,

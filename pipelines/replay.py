@@ -24,10 +24,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.command import run_command
+from pipelines.command import CommandFailed, UsageError, run_command
 from pipelines.options.jobs import REPLAY_SECTIONS, Settings, resolve
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
-from pipelines.options.sinks import SinkOptions
+from pipelines.options.sinks import SinkOptions, check_literal
 from pipelines.options.stored_run import StoredRunOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
@@ -38,8 +38,8 @@ from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.replay import ReplayRun
-from transforms.staging import RECORD, record_mismatches
-from transforms.strict_json import Unreadable
+from transforms.run_folder import RECORD, not_whole, record_mismatches, recorded_files
+from transforms.strict_json import Unreadable, printable
 
 
 def stored_config_hashes(run: str) -> set[str]:
@@ -61,6 +61,23 @@ def _line_text(source: str, payload: bytes | Unreadable) -> str:
     return payload.decode("utf-8", errors="replace")
 
 
+def _check_whole(run_dir: str) -> None:
+    """Refuse a folder that is not one whole committed run: without its run record
+    nothing says which outputs it should hold (a copy missing a whole output would
+    replay as `same`), and a file the record lists is gone (exit 1, as an audit
+    finding). A file changed in size or added is named after the replay."""
+    check_literal(run_dir, "run")
+    problem = not_whole(run_dir, BATCH_FILE_TYPES)
+    if problem is None and recorded_files(run_dir) is None:
+        raise UsageError(
+            f"--run {run_dir} has no run record ({RECORD}), which a batch run's commit "
+            "writes last: it is not a committed run folder (or was copied without it); "
+            "replay the run's own --output"
+        )
+    if problem is not None:
+        raise CommandFailed(f"--run {run_dir} is not the run it was: {problem}")
+
+
 def _settings(options: PipelineOptions) -> tuple[Settings, str]:
     """The settings of the replay and the run folder; refused unless the config is the
     run's, and (without --overwrite) when replay rows are already there."""
@@ -68,6 +85,7 @@ def _settings(options: PipelineOptions) -> tuple[Settings, str]:
     if not run:
         raise ValueError("--run is required: the output directory of the batch run to replay")
     run_dir = run.rstrip("/")
+    _check_whole(run_dir)
     sinks = options.view_as(SinkOptions)
     sinks.output = sinks.output or run_dir
     settings = resolve(options)
@@ -134,7 +152,7 @@ def summary(output: str, run_dir: str) -> tuple[str, bool]:
         r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()
     ]
     status = Counter(r["status"] for r in replayed)
-    differing = sorted(r["request_id"] for r in replayed if r["status"] != "same")
+    differing = sorted(printable(r["request_id"]) for r in replayed if r["status"] != "same")
     lines = [
         f"evpack replay: {len(replayed)} requests of {run_dir}",
         "  status  " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),

@@ -61,3 +61,8 @@ BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs")
 
 BATCH_FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
 """The outputs of a batch run as files under its output, and the file type of each."""
+
+LATER_OUTPUTS = ("verifications", "verify_dead_letters", "replay")
+"""What later commands (`evpack verify`, `evpack replay`) write into a run's folder: they
+belong to that run, so `--overwrite` sets them aside with it (answers checked against
+the earlier prompts would otherwise pass as checks of the new ones)."""

@@ -22,6 +22,7 @@ from google.cloud import storage
 
 from pipelines import replay, report, verify
 from pipelines.batch import RunFailed, run
+from pipelines.batch import main as batch_main
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.emulators import Emulators
 
@@ -173,3 +174,21 @@ def test_a_report_on_a_missing_bucket_is_one_line(
     code = report.main(["--audit", "gs://no-such-bucket/run", "--out", str(tmp_path)])
     assert code == 2
     assert "--audit gs://no-such-bucket/run cannot be listed" in capsys.readouterr().err
+
+
+def test_a_gs_overwrite_sets_the_earlier_verifications_aside_and_patterns_are_refused(
+    client: storage.Client, inputs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What belongs to a run (its verifications) goes with it on a bucket too; a prefix
+    holding a pattern character is refused before anything is written there."""
+    output = f"gs://{BUCKET}/runs/verified"
+    run(_argv(inputs["requests"], inputs["catalog"], output))
+    verify.run([f"--answers={inputs['answers']}", f"--run={output}", "--runner=FnApiRunner"])
+    assert _names(client, "runs/verified/verifications/")
+    run(_argv(inputs["requests"], inputs["catalog"], output, "--overwrite"))
+    assert not _names(client, "runs/verified/verifications/")
+    assert not _names(client, "runs/verified/.tmp-")
+    argv = _argv(inputs["requests"], inputs["catalog"], f"gs://{BUCKET}/runs/exp[1]")
+    assert batch_main(argv) == 2
+    assert "which file matching reads as a pattern" in capsys.readouterr().err
+    assert not _names(client, "runs/exp")

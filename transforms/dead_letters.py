@@ -9,7 +9,6 @@ LlamaIndex records).
 """
 
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -18,7 +17,7 @@ from typing import Any
 from packer import BUILDER_VERSION
 from schemas import DeadLetter
 from schemas._types import is_identifier
-from transforms.strict_json import as_text
+from transforms.strict_json import Refused, as_text, loads, printable
 
 
 def dead_letter(
@@ -69,9 +68,10 @@ def bounded(letter: DeadLetter) -> DeadLetter:
 
 def error_kind(error: str) -> str:
     """An error with its particulars (quoted values, numbers) blanked, so that the same
-    problem on many records counts as one."""
+    problem on many records counts as one; control and format characters (a field name a
+    record chose) as escapes, as the summary prints it to a terminal."""
     text = _QUOTED.sub("'...'", error)
-    return _NUMBER.sub("N", text)[:200]
+    return printable(_NUMBER.sub("N", text))[:200]
 
 
 def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
@@ -82,7 +82,8 @@ def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NUMBER = re.compile(r"\d+")
-_PRETTY = re.compile(r'\s*(?:[\[\]{}],?|"[^"]*"\s*:.*)\s*')
+_BRACKET_LINE = re.compile(r"[\[\]{}],?")
+_KEY_LINE = re.compile(r'"[^"]*"\s*:')
 CONVERT = "`evpack convert --input FILE --output requests.jsonl"
 MAPS = '--question "..." --tenant_id T --user_id U --groups G` maps them'
 
@@ -125,19 +126,35 @@ def _object_shape(value: Any) -> str | None:
     return None
 
 
+def _pretty_line(stripped: str) -> bool:
+    """Whether a stripped line is one line of pretty-printed JSON: a bracket, or `"key": ...`
+    on one line.
+
+    Two anchored patterns, each linear in the line. Rejected: one pattern with
+    `\\s*` around `.*` (`\\s*(?:...|"..."\\s*:.*)\\s*`), which backtracked over a
+    run of spaces: a 20 kB refused line took a second, a 1 MiB one would hang the summary.
+    """
+    if _BRACKET_LINE.fullmatch(stripped):
+        return True
+    key = _KEY_LINE.match(stripped)
+    return key is not None and "\n" not in stripped[key.end() :]
+
+
 def input_shape(payload: str) -> str | None:
-    """Which known shape that is not a request a refused record's text has, if any."""
+    """Which known shape that is not a request a refused record's text has, if any.
+
+    Any text is read within the record limits of `strict_json.loads` (never raises):
+    a refused record is often refused for being nested too deep, and a parser or
+    walk without that bound would fail on it (RecursionError) where it is summarized.
+    """
     stripped = payload.strip()
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        value = None
-    found = _object_shape(value)
+    value = loads(stripped)
+    found = None if isinstance(value, Refused) else _object_shape(value)
     if found is not None:
         return found
     if isinstance(value, list) or stripped.startswith("[{"):
         return "json_array"
-    if _PRETTY.fullmatch(stripped):
+    if _pretty_line(stripped):
         return "pretty_json"
     return None
 

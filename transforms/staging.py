@@ -45,9 +45,21 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
+
+from transforms.run_folder import (
+    ASIDE,
+    RECORD,
+    STAGING_PREFIX,
+    committed,
+    cut_off,
+    files_under,
+    matched,
+    read_record,
+    run_files,
+    sizes,
+)
 
 LOCK_PREFIX = ".lock-"
 
@@ -62,20 +74,11 @@ class CommitRefused(RuntimeError):
 
 def staging_name(run_id: str) -> str:
     """The staging directory name of run `run_id`: hidden, so output globs never match it."""
-    return f".tmp-{run_id}"
-
-
-def _matched(patterns: list[str]) -> list[str]:
-    return sorted(m.path for r in FileSystems.match(patterns) for m in r.metadata_list)
-
-
-def files_under(directory: str) -> list[str]:
-    """Every file below `directory` (none if it does not exist)."""
-    return _matched([f"{directory}/**"])
+    return f"{STAGING_PREFIX}{run_id}"
 
 
 def _locks(output: str) -> list[str]:
-    return _matched([f"{output}/{LOCK_PREFIX}*"])
+    return matched([f"{output}/{LOCK_PREFIX}*"])
 
 
 def _holder(lock: str) -> dict[str, object]:
@@ -121,12 +124,13 @@ def acquire(output: str, run: str) -> str:
     for lock in _locks(output):
         holder = _holder(lock)
         run_name = holder.get("run")
-        aside = f"{output}/{run_name}/{ASIDE}"
-        if _is_dead(holder) and isinstance(run_name, str) and files_under(aside):
+        staging = f"{output}/{run_name}"
+        if _is_dead(holder) and isinstance(run_name, str) and cut_off(staging):
             raise OutputBusy(
-                f"a run was killed during its commit to --output {output}: the files it was "
-                f"replacing are under {aside}/, its own under {output}/{run_name}/; put back "
-                f"what you need, then delete {lock}"
+                f"a run was killed during its commit to --output {output}: the files it had "
+                f"not moved in are in its staging folder {staging}/, those it was replacing "
+                f"(if any) under {staging}/{ASIDE}/, the rest in place; put back what you "
+                f"need, then delete {staging}/ and {lock}"
             )
         if _is_dead(holder):
             FileSystems.delete([lock])
@@ -157,11 +161,6 @@ def release(lock: str) -> None:
         FileSystems.delete([lock])
 
 
-def committed(output: str, outputs: Mapping[str, str]) -> list[str]:
-    """The committed files under `output` of each output (name -> extension)."""
-    return _matched([f"{output}/{name}/{name}-*.{ext}" for name, ext in outputs.items()])
-
-
 def _stray_file(directory: str) -> bool:
     """Whether a file (not a folder) sits where a local output folder goes.
 
@@ -176,7 +175,7 @@ def _plan(
 ) -> list[tuple[str, str]]:
     """Every move of the commit, in order, after checking that each can be made (the run
     record is written into staging then, to move in last)."""
-    found = committed(output, outputs)
+    found = run_files(output, outputs)
     foreign = sorted(set(found) - set(replaced))
     if foreign:
         raise CommitRefused(
@@ -205,64 +204,18 @@ def _plan(
     return [*zip(earlier, aside, strict=True), *zip(sources, destinations, strict=True)]
 
 
-ASIDE = ".replaced"
-"""Where, under the staging directory, a commit sets the files it replaces aside."""
-RECORD = ".run.json"
-"""The run record, committed last with the outputs: each file the run committed and its size."""
-
-
-def _sizes(root: str, paths: list[str]) -> dict[str, int]:
-    found = FileSystems.match(paths) if paths else []
-    return {
-        m.path.removeprefix(f"{root}/"): m.size_in_bytes for r in found for m in r.metadata_list
-    }
-
-
 def _write_record(staging: str, sources: list[str]) -> str:
     path = f"{staging}/{RECORD}"
-    record = {"run": FileSystems.split(staging)[1], "files": _sizes(staging, sources)}
+    record = {"run": FileSystems.split(staging)[1], "files": sizes(staging, sources)}
     with FileSystems.create(path) as handle:
         handle.write(json.dumps(record, indent=1, sort_keys=True).encode("utf-8"))
     return path
 
 
-def _read_record(output: str) -> dict[str, Any] | None:
-    path = f"{output}/{RECORD}"
-    if not FileSystems.exists(path):
-        return None
-    with FileSystems.open(path) as handle:
-        record: dict[str, Any] = json.loads(handle.read().decode("utf-8"))
-    return record
-
-
 def _recorded_run(output: str) -> str | None:
     """The staging name of the run whose commit the record of `output` is from."""
-    record = _read_record(output)
+    record = read_record(output)
     return None if record is None else record.get("run")
-
-
-def record_mismatches(output: str, outputs: Mapping[str, str]) -> list[str]:
-    """How the committed files under `output` differ from its run record: each file missing,
-    changed in size, or not the run's (none without a record, as before records existed).
-
-    Readers of a run folder (`evpack replay`) name these: a whole output deleted
-    after the run would otherwise look like one sent elsewhere.
-    """
-    record = _read_record(output)
-    if record is None:
-        return []
-    recorded: dict[str, int] = record["files"]
-    present = _sizes(output, committed(output, outputs))
-    problems = [f"{name} is missing" for name in sorted(recorded.keys() - present.keys())]
-    problems += [
-        f"{name} is {present[name]} bytes, the run wrote {recorded[name]}"
-        for name in sorted(recorded.keys() & present.keys())
-        if present[name] != recorded[name]
-    ]
-    problems += [
-        f"{name} is not a file of the run" for name in sorted(present.keys() - recorded.keys())
-    ]
-    return problems
 
 
 def _move(source: str, destination: str) -> None:
@@ -285,12 +238,12 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
     """
     if _recorded_run(output) == FileSystems.split(staging)[1]:
         return  # a retried step: this job's commit was made
-    if files_under(f"{staging}/{ASIDE}"):
+    if cut_off(staging):
         raise CommitRefused(
             f"an earlier attempt of this commit was cut off half way: the replaced files are "
             f"under {staging}/{ASIDE}/, the rest of this job's under {staging}/ and {output}"
         )
-    found = committed(output, outputs)
+    found = run_files(output, outputs)
     if found and not overwrite:
         raise CommitRefused(
             f"{output} holds {len(found)} committed files (e.g. {found[0]}) and --overwrite "
@@ -316,6 +269,7 @@ def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list
     except Exception:
         for source, destination in reversed(done):
             _move(destination, source)
+        FileSystems.delete([f"{staging}/{RECORD}"])  # no commit under way any more
         raise
     _remove(staging)
 

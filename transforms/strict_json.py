@@ -22,6 +22,7 @@ a later recursive step), and catching alone would still spend the parse.
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
@@ -128,6 +129,19 @@ def _refuse_constant(name: str) -> Any:
 def shown(text: str, limit: int = 64) -> str:
     """A string for an error message: its repr, cut to `limit` characters."""
     return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def printable(text: str) -> str:
+    """`text` with every control, format, surrogate, private-use or unassigned character
+    (Unicode categories C*: escapes, bidi overrides, zero-width marks) written as its
+    `\\x`/`\\u` escape, so a label shows what the data holds and cannot reorder or
+    hide its neighbours, in a chart, a terminal or a page. Other text is kept as is."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch).startswith("C")
+        else ch
+        for ch in text
+    )
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

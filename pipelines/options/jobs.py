@@ -20,7 +20,14 @@ from pipelines.options.config_file import load_config
 from pipelines.options.flags import Section, check_numbers, require
 from pipelines.options.input import GateOptions, InputOptions, resolve_input
 from pipelines.options.packing import PackingOptions, parse_event_time
-from pipelines.options.sinks import SinkOptions, job_name, resolve_sinks, resource_name
+from pipelines.options.sinks import (
+    SinkOptions,
+    check_inputs_outside,
+    job_name,
+    resolve_sinks,
+    resource_name,
+    run_folders,
+)
 from pipelines.options.stored_run import StoredRunOptions
 from pipelines.options.stream import StreamOptions, StreamSource, resolve_stream
 from schemas import PackingConfig
@@ -114,6 +121,9 @@ def resolve(options: PipelineOptions) -> Settings:
     pattern, file_format = resolve_input(options)
     job = resolve_job(options, streaming=False)
     output = require(options.view_as(SinkOptions).output, "output", "out/run1").rstrip("/")
+    check_inputs_outside(
+        [pattern, job.catalog.pattern], run_folders(output), "move it out of --output"
+    )
     return Settings(
         **vars(job),
         input=pattern,

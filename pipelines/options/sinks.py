@@ -16,6 +16,9 @@ from pipelines.options.flags import (
     parse_bool,
     pubsub_regex,
 )
+from schemas.tables import BATCH_OUTPUTS, LATER_OUTPUTS
+from transforms.record_files import matching_files
+from transforms.run_folder import escaping_links, glob_characters
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
 
 
@@ -122,6 +125,68 @@ def check_writable(location: str, flag: str = "output") -> None:
         ) from err
 
 
+def within(path: str, place: str) -> bool:
+    """Whether `path` is `place` or lies below it: links resolved for local paths (two
+    names of one file are one file), as named on gs://."""
+    if "://" in path or "://" in place:
+        return path == place or path.startswith(place.rstrip("/") + "/")
+    real, root = os.path.realpath(path), os.path.realpath(place)
+    return os.path.commonpath([real, root]) == root
+
+
+def check_literal(location: str, flag: str) -> None:
+    """Refuse a run folder whose name holds what file matching reads as a pattern
+    (`transforms.run_folder.glob_characters`): its files would be found, written and
+    replaced as another folder's. And a leading `~` the shell did not expand (quoted, or
+    from a script): it would make a folder named `~` here, one `rm -rf ~` away from
+    home. Spaces, `%`, braces and any other letter are taken as written."""
+    marks = glob_characters(location)
+    if marks:
+        raise UsageError(
+            f"--{flag} {location!r} holds {' '.join(marks)}, which file matching reads as a "
+            "pattern (exp[1] would match exp1); name a folder without * ? ["
+        )
+    if location.startswith("~"):
+        raise UsageError(
+            f"--{flag} {location!r} starts with ~, which no shell expanded; write the "
+            "folder out (e.g. $HOME/...)"
+        )
+
+
+def check_inputs_outside(patterns: list[str | None], folders: list[str], fix: str) -> None:
+    """Refuse an input file lying in one of the `folders` a run writes or replaces: it
+    would be deleted (`--overwrite` sets the earlier files aside, then deletes them)
+    or read back as this run's own output."""
+    for pattern in filter(None, patterns):
+        for path in matching_files(pattern):
+            clash = next((folder for folder in folders if within(path, folder)), None)
+            if clash is not None:
+                raise UsageError(
+                    f"{path} is an input of this run and lies in {clash}/, which it writes; {fix}"
+                )
+
+
+def run_folders(output: str) -> list[str]:
+    """The folders of `output` a batch run replaces: its outputs and what later commands
+    wrote there for the earlier run."""
+    return [f"{output}/{name}" for name in (*BATCH_OUTPUTS, *LATER_OUTPUTS)]
+
+
+def check_output(location: str, flag: str = "output") -> None:
+    """Refuse before the run an output folder a run could not use as named: a pattern
+    (`check_literal`), one that cannot be written (`check_writable`), or one where an
+    output folder is a link leading out of it (`transforms.run_folder.escaping_links`)."""
+    check_literal(location, flag)
+    check_writable(location, flag)
+    links = escaping_links(location.rstrip("/"), [*BATCH_OUTPUTS, *LATER_OUTPUTS])
+    if links:
+        raise UsageError(
+            f"--{flag} {location!r}: {links[0]} is a link leading out of it (to "
+            f"{os.path.realpath(links[0])}); outputs are never written or deleted through "
+            "a link: make it a folder, or choose another --" + flag
+        )
+
+
 def job_name(options: PipelineOptions, output: str) -> str:
     """`--audit_job`, else `output` (absolute when local): what makes two batch runs runs of
     the same job (`transforms.io.table_commit`)."""
@@ -146,7 +211,7 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
         resource_name(topic, "prompts_topic", "topics")
     output = opts.output.rstrip("/") if opts.output else None
     if output is not None:
-        check_writable(output)
+        check_output(output)
     if output is None and (dataset is None or topic is None):
         missing = "audit rows" if dataset is None else "prompts"
         raise ValueError(

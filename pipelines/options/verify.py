@@ -11,8 +11,15 @@ from packer.verify import SCOPES
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
-from pipelines.options.sinks import SinkOptions, check_writable, dataset_name, resource_name
-from pipelines.options.stored_run import StoredRunOptions
+from pipelines.options.sinks import (
+    SinkOptions,
+    check_inputs_outside,
+    check_literal,
+    check_output,
+    dataset_name,
+    resource_name,
+)
+from pipelines.options.stored_run import StoredRunOptions, check_whole_run
 from schemas.verification import Scope
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
@@ -170,13 +177,21 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
     if sinks.bigquery_dataset is not None:
         dataset_name(sinks.bigquery_dataset)
     run_dir = run.rstrip("/")
+    check_literal(run_dir, "run")
+    check_whole_run(run_dir, "run")
     _require_files(opts.answers, "--answers")
     _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
     _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
     if opts.requests:
         _require_files(opts.requests, "--requests")
     output = (sinks.output or run_dir).rstrip("/")
-    check_writable(output)
+    check_output(output)
+    # e.g. an answer set's own dead letters given back as its answers
+    check_inputs_outside(
+        [opts.answers, opts.requests],
+        [f"{output}/{name}/{answer_set}" for name in ("verifications", "verify_dead_letters")],
+        "choose another --answer_set or --output",
+    )
     return VerifySettings(
         answers=opts.answers,
         run=run_dir,

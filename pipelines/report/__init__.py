@@ -35,6 +35,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pipelines.command import CommandParser, run_parsed
+from pipelines.options.sinks import check_writable
 from pipelines.report.audit import open_audit, run_views, totals
 from pipelines.report.markup import SCRIPT, STYLE, render
 from pipelines.report.panels import (
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
+    check_writable(str(args.out), "out")  # a file there, or no write access: one line
     page = write_report(args.audit, args.out, args.views)
     print(f"wrote {page}")
     return 0

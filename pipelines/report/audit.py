@@ -2,7 +2,11 @@
 
 A table the run did not write (e.g. no dead letters) is read as empty, with
 its schema derived from `schemas/`; files are read through Beam's
-filesystems, local or `gs://`.
+filesystems, local or `gs://`. A batch run's outputs are read as its run
+record lists them (`transforms.run_folder`): a folder whose record lists a file
+that is gone, or whose first commit was cut off half way, is refused rather
+than drawn as a run; a folder without a record (streaming, or older runs) is
+read as it is.
 """
 
 from collections.abc import Sequence
@@ -18,11 +22,14 @@ from pydantic import BaseModel
 
 from packer.answers import AnswerError, parse_prompt_line
 from pipelines.command import UsageError
+from pipelines.options.sinks import check_literal
+from pipelines.options.stored_run import check_whole_run
 from pipelines.views import View
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
-from schemas.tables import AUDIT_TABLES
+from schemas.tables import AUDIT_TABLES, BATCH_FILE_TYPES
 from transforms.record_files import matching_files, read_parquet
+from transforms.run_folder import recorded_files
 
 AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
 """Audit tables as the file sinks name them (`schemas.tables`), with the model of their
@@ -41,9 +48,15 @@ class Figure:
 
 
 def table_files(audit_dir: str, table: str) -> list[str]:
-    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters)."""
+    """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters);
+    of an output the run record lists, only the files it lists."""
     found = matching_files(f"{audit_dir}/{table}/**")
-    return [f for f in found if f.endswith((".parquet", ".jsonl"))]
+    listed = recorded_files(audit_dir) if table in BATCH_FILE_TYPES else None
+    return [
+        f
+        for f in found
+        if f.endswith((".parquet", ".jsonl")) and (listed is None or f in set(listed))
+    ]
 
 
 def _read_bytes(path: str) -> bytes:
@@ -51,21 +64,29 @@ def _read_bytes(path: str) -> bytes:
         return handle.read()
 
 
+def _json_lines(path: str) -> list[str]:
+    """The lines of a JSONL file, split at `\\n` only: `str.splitlines` also splits at
+    U+0085, U+2028 and other breaks that JSON writes unescaped inside a string (a dead
+    letter's payload or source holds anyone's text)."""
+    return [line for line in _read_bytes(path).decode("utf-8").split("\n") if line.strip()]
+
+
 def read_table(path: str, model: type[BaseModel]) -> pa.Table:
     """One audit file as Arrow rows of `model`'s derived schema (JSONL is validated first)."""
     schema = arrow_schema(model)
     if path.endswith(".parquet"):
         return read_parquet(path, schema=schema)
-    lines = _read_bytes(path).decode("utf-8").splitlines()
-    records = [model.model_validate_json(line).model_dump() for line in lines if line.strip()]
+    records = [model.model_validate_json(line).model_dump() for line in _json_lines(path)]
     return pa.Table.from_pylist(records, schema=schema)
 
 
 def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with one table per audit table of `audit_dir` (UTC session)."""
     audit = str(audit_dir).rstrip("/")
+    check_literal(audit, "audit")
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
         raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
+    check_whole_run(audit, "audit")
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.execute(f"CREATE SCHEMA {SCHEMA}")
@@ -105,9 +126,8 @@ def run_records(audit_dir: str) -> list[RunRecord]:
     """The run records of `runs/` (a batch run writes one; older runs and streaming none)."""
     return [
         RunRecord.model_validate_json(line)
-        for path in matching_files(f"{audit_dir}/runs/*.jsonl")
-        for line in _read_bytes(path).decode("utf-8").splitlines()
-        if line.strip()
+        for path in table_files(audit_dir, "runs")
+        for line in _json_lines(path)
     ]
 
 

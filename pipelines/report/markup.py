@@ -10,16 +10,19 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from transforms.strict_json import printable
+
 MAX_TABLE_ROWS = 200
 
 
 def category(value: Any) -> str:
-    """A value as a label or table text: times to the minute, None as `(none)`."""
+    """A value as a label or table text: times to the minute, None as `(none)`, other
+    characters than text's as escapes (`strict_json.printable`: run data is anyone's)."""
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M")
     if isinstance(value, date):
         return value.isoformat()
-    return "(none)" if value is None else str(value)
+    return "(none)" if value is None else printable(str(value))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import html
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import duckdb
 
@@ -172,7 +173,7 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, Figure]
                     ("payload", excerpt(payload_row[2])),
                 ]
             )
-            items.append((f"{count} × {html.escape(pattern)}", detail))
+            items.append((f"{count} × {html.escape(category(pattern))}", detail))
         more = len(rows) - len(top)
         tail = f"<p class=note>{more} rarer errors not shown.</p>" if more > 0 else ""
         body.append(f"<h3>{html.escape(stage)}</h3>{drill(items)}{tail}")
@@ -270,7 +271,8 @@ def view_panel(figure: Figure, out_dir: Path) -> Panel:
     image = ""
     if plot is not None and figure.rows and not single_time:
         draw(figure, plot, out_dir / f"{figure.view.name}.png")
-        image = f"<img src='{figure.view.name}.png' alt='{html.escape(figure.view.name)}'>"
+        source = html.escape(quote(f"{figure.view.name}.png"))  # a view file's name
+        image = f"<img src='{source}' alt='{html.escape(figure.view.name)}'>"
     note = (
         f"<p class=note>One {plot.x} in this run: the rows say it all.</p>"
         if single_time and plot

@@ -1,6 +1,15 @@
-"""Drawing a run's views and distributions as PNGs (matplotlib, files only)."""
+"""Drawing a run's views and distributions as PNGs (matplotlib, files only).
+
+Labels come from the run's rows (tenant ids, reasons, builder versions), so
+they are anyone's text: matplotlib's math markup is off while drawing (a
+tenant `acme_$5_to_$10` is text, not a formula that fails to parse), and
+`plot_text` makes each label safe to show (see there). Rejected: escaping `$`
+alone, which leaves the other ways matplotlib reads a label (a leading `_`
+hides it from the legend).
+"""
 
 import math
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +23,22 @@ from pipelines.report.markup import category
 
 matplotlib.use("Agg")  # files only, no display
 from matplotlib import pyplot as plt  # after choosing the backend
+
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+"""Every text drawn is taken as written (set around each drawing, not for the process)."""
+LABEL_CHARS = 60
+"""A label longer than this is cut (with `…`): an axis of long ids says nothing."""
+
+
+def plot_text(value: object) -> str:
+    """A value as a label matplotlib shows as written: control and format characters as
+    escapes (`markup.category`), cut to `LABEL_CHARS`, and a leading `_` kept visible
+    (matplotlib leaves a label starting with `_` out of the legend). Values are told
+    apart before they are cut: two long ids sharing a start stay two bars."""
+    text = category(value)
+    if len(text) > LABEL_CHARS:
+        text = text[: LABEL_CHARS - 1] + "…"
+    return f" {text}" if text.startswith("_") else text
 
 
 @dataclass(frozen=True)
@@ -52,6 +77,12 @@ TIME_AXES = frozenset({"hour", "day"})
 
 def draw(figure: Figure, plot: Plot, path: Path) -> None:
     """Draw one view as a PNG at `path`."""
+    with plt.rc_context(PLAIN_TEXT), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Glyph .* missing from font")  # drawn as a box
+        _draw(figure, plot, path)
+
+
+def _draw(figure: Figure, plot: Plot, path: Path) -> None:
     index = {name: i for i, name in enumerate(figure.columns)}
     xs: list[str] = []
     values: dict[tuple[str, str], float] = defaultdict(float)
@@ -61,11 +92,11 @@ def draw(figure: Figure, plot: Plot, path: Path) -> None:
             xs.append(x)
         group = category(row[index[plot.series]]) if plot.series else ""
         for y in plot.y:
-            label = f"{group} {y}".strip() if len(plot.y) > 1 else group
+            label = (f"{group} {y}" if group else y) if len(plot.y) > 1 else group
             values[(label, x)] += float(row[index[y]] or 0)
     labels = list(dict.fromkeys(label for label, _ in values))
     fig, ax = plt.subplots(figsize=(8, 3.6), dpi=100)
-    positions = range(len(xs))
+    positions = list(range(len(xs)))
     if plot.kind == "lines":
         colors: dict[str, str] = {}
         for label in labels:
@@ -73,25 +104,25 @@ def draw(figure: Figure, plot: Plot, path: Path) -> None:
             color = colors.setdefault(group, f"C{len(colors) % 10}")
             style = "--" if len(plot.y) > 1 and label.endswith(plot.y[-1]) else "-"
             heights = [values.get((label, x), math.nan) for x in xs]  # gaps where no requests
-            ax.plot(xs, heights, style, color=color, marker="o", label=label)
+            ax.plot(positions, heights, style, color=color, marker="o", label=plot_text(label))
     elif plot.kind == "stacked":
         bottom = [0.0] * len(xs)
         palette = plt.get_cmap("tab20")  # up to 20 reasons, each its own color
         for k, label in enumerate(labels):
             heights = [values.get((label, x), 0.0) for x in xs]
-            ax.bar(positions, heights, bottom=bottom, label=label or None, color=palette(k % 20))
+            shown = plot_text(label) or None
+            ax.bar(positions, heights, bottom=bottom, label=shown, color=palette(k % 20))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     else:
         width = 0.8 / max(len(labels), 1)
         for k, label in enumerate(labels):
             offsets = [p - 0.4 + width * (k + 0.5) for p in positions]
             heights = [values.get((label, x), math.nan) for x in xs]
-            ax.bar(offsets, heights, width, label=label or None)
-    if plot.kind != "lines":
-        ax.set_xticks(list(positions), xs)
-    ax.set_xlabel(plot.x)
-    ax.set_ylabel(plot.ylabel)
-    ax.set_title(figure.view.name)
+            ax.bar(offsets, heights, width, label=plot_text(label) or None)
+    ax.set_xticks(positions, [plot_text(x) for x in xs])
+    ax.set_xlabel(plot_text(plot.x))
+    ax.set_ylabel(plot_text(plot.ylabel))
+    ax.set_title(plot_text(figure.view.name))
     if any(labels):
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.tick_params(axis="x", labelrotation=20)
@@ -114,6 +145,11 @@ HISTOGRAMS: dict[str, tuple[str, str]] = {
 
 def draw_histograms(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, tuple[float, ...]]:
     """The per-request distributions of a run as one PNG; returns min, p50, p95, max of each."""
+    with plt.rc_context(PLAIN_TEXT):
+        return _draw_histograms(con, path)
+
+
+def _draw_histograms(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, tuple[float, ...]]:
     fig, axes = plt.subplots(2, 2, figsize=(9, 5.4), dpi=100)
     summary = {}
     for ax, (name, (sql, label)) in zip(axes.flat, HISTOGRAMS.items(), strict=True):

@@ -151,8 +151,19 @@ class LoadResult:
     marked_deleted: int
 
 
-def load_catalog(table: "Table", documents: Iterable[CatalogDocument]) -> LoadResult:
-    """Make the table hold exactly `documents` (see the module docstring); fails on a repeat."""
+class EmptyExport(ValueError):
+    """A load of no document, not declared meant: it would mark every document deleted."""
+
+
+def load_catalog(
+    table: "Table", documents: Iterable[CatalogDocument], allow_empty: bool = False
+) -> LoadResult:
+    """Make the table hold exactly `documents` (see the module docstring); fails on a repeat.
+
+    No document at all is refused (`EmptyExport`, nothing written or marked) unless
+    `allow_empty`: an export cut off or a filter gone wrong is likelier than a catalog
+    emptied on purpose, and the load would revoke every document at once.
+    """
     now = datetime.now(UTC)
     stamp = now.replace(microsecond=now.microsecond // 1000 * 1000)  # Bigtable keeps ms
     seen: set[bytes] = set()
@@ -169,6 +180,11 @@ def load_catalog(table: "Table", documents: Iterable[CatalogDocument]) -> LoadRe
     from google.cloud.bigtable.row_filters import StripValueTransformerFilter
 
     written = _write(table, entries(), stamp)
+    if not seen and not allow_empty:
+        raise EmptyExport(
+            "the catalog lists no document: loading it would mark every document of the "
+            "table deleted; pass --allow_empty if that is meant"
+        )
     stale = [
         row.row_key
         for row in table.read_rows(filter_=StripValueTransformerFilter(True))
