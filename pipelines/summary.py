@@ -25,6 +25,8 @@ class RunSummary:
     prompts_out: int
     candidates_in: int
     evidence_packed: int
+    evidence_folded: int
+    """Candidates folded into a packed block (its `derived_from`): in the prompt, not excluded."""
     dead_letters: dict[str, int]
     excluded: dict[str, int]
     prompt_tokens_p50: int | None
@@ -74,7 +76,7 @@ class RunSummary:
             f"  prompts out      {self.prompts_out}",
             f"  dead letters     {self.dead_letters_total} ({by_key(self.dead_letters)})",
             f"  candidates in    {self.candidates_in} (evidence blocks {self.evidence_packed}, "
-            f"excluded {sum(self.excluded.values())})",
+            f"folded into them {self.evidence_folded}, excluded {sum(self.excluded.values())})",
             f"  exclusions       {by_key(self.excluded)}",
             f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
             f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
@@ -129,6 +131,7 @@ def summarize(
         prompts_out=counters.get("requests_packed", 0),
         candidates_in=counters.get("candidates_in", 0),
         evidence_packed=counters.get("evidence_packed", 0),
+        evidence_folded=counters.get("evidence_folded", 0),
         dead_letters=prefixed("dead_letters_"),
         excluded=prefixed("excluded_"),
         prompt_tokens_p50=gauges.get("prompt_tokens_p50"),

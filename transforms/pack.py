@@ -97,6 +97,7 @@ class PackDoFn(beam.DoFn):
         self._requests = Metrics.counter(METRICS_NAMESPACE, "requests_packed")
         self._candidates = Metrics.counter(METRICS_NAMESPACE, "candidates_in")
         self._evidence = Metrics.counter(METRICS_NAMESPACE, "evidence_packed")
+        self._folded = Metrics.counter(METRICS_NAMESPACE, "evidence_folded")
         self._excluded = {
             reason: Metrics.counter(METRICS_NAMESPACE, f"excluded_{reason.value}")
             for reason in ExclusionReason
@@ -158,6 +159,7 @@ class PackDoFn(beam.DoFn):
         self._requests.inc()
         self._candidates.inc(len(request.candidates))
         self._evidence.inc(len(result.manifest.evidence))
+        self._folded.inc(sum(len(block.derived_from) for block in result.manifest.evidence))
         for record in result.exclusions:
             self._excluded[record.reason].inc()
         self._prompt_tokens.update(result.prompt.prompt_tokens)
