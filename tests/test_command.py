@@ -44,6 +44,40 @@ def refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
+def test_a_misspelt_command_is_named_with_the_closest_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["bach", "--input", "x"]) == 2
+    assert capsys.readouterr().err.startswith("evpack: unknown command 'bach'; did you mean batch?")
+    assert cli.main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_beams_known_warnings_are_filtered_and_others_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from pipelines.command import KNOWN_BEAM_WARNINGS, configure_logging
+
+    configure_logging(logging.INFO)
+    configure_logging(logging.INFO)  # every command configures: one filter, not two
+    core = logging.getLogger("apache_beam.transforms.core")
+    assert len(core.filters) == 1
+    with caplog.at_level(logging.WARNING):
+        for known in KNOWN_BEAM_WARNINGS:
+            core.warning(known + " of %s", "SomeFn")
+        core.warning("Using a DoFn that is not deterministic")
+    assert [r.getMessage() for r in caplog.records] == ["Using a DoFn that is not deterministic"]
+
+
+def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from packer.version import BUILDER_VERSION
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == BUILDER_VERSION.replace("evidence-packer-", "evpack ")
+
+
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
 def test_every_command_refuses_an_unknown_flag(
     command: str, capsys: pytest.CaptureFixture[str]

@@ -24,7 +24,7 @@ def load_config(path: str | None, prompt_format: str | None = None) -> PackingCo
         return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
     except ValidationError as err:
         raise UsageError(
-            f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
+            f"--prompt_format {prompt_format}: {describe_validation_error(err, PackingConfig)}"
         ) from err
 
 
@@ -71,7 +71,9 @@ def _read_config(path: str | None) -> PackingConfig:
     try:
         config = PackingConfig.model_validate(data)
     except ValidationError as err:
-        raise ValueError(f"--config {path!r}: {describe_validation_error(err)}") from err
+        raise ValueError(
+            f"--config {path!r}: {describe_validation_error(err, PackingConfig)}"
+        ) from err
     try:  # the workers load it too; a tokenizer that cannot load is a config error
         TokenCounter.load(config.tokenizer, config.tokenizer_file)
     except TokenizerError as err:
