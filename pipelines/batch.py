@@ -24,6 +24,7 @@ from apache_beam.runners.runner import PipelineResult
 from packer.version import BUILDER_VERSION
 from pipelines.command import CommandFailed, run_command
 from pipelines.options.flags import check_numbers
+from pipelines.options.help import CommandHelp
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
@@ -286,16 +287,21 @@ def _run_and_print(argv: list[str]) -> int:
     return 0
 
 
+HELP = CommandHelp(
+    "Pack request files into prompts and audit tables.",
+    required={
+        "input": "required",
+        "output": "required",
+        "catalog": "required unless --bigtable_table",
+    },
+)
+"""What `evpack batch --help` says beyond the flags' own text."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
     made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
-    return run_command(
-        "evpack batch",
-        "Pack request files into prompts and audit tables.",
-        BATCH_SECTIONS,
-        _run_and_print,
-        argv,
-    )
+    return run_command("evpack batch", HELP, BATCH_SECTIONS, _run_and_print, argv)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 from pipelines.options.flags import Section, add_section
-from pipelines.options.help import usage
+from pipelines.options.help import CommandHelp, usage
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -213,7 +213,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
 
 def run_command(
     prog: str,
-    description: str,
+    description: str | CommandHelp,
     sections: Sequence[Section],
     body: Callable[[list[str]], int],
     argv: Sequence[str] | None,
