@@ -54,9 +54,11 @@ samples: $(BIN)/evpack
 schema: $(BIN)/evpack
 	$(BIN)/evpack schema
 
-# The flex templates' deploy/*/metadata.json, from the options (`--check`: only verify).
+# The flex templates' deploy/*/metadata.json and the flag table pipelines/flags.json
+# (`evpack --help` and unknown flags answered before Beam loads), from the options.
 templates: $(BIN)/evpack
 	$(BIN)/python -m pipelines.options.templates
+	$(BIN)/python -m pipelines.flag_table
 
 # Benchmarks and evaluation (benchmarks/): they read the public QA data from DATA
 # (see ../shared/data/README.md) and rewrite benchmarks/results/REPORT.md and plots.

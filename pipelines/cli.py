@@ -1,7 +1,8 @@
 """`evpack`: one console command, one subcommand per pipeline or tool.
 
 Each subcommand is a module with `main(argv) -> int`; it is imported only when
-chosen. Adding one is one line in COMMANDS.
+chosen, and only once `pipelines.startup` found nothing to answer at once (`--help`,
+an unknown flag). Adding one is one line in COMMANDS (and `make templates`).
 """
 
 import difflib
@@ -10,6 +11,8 @@ import logging
 import os
 import sys
 from importlib import metadata
+
+from pipelines import startup
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("pipelines.batch", "pack request files into prompts and audit tables"),
@@ -59,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] not in COMMANDS:
         print(f"evpack: {unknown_command(args[0])}\n\n{usage()}", file=sys.stderr)
         return 2
+    early = startup.answer(args)  # --help and unknown flags, before any heavy import
+    if early is not None:
+        return early
     module = importlib.import_module(COMMANDS[args[0]][0])
     return module.main(args[1:])
 

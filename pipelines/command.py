@@ -21,16 +21,16 @@ a model could pass as a user's mistake): new code raises `UsageError`.
 """
 
 import argparse
-import difflib
 import logging
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 from pipelines.options.flags import Section, add_section
 from pipelines.options.help import CommandHelp, usage
+from pipelines.startup import closest, unknown_flag_message
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -44,29 +44,6 @@ class UsageError(ValueError):
 
 class CommandFailed(RuntimeError):
     """The command started its work and failed; the message says what it left behind."""
-
-
-def closest(flag: str, known: Iterable[str]) -> str | None:
-    """The real flag `flag` most likely meant (dashes read as underscores), if any is close."""
-    name = flag.split("=", 1)[0]
-    candidates = sorted(set(known))
-    folded = {c.replace("-", "_"): c for c in candidates}
-    if name.replace("-", "_") in folded and name.startswith("--"):
-        return folded[name.replace("-", "_")]
-    match = difflib.get_close_matches(name.replace("-", "_"), list(folded), n=1, cutoff=0.6)
-    return folded[match[0]] if match else None
-
-
-def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
-    """One line naming the unknown arguments and, for a flag, the closest real one."""
-    flags = [arg for arg in unknown if arg.startswith("-")]
-    if not flags:
-        return f"unexpected argument {unknown[0]!r}: every value follows its flag"
-    first = flags[0]
-    hint = closest(first, known)
-    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
-    fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
-    return f"unknown flag {first.split('=', 1)[0]}{more}{fix}"
 
 
 class CommandParser(argparse.ArgumentParser):
