@@ -45,7 +45,7 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
             ),
         ),
         (CatalogOptions, None),
-        (PackingOptions, frozenset({"config", "prompt_format"})),
+        (PackingOptions, frozenset({"config", "prompt_format", "model"})),
         (InputOptions, frozenset({"max_record_bytes"})),
     ),
 }
@@ -101,7 +101,7 @@ def resolve_job(options: PipelineOptions, *, streaming: bool) -> JobSettings:
         sinks=sinks,
         create_tables=options.view_as(SinkOptions).create_tables,
         catalog=resolve_catalog(options, streaming=streaming),
-        config=load_config(packing.config, packing.prompt_format),
+        config=load_config(packing.config, packing.prompt_format, packing.model),
         max_record_bytes=options.view_as(InputOptions).max_record_bytes,
         run_id=new_run_id(),
     )
