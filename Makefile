@@ -14,7 +14,7 @@ OUT ?= out/demo
 $(BIN)/evpack: pyproject.toml packer/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report]'
 	touch $@
 
 # The round trip too: prompts as Anthropic Message Batches requests (for the config's
@@ -65,7 +65,7 @@ templates: $(BIN)/evpack
 DATA ?= ../shared/data
 
 $(VENV)/.bench-installed: $(BIN)/evpack
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report,bench]'
 	touch $@
 
 bench: $(VENV)/.bench-installed
@@ -90,7 +90,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
 
 $(VENV)/.fuzz-installed: $(BIN)/evpack
-	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report,fuzz]'
 	touch $@
 
 fuzz: $(VENV)/.fuzz-installed

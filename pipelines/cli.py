@@ -28,6 +28,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXTRAS: dict[str, str] = {"duckdb": "report", "matplotlib": "report"}
+"""Modules of an optional extra (pyproject.toml), by module: a command that imports one
+the install lacks says, in one line, which extra brings it (a test keeps this in step)."""
+
+
+def missing_extra(extra: str, module: str) -> str:
+    """The one line a command needing a module of a missing extra prints."""
+    install = f"pip install 'evidence-packer[{extra}]'"
+    return f"needs the {extra} extra ({module} is not installed): {install}"
+
+
 def usage() -> str:
     lines = ["usage: evpack COMMAND [--help | options]  |  evpack --version", "", "commands:"]
     lines += [f"  {name:<13} {about}" for name, (_, about) in COMMANDS.items()]
@@ -65,7 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     early = startup.answer(args)  # --help and unknown flags, before any heavy import
     if early is not None:
         return early
-    module = importlib.import_module(COMMANDS[args[0]][0])
+    try:
+        module = importlib.import_module(COMMANDS[args[0]][0])
+    except ModuleNotFoundError as err:
+        extra = EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"evpack {args[0]}: {missing_extra(extra, err.name or '')}", file=sys.stderr)
+        return 2
     return module.main(args[1:])
 
 

@@ -221,3 +221,43 @@ def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
 def batch_flags() -> set[str]:
     """Every flag `evpack batch` accepts: its own and Beam's standard options."""
     return set(declared_flags(flag_parser(BATCH_SECTIONS)))
+
+
+def test_a_command_whose_extra_is_missing_names_it_in_one_line() -> None:
+    """`evpack report` on an install without the report extra (duckdb hidden here)."""
+    code = (
+        "import sys; sys.modules['duckdb'] = None\n"
+        "from pipelines import cli\n"
+        "sys.exit(cli.main(['report', '--audit', 'x', '--out', 'y']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "evpack report: needs the report extra (duckdb is not installed): "
+        "pip install 'evidence-packer[report]'"
+    ]
+
+
+def test_each_extra_module_is_brought_by_that_extra() -> None:
+    import importlib.metadata
+    import re
+    import tomllib
+
+    project = tomllib.loads((SAMPLES.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = project["project"]["optional-dependencies"]
+    core = {re.split(r"[\[<>=!; ]", d)[0] for d in project["project"]["dependencies"]}
+    by_module = importlib.metadata.packages_distributions()
+    for module, extra in cli.EXTRAS.items():
+        brought = {re.split(r"[\[<>=!; ]", d)[0] for d in extras[extra]}
+        assert set(by_module[module]) & brought and not set(by_module[module]) & core, module
+
+
+def test_the_jobs_never_load_the_report_extra() -> None:
+    """What the Dataflow workers and the launcher import: no report dependency."""
+    code = (
+        "import sys, pipelines.cli, pipelines.batch, pipelines.streaming, pipelines.launch,"
+        " pipelines.verify, pipelines.replay, pipelines.tables, pipelines.convert;"
+        f"print(sorted(m for m in {sorted(cli.EXTRAS)!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -7,6 +7,7 @@ invalid values, and the image's pins against pyproject.toml.
 """
 
 import argparse
+import importlib.metadata
 import json
 import re
 import shutil
@@ -237,12 +238,22 @@ def _arg(name: str) -> str:
     return found[0]
 
 
-def test_dockerfile_pins_the_beam_version_of_pyproject() -> None:
+def test_dockerfile_pins_the_beam_this_suite_runs_on_within_pyprojects_range() -> None:
+    """pyproject.toml takes a range of Beam (a pipeline embedding the packer keeps its
+    own); the image pins one, the one these tests ran on."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    (beam_pin,) = [d for d in project["dependencies"] if d.startswith("apache-beam")]
-    assert re.fullmatch(r"apache-beam(\[[\w,]+\])?==([\d.]+)", beam_pin), beam_pin
-    assert beam_pin.rsplit("==", 1)[1] == _arg("BEAM_VERSION")
+    (beam_range,) = [d for d in project["dependencies"] if d.startswith("apache-beam")]
+    found = re.fullmatch(r"apache-beam(\[[\w,]+\])?>=([\d.]+),<([\d.]+)", beam_range)
+    assert found, beam_range
+
+    def as_tuple(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    pinned = _arg("BEAM_VERSION")
+    assert as_tuple(found.group(2)) <= as_tuple(pinned) < as_tuple(found.group(3))
+    assert pinned == importlib.metadata.version("apache-beam")
     assert "apache/beam_python${PYTHON_VERSION}_sdk:${BEAM_VERSION}" in _dockerfile()
+    assert '"apache-beam[gcp]==${BEAM_VERSION}"' in _dockerfile()  # pip keeps the image's
 
 
 def test_dockerfile_python_is_allowed_and_matches_the_launcher() -> None:
