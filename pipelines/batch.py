@@ -29,7 +29,7 @@ from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions
-from pipelines.summary import RunSummary, sampled_letters, summarize
+from pipelines.summary import RunSummary, hopeless_run, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
@@ -77,11 +77,22 @@ def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
 
 @dataclass(frozen=True)
 class FinalCommit:
-    """A job's own last step: commit `staging` into `output` once every file is written."""
+    """A job's own last step: commit `staging` into `output` once every file is written,
+    then fail the job when the run is hopeless (`pipelines.summary.hopeless_run`), as
+    `evpack batch` exits 1: nobody waits for a Dataflow job to read its summary, so its
+    final state is what says the run failed. Committed first, so the dead letters are
+    there to read; a retried step finds its commit made and fails again."""
 
     staging: str
     output: str
     overwrite: bool
+    max_dead_letter_percent: float = 100.0
+
+    def __call__(self, records_in: int, prompts_out: int, dead_letters: int) -> None:
+        commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
+        hopeless = hopeless_run(records_in, prompts_out, dead_letters, self.max_dead_letter_percent)
+        if hopeless is not None:
+            raise RunFailed(f"{hopeless}; the outputs are committed under {self.output}")
 
 
 def run_record(settings: Settings) -> RunRecord:
@@ -135,7 +146,8 @@ def build(
         prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
     )
-    written = write_outputs(packed, letters, plan).files
+    outputs = write_outputs(packed, letters, plan)
+    written = outputs.files
     written.append(
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
@@ -143,12 +155,21 @@ def build(
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     if final_commit is not None:
+        counts = [
+            beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
+            for name, rows in (
+                ("Records", records),
+                ("Prompts", packed.prompts),
+                ("DeadLetters", outputs.dead_letters),
+            )
+        ]
         _ = (
             p
             | "CommitOnce" >> beam.Create([final_commit])
             | "Commit"
             >> beam.Map(
-                lambda c, *_: commit_finished(c.staging, c.output, BATCH_FILE_TYPES, c.overwrite),
+                lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
+                *counts,
                 *[beam.pvalue.AsList(files) for files in written],
             )
         )
@@ -208,7 +229,12 @@ def start(
             FileSystems.delete(stale)
     else:
         staging = staging or staging_name(settings.run_id)
-        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
+        final_commit = FinalCommit(
+            f"{settings.output}/{staging}",
+            settings.output,
+            overwrite,
+            options.view_as(GateOptions).max_dead_letter_percent,
+        )
     pin_local_runner(options, BATCH_RUNNER)
     if settings.create_tables:
         create_audit_tables(settings.sinks.dataset)

@@ -44,16 +44,9 @@ class RunSummary:
 
     def hopeless(self, max_dead_letter_percent: float) -> str | None:
         """Why the run must not pass as a success (no prompt, too many dead letters), or None."""
-        if self.prompts_out == 0:
-            return f"no prompt was made from {self.records_in} records read"
-        share = 100 * self.dead_letters_total / max(self.records_in, 1)
-        if share > max_dead_letter_percent:
-            return (
-                f"{share:.0f}% of the records read ({self.dead_letters_total} of "
-                f"{self.records_in}) are dead letters, more than "
-                f"--max_dead_letter_percent={max_dead_letter_percent:g}"
-            )
-        return None
+        return hopeless_run(
+            self.records_in, self.prompts_out, self.dead_letters_total, max_dead_letter_percent
+        )
 
     @property
     def requests_per_second(self) -> float:
@@ -85,6 +78,23 @@ class RunSummary:
         lines += [f"  hint             {hint}" for hint in self.hints]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
         return "\n".join(lines)
+
+
+def hopeless_run(
+    records_in: int, prompts_out: int, dead_letters: int, max_dead_letter_percent: float
+) -> str | None:
+    """Why a batch run must not pass as a success, or None: it made no prompt, or more than
+    `max_dead_letter_percent` of its records are dead letters. The one rule of the local
+    summary and of a Dataflow job's own last step (`pipelines.batch.FinalCommit`)."""
+    if prompts_out == 0:
+        return f"no prompt was made from {records_in} records read"
+    share = 100 * dead_letters / max(records_in, 1)
+    if share > max_dead_letter_percent:
+        return (
+            f"{share:.0f}% of the records read ({dead_letters} of {records_in}) are dead "
+            f"letters, more than --max_dead_letter_percent={max_dead_letter_percent:g}"
+        )
+    return None
 
 
 def _letters(pattern: str) -> Iterator[tuple[str, str]]:

@@ -53,6 +53,12 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
 
 BATCH_SECTIONS = (*JOB_SECTIONS["batch"], (GateOptions, None))
 """The flags `evpack batch` reads: the job's, and when its run fails."""
+TEMPLATE_SECTIONS: dict[str, tuple[Section, ...]] = {
+    "batch": BATCH_SECTIONS,
+    "streaming": JOB_SECTIONS["streaming"],
+}
+"""The flags each job's flex template declares and its launcher accepts: all its command
+reads, so a job on Dataflow is run as `evpack batch` / `evpack stream` is (a test)."""
 REPLAY_SECTIONS = ((StoredRunOptions, None), *JOB_SECTIONS["batch"])
 """The flags `evpack replay` reads: the run to replay, and the batch job's."""
 

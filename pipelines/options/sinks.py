@@ -63,6 +63,7 @@ class SinkOptions(PipelineOptions):
             "overwrite",
             "Replace the files of an earlier run under --output (default: refuse).",
             switch=True,
+            template=Param("Replace an earlier run's outputs", "^(true|false)$", "BOOLEAN"),
         ),
     )
 
