@@ -22,6 +22,7 @@ a model could pass as a user's mistake): new code raises `UsageError`.
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -150,6 +151,30 @@ def configure_logging(level: int) -> None:
         core.addFilter(_KnownBeamWarnings())
 
 
+def skip_credentials_for_storage_emulator() -> bool:
+    """With `STORAGE_EMULATOR_HOST` set, make Beam's `gs://` filesystem connect at once,
+    anonymously, as the emulator wants: true when it was set.
+
+    Beam looks for Application Default Credentials before it builds its Cloud Storage
+    client, and without any retries for about 20 s, logging a `DefaultCredentialsError`
+    traceback each time, before it connects anonymously anyway; it caches the outcome
+    once per process. The cache is seeded here with that outcome, "no credentials".
+    Rejected: Beam's `--no_auth` (read by the Dataflow client only, not by `gs://`),
+    and fake credentials in the environment (they would reach every other client).
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return False
+    from apache_beam.internal.gcp import auth
+
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None or not hasattr(credentials, "_credentials_init"):
+        return False  # a Beam of another shape: its own lookup runs
+    with credentials._credentials_lock:
+        credentials._credentials = None
+        credentials._credentials_init = True
+    return True
+
+
 CREDENTIALS_FIX = (
     "no Google Cloud credentials found: run `gcloud auth application-default login`, "
     "or set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or point "
@@ -203,6 +228,7 @@ def run_command(
         print(usage(prog, description, sections))
         return 0
     configure_logging(log_level)
+    skip_credentials_for_storage_emulator()
 
     def checked() -> int:
         check_flags(args, sections)
@@ -221,4 +247,5 @@ def run_parsed(
     """The `main` of a plain argparse command: strict flags, logging, errors (--help exits 0)."""
     args = list(sys.argv[1:] if argv is None else argv)
     configure_logging(log_level)
+    skip_credentials_for_storage_emulator()
     return guarded(parser.prog, lambda: body(parser.parse_args(args)))

@@ -261,3 +261,32 @@ def test_the_jobs_never_load_the_report_extra() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_storage_emulator_skips_the_credential_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `STORAGE_EMULATOR_HOST`, Beam's `gs://` client is built at once, anonymously:
+    Application Default Credentials are never looked up (that retried ~20 s here)."""
+    import google.auth
+    import google.auth.exceptions
+    from apache_beam.internal.gcp import auth
+    from apache_beam.io.gcp.gcsio import create_storage_client
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.command import skip_credentials_for_storage_emulator
+
+    calls: list[object] = []
+
+    def looked_up(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise google.auth.exceptions.DefaultCredentialsError("none here")
+
+    monkeypatch.setattr(google.auth, "default", looked_up)
+    monkeypatch.setattr(auth._Credentials, "_credentials_init", False)
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    assert not skip_credentials_for_storage_emulator()
+    assert auth._Credentials._credentials_init is False
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://localhost:9")
+    assert skip_credentials_for_storage_emulator()
+    client = create_storage_client(PipelineOptions([]))
+    assert client._credentials.__class__.__name__ == "AnonymousCredentials"
+    assert calls == []
