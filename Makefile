@@ -69,6 +69,7 @@ $(VENV)/.bench-installed: $(BIN)/evpack
 	touch $@
 
 bench: $(VENV)/.bench-installed
+	$(BIN)/python -m benchmarks.startup
 	$(BIN)/python -m benchmarks.speed --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.bomb --work-dir out/bomb
 	$(BIN)/python -m benchmarks.report

@@ -90,3 +90,15 @@ def test_help_and_a_refused_flag_never_import_beam() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.split() == ["[0,", "2,", "2,", "0]", "False", "False"]
+
+
+def test_the_startup_bench_prints_a_figure_per_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`python -m benchmarks.startup` (in `make bench`): figures, not a timed test."""
+    from benchmarks.startup import LINES, main
+
+    assert main(["--repeat", "1"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [row.split("  ")[1].strip() for row in rows] == [label for label, _ in LINES]
+    assert all(float(row.split()[-1 if "missing" in row else -2]) > 0 for row in rows)
