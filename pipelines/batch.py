@@ -155,24 +155,36 @@ def build(
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     if final_commit is not None:
-        counts = [
-            beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
-            for name, rows in (
-                ("Records", records),
-                ("Prompts", packed.prompts),
-                ("DeadLetters", outputs.dead_letters),
-            )
-        ]
-        _ = (
-            p
-            | "CommitOnce" >> beam.Create([final_commit])
-            | "Commit"
-            >> beam.Map(
-                lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
-                *counts,
-                *[beam.pvalue.AsList(files) for files in written],
-            )
+        counted = {
+            "Records": records,
+            "Prompts": packed.prompts,
+            "DeadLetters": outputs.dead_letters,
+        }
+        commit_last(p, final_commit, counted, written)
+
+
+def commit_last(
+    p: beam.Pipeline,
+    final_commit: FinalCommit,
+    counted: dict[str, beam.PCollection],
+    written: list[beam.PCollection],
+) -> None:
+    """The job's own last step: `final_commit` once every file of `written` is written,
+    with the counts of records read, prompts made and dead letters (in that order)."""
+    counts = [
+        beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
+        for name, rows in counted.items()
+    ]
+    _ = (
+        p
+        | "CommitOnce" >> beam.Create([final_commit])
+        | "Commit"
+        >> beam.Map(
+            lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
+            *counts,
+            *[beam.pvalue.AsList(files) for files in written],
         )
+    )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
