@@ -47,11 +47,25 @@ class CommandFailed(RuntimeError):
     """The command started its work and failed; the message says what it left behind."""
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """A plain command's help as the Beam commands' (`pipelines.options.help`): each flag
+    marked when required and showing its default unless its text already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        notes = ["required"] if action.required and action.option_strings else []
+        default = action.default
+        shown = default not in (None, False, argparse.SUPPRESS) and not isinstance(default, list)
+        if shown and "default" not in text.lower():
+            notes.append("default: %(default)s")
+        return f"{text} ({'; '.join(notes)})" if notes else text
+
+
 class CommandParser(argparse.ArgumentParser):
     """argparse for plain commands: no abbreviations, errors as one-line `UsageError`s."""
 
     def __init__(self, prog: str, description: str | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(prog=prog, description=description, allow_abbrev=False, **kwargs)
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]

@@ -180,3 +180,29 @@ def test_starting_a_command_does_not_import_what_only_some_runs_need() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("args", "required", "defaulted"),
+    [
+        (("convert",), {"--input", "--output"}, set()),
+        (
+            ("catalog", "load"),
+            {"--catalog", "--bigtable_project", "--bigtable_instance", "--bigtable_table"},
+            {"--catalog_format"},
+        ),
+        (("report",), {"--audit"}, set()),
+    ],
+)
+def test_plain_commands_mark_required_flags_and_show_defaults(
+    args: tuple[str, ...],
+    required: set[str],
+    defaulted: set[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = full_help(help_text(args, capsys))
+    for flag in required:
+        assert shown[flag].endswith("(required)"), shown[flag]
+    for flag in defaulted:
+        assert "default: " in shown[flag], shown[flag]
+    assert not [f for f, text in shown.items() if f not in required and "(required)" in text]
