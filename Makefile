@@ -14,7 +14,7 @@ OUT ?= out/demo
 $(BIN)/evpack: pyproject.toml packer/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report]'
 	touch $@
 
 # The round trip too: prompts as Anthropic Message Batches requests (for the config's
@@ -54,19 +54,22 @@ samples: $(BIN)/evpack
 schema: $(BIN)/evpack
 	$(BIN)/evpack schema
 
-# The flex templates' deploy/*/metadata.json, from the options (`--check`: only verify).
+# The flex templates' deploy/*/metadata.json and the flag table pipelines/flags.json
+# (`evpack --help` and unknown flags answered before Beam loads), from the options.
 templates: $(BIN)/evpack
 	$(BIN)/python -m pipelines.options.templates
+	$(BIN)/python -m pipelines.flag_table
 
 # Benchmarks and evaluation (benchmarks/): they read the public QA data from DATA
 # (see ../shared/data/README.md) and rewrite benchmarks/results/REPORT.md and plots.
 DATA ?= ../shared/data
 
 $(VENV)/.bench-installed: $(BIN)/evpack
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report,bench]'
 	touch $@
 
 bench: $(VENV)/.bench-installed
+	$(BIN)/python -m benchmarks.startup
 	$(BIN)/python -m benchmarks.speed --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.bomb --work-dir out/bomb
 	$(BIN)/python -m benchmarks.report
@@ -88,7 +91,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
 
 $(VENV)/.fuzz-installed: $(BIN)/evpack
-	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report,fuzz]'
 	touch $@
 
 fuzz: $(VENV)/.fuzz-installed

@@ -24,6 +24,7 @@ from apache_beam.runners.runner import PipelineResult
 from packer.version import BUILDER_VERSION
 from pipelines.command import run_command
 from pipelines.options.flags import check_numbers
+from pipelines.options.help import CommandHelp
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
@@ -37,7 +38,7 @@ from pipelines.run_commit import (
     ready_tables,
     table_run,
 )
-from pipelines.summary import RunSummary, sampled_letters, summarize
+from pipelines.summary import RunSummary, hopeless_run, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
@@ -88,11 +89,22 @@ def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
 
 @dataclass(frozen=True)
 class FinalCommit:
-    """A job's own last step: commit `staging` into `output` once every file is written."""
+    """A job's own last step: commit `staging` into `output` once every file is written,
+    then fail the job when the run is hopeless (`pipelines.summary.hopeless_run`), as
+    `evpack batch` exits 1: nobody waits for a Dataflow job to read its summary, so its
+    final state is what says the run failed. Committed first, so the dead letters are
+    there to read; a retried step finds its commit made and fails again."""
 
     staging: str
     output: str
     overwrite: bool
+    max_dead_letter_percent: float = 100.0
+
+    def __call__(self, records_in: int, prompts_out: int, dead_letters: int) -> None:
+        commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
+        hopeless = hopeless_run(records_in, prompts_out, dead_letters, self.max_dead_letter_percent)
+        if hopeless is not None:
+            raise RunFailed(f"{hopeless}; the outputs are committed under {self.output}")
 
 
 def run_record(settings: Settings) -> RunRecord:
@@ -149,7 +161,8 @@ def build(
         count_exclusions=CountExclusions(),
         run_id=settings.run_id,
     )
-    written = write_outputs(packed, letters, plan).files
+    outputs = write_outputs(packed, letters, plan)
+    written = outputs.files
     written.append(
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
@@ -157,15 +170,36 @@ def build(
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
     if final_commit is not None:
-        _ = (
-            p
-            | "CommitOnce" >> beam.Create([final_commit])
-            | "Commit"
-            >> beam.Map(
-                lambda c, *_: commit_finished(c.staging, c.output, BATCH_FILE_TYPES, c.overwrite),
-                *[beam.pvalue.AsList(files) for files in written],
-            )
+        counted = {
+            "Records": records,
+            "Prompts": packed.prompts,
+            "DeadLetters": outputs.dead_letters,
+        }
+        commit_last(p, final_commit, counted, written)
+
+
+def commit_last(
+    p: beam.Pipeline,
+    final_commit: FinalCommit,
+    counted: dict[str, beam.PCollection],
+    written: list[beam.PCollection],
+) -> None:
+    """The job's own last step: `final_commit` once every file of `written` is written,
+    with the counts of records read, prompts made and dead letters (in that order)."""
+    counts = [
+        beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
+        for name, rows in counted.items()
+    ]
+    _ = (
+        p
+        | "CommitOnce" >> beam.Create([final_commit])
+        | "Commit"
+        >> beam.Map(
+            lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
+            *counts,
+            *[beam.pvalue.AsList(files) for files in written],
         )
+    )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -221,7 +255,12 @@ def start(
             FileSystems.delete(stale)
     else:
         staging = staging or staging_name(settings.run_id)
-        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
+        final_commit = FinalCommit(
+            f"{settings.output}/{staging}",
+            settings.output,
+            overwrite,
+            options.view_as(GateOptions).max_dead_letter_percent,
+        )
         ready_tables(settings)
     pin_local_runner(options, BATCH_RUNNER)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
@@ -323,16 +362,21 @@ def _run_and_print(argv: list[str]) -> int:
     return 0
 
 
+HELP = CommandHelp(
+    "Pack request files into prompts and audit tables.",
+    required={
+        "input": "required",
+        "output": "required",
+        "catalog": "required unless --bigtable_table",
+    },
+)
+"""What `evpack batch --help` says beyond the flags' own text."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry: run, print the summary; bad flags exit 2 with the reason; a run that
     made no prompt, or more dead letters than `--max_dead_letter_percent`, exits 1."""
-    return run_command(
-        "evpack batch",
-        "Pack request files into prompts and audit tables.",
-        BATCH_SECTIONS,
-        _run_and_print,
-        argv,
-    )
+    return run_command("evpack batch", HELP, BATCH_SECTIONS, _run_and_print, argv)
 
 
 if __name__ == "__main__":

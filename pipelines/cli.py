@@ -1,13 +1,18 @@
 """`evpack`: one console command, one subcommand per pipeline or tool.
 
 Each subcommand is a module with `main(argv) -> int`; it is imported only when
-chosen. Adding one is one line in COMMANDS.
+chosen, and only once `pipelines.startup` found nothing to answer at once (`--help`,
+an unknown flag). Adding one is one line in COMMANDS (and `make templates`).
 """
 
+import difflib
 import importlib
 import logging
 import os
 import sys
+from importlib import metadata
+
+from pipelines import startup
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("pipelines.batch", "pack request files into prompts and audit tables"),
@@ -23,10 +28,38 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXTRAS: dict[str, str] = {"duckdb": "report", "matplotlib": "report"}
+"""Modules of an optional extra (pyproject.toml), by module: a command that imports one
+the install lacks says, in one line, which extra brings it (a test keeps this in step)."""
+
+
+def missing_extra(extra: str, module: str) -> str:
+    """The one line a command needing a module of a missing extra prints."""
+    install = f"pip install 'evidence-packer[{extra}]'"
+    return f"needs the {extra} extra ({module} is not installed): {install}"
+
+
 def usage() -> str:
-    lines = ["usage: evpack COMMAND [--help | options]", "", "commands:"]
-    lines += [f"  {name:<10} {about}" for name, (_, about) in COMMANDS.items()]
+    lines = ["usage: evpack COMMAND [--help | options]  |  evpack --version", "", "commands:"]
+    lines += [f"  {name:<13} {about}" for name, (_, about) in COMMANDS.items()]
     return "\n".join(lines)
+
+
+def version() -> str:
+    """`evpack --version`: the installed package's version, as manifests stamp it in
+    `builder_version`. Read here, not from `packer.version`: importing `packer` loads
+    the tokenizer and numpy, and the answer must be instant."""
+    try:
+        return f"evpack {metadata.version('evidence-packer')}"
+    except metadata.PackageNotFoundError:  # a source tree that was not installed
+        return "evpack 0+source"
+
+
+def unknown_command(name: str) -> str:
+    """One line naming an unknown command and, when one is close, the command meant."""
+    close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown command {name!r}{hint}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,10 +67,23 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(usage())
         return 0
+    if args[0] == "--version":
+        print(version())
+        return 0
     if args[0] not in COMMANDS:
-        print(f"evpack: unknown command {args[0]!r}\n\n{usage()}", file=sys.stderr)
+        print(f"evpack: {unknown_command(args[0])}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[args[0]][0])
+    early = startup.answer(args)  # --help and unknown flags, before any heavy import
+    if early is not None:
+        return early
+    try:
+        module = importlib.import_module(COMMANDS[args[0]][0])
+    except ModuleNotFoundError as err:
+        extra = EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"evpack {args[0]}: {missing_extra(extra, err.name or '')}", file=sys.stderr)
+        return 2
     return module.main(args[1:])
 
 

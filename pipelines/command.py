@@ -21,16 +21,17 @@ a model could pass as a user's mistake): new code raises `UsageError`.
 """
 
 import argparse
-import difflib
 import logging
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
 from pipelines.options.flags import Section, add_section
-from pipelines.options.help import usage
+from pipelines.options.help import CommandHelp, usage
+from pipelines.startup import closest, unknown_flag_message
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -46,34 +47,25 @@ class CommandFailed(RuntimeError):
     """The command started its work and failed; the message says what it left behind."""
 
 
-def closest(flag: str, known: Iterable[str]) -> str | None:
-    """The real flag `flag` most likely meant (dashes read as underscores), if any is close."""
-    name = flag.split("=", 1)[0]
-    candidates = sorted(set(known))
-    folded = {c.replace("-", "_"): c for c in candidates}
-    if name.replace("-", "_") in folded and name.startswith("--"):
-        return folded[name.replace("-", "_")]
-    match = difflib.get_close_matches(name.replace("-", "_"), list(folded), n=1, cutoff=0.6)
-    return folded[match[0]] if match else None
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """A plain command's help as the Beam commands' (`pipelines.options.help`): each flag
+    marked when required and showing its default unless its text already names it."""
 
-
-def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
-    """One line naming the unknown arguments and, for a flag, the closest real one."""
-    flags = [arg for arg in unknown if arg.startswith("-")]
-    if not flags:
-        return f"unexpected argument {unknown[0]!r}: every value follows its flag"
-    first = flags[0]
-    hint = closest(first, known)
-    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
-    fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
-    return f"unknown flag {first.split('=', 1)[0]}{more}{fix}"
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        notes = ["required"] if action.required and action.option_strings else []
+        default = action.default
+        shown = default not in (None, False, argparse.SUPPRESS) and not isinstance(default, list)
+        if shown and "default" not in text.lower():
+            notes.append("default: %(default)s")
+        return f"{text} ({'; '.join(notes)})" if notes else text
 
 
 class CommandParser(argparse.ArgumentParser):
     """argparse for plain commands: no abbreviations, errors as one-line `UsageError`s."""
 
     def __init__(self, prog: str, description: str | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(prog=prog, description=description, allow_abbrev=False, **kwargs)
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
@@ -146,10 +138,55 @@ def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
         raise UsageError(unknown_flag_message(unknown, pool))
 
 
+KNOWN_BEAM_WARNINGS = (
+    "Using yield and return in the process method",
+    "All input pcollections must have the same window",
+)
+"""Warnings Beam logs while our graphs are built, known and harmless here, filtered from
+every command's output. The first flags a `DoFn.process` that yields and then ends
+with a bare `return` (Beam's check cannot tell it from returning a value,
+apache/beam#22969); the second a `Flatten` of the dead-letter branches, which differ in
+windowing only and are merged into one, as the sinks then write them. Rejected:
+silencing Beam's loggers below ERROR, which would hide warnings worth reading."""
+
+
+class _KnownBeamWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(KNOWN_BEAM_WARNINGS)
+
+
 def configure_logging(level: int) -> None:
-    """The one logging setup: our messages at `level`, Beam's own only from warnings up."""
+    """The one logging setup: our messages at `level`, Beam's own only from warnings up,
+    without its `KNOWN_BEAM_WARNINGS`."""
     logging.basicConfig(level=level, format=LOG_FORMAT)
     logging.getLogger("apache_beam").setLevel(max(level, logging.WARNING))
+    core = logging.getLogger("apache_beam.transforms.core")
+    if not any(isinstance(f, _KnownBeamWarnings) for f in core.filters):
+        core.addFilter(_KnownBeamWarnings())
+
+
+def skip_credentials_for_storage_emulator() -> bool:
+    """With `STORAGE_EMULATOR_HOST` set, make Beam's `gs://` filesystem connect at once,
+    anonymously, as the emulator wants: true when it was set.
+
+    Beam looks for Application Default Credentials before it builds its Cloud Storage
+    client, and without any retries for about 20 s, logging a `DefaultCredentialsError`
+    traceback each time, before it connects anonymously anyway; it caches the outcome
+    once per process. The cache is seeded here with that outcome, "no credentials".
+    Rejected: Beam's `--no_auth` (read by the Dataflow client only, not by `gs://`),
+    and fake credentials in the environment (they would reach every other client).
+    """
+    if not os.environ.get("STORAGE_EMULATOR_HOST"):
+        return False
+    from apache_beam.internal.gcp import auth
+
+    credentials = getattr(auth, "_Credentials", None)
+    if credentials is None or not hasattr(credentials, "_credentials_init"):
+        return False  # a Beam of another shape: its own lookup runs
+    with credentials._credentials_lock:
+        credentials._credentials = None
+        credentials._credentials_init = True
+    return True
 
 
 CREDENTIALS_FIX = (
@@ -192,7 +229,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
 
 def run_command(
     prog: str,
-    description: str,
+    description: str | CommandHelp,
     sections: Sequence[Section],
     body: Callable[[list[str]], int],
     argv: Sequence[str] | None,
@@ -205,6 +242,7 @@ def run_command(
         print(usage(prog, description, sections))
         return 0
     configure_logging(log_level)
+    skip_credentials_for_storage_emulator()
 
     def checked() -> int:
         check_flags(args, sections)
@@ -223,4 +261,5 @@ def run_parsed(
     """The `main` of a plain argparse command: strict flags, logging, errors (--help exits 0)."""
     args = list(sys.argv[1:] if argv is None else argv)
     configure_logging(log_level)
+    skip_credentials_for_storage_emulator()
     return guarded(parser.prog, lambda: body(parser.parse_args(args)))

@@ -25,6 +25,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.command import CommandFailed, UsageError, run_command
+from pipelines.options.help import CommandHelp
 from pipelines.options.jobs import REPLAY_SECTIONS, Settings, resolve
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, check_literal
@@ -188,8 +189,35 @@ def _run_and_print(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     return run_command(
-        "evpack replay", __doc__, REPLAY_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
+        "evpack replay", HELP, REPLAY_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
     )
+
+
+HELP = CommandHelp(
+    __doc__,
+    required={
+        "run": "required",
+        "input": "required",
+        "catalog": "required unless --bigtable_table",
+    },
+    flags={
+        "input": "The request files the run read: a file or glob, local or gs:// (JSONL or "
+        "Parquet).",
+        "catalog": "The catalog to re-pack against: the run's, or a newer one to see "
+        "which packets it changes.",
+        "config": "The run's packing config: its config_hash must be the manifests'.",
+        "prompt_format": "The run's prompt format, when its config does not name it (part "
+        "of config_hash).",
+        "output": "Folder of the rows: <output>/replay/ (default: --run).",
+        "overwrite": "Replace the rows of an earlier replay (default: refuse).",
+    },
+    titles={
+        "InputOptions": "The run's requests",
+        "SinkOptions": "Where the rows go",
+        "PackingOptions": "How the run packed its prompts",
+    },
+)
+"""What `evpack replay --help` says beyond the flags' own text."""
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines.command import run_command
+from pipelines.options.help import CommandHelp
 from pipelines.options.jobs import JOB_SECTIONS, StreamSettings, resolve_streaming
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
 from schemas.prompt_formats import FORMATS
@@ -119,7 +120,20 @@ def _run(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m pipelines.streaming` and `evpack stream`."""
-    return run_command("evpack stream", __doc__, JOB_SECTIONS["streaming"], _run, argv)
+    return run_command("evpack stream", HELP, JOB_SECTIONS["streaming"], _run, argv)
+
+
+HELP = CommandHelp(
+    __doc__,
+    required={
+        "subscription": "required",
+        "prompts_topic": "required",
+        "dead_letter_topic": "required",
+        "catalog": "required unless --bigtable_table",
+        "bigquery_dataset": "required unless --output",
+    },
+)
+"""What `evpack stream --help` says beyond the flags' own text."""
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ class RunSummary:
     prompts_out: int
     candidates_in: int
     evidence_packed: int
+    evidence_folded: int
+    """Candidates folded into a packed block (its `derived_from`): in the prompt, not excluded."""
     dead_letters: dict[str, int]
     excluded: dict[str, int]
     prompt_tokens_p50: int | None
@@ -47,16 +49,9 @@ class RunSummary:
 
     def hopeless(self, max_dead_letter_percent: float) -> str | None:
         """Why the run must not pass as a success (no prompt, too many dead letters), or None."""
-        if self.prompts_out == 0:
-            return f"no prompt was made from {self.records_in} records read"
-        share = 100 * self.dead_letters_total / max(self.records_in, 1)
-        if share > max_dead_letter_percent:
-            return (
-                f"{share:.0f}% of the records read ({self.dead_letters_total} of "
-                f"{self.records_in}) are dead letters, more than "
-                f"--max_dead_letter_percent={max_dead_letter_percent:g}"
-            )
-        return None
+        return hopeless_run(
+            self.records_in, self.prompts_out, self.dead_letters_total, max_dead_letter_percent
+        )
 
     @property
     def alerts(self) -> list[str]:
@@ -103,7 +98,7 @@ class RunSummary:
             f"  prompts out      {self.prompts_out}",
             f"  dead letters     {self.dead_letters_total} ({by_key(self.dead_letters)})",
             f"  candidates in    {self.candidates_in} (evidence blocks {self.evidence_packed}, "
-            f"excluded {sum(self.excluded.values())})",
+            f"folded into them {self.evidence_folded}, excluded {sum(self.excluded.values())})",
             f"  exclusions       {by_key(self.excluded)}",
             f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
             f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
@@ -113,6 +108,23 @@ class RunSummary:
         lines += [f"  hint             {hint}" for hint in self.hints]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
         return "\n".join(lines)
+
+
+def hopeless_run(
+    records_in: int, prompts_out: int, dead_letters: int, max_dead_letter_percent: float
+) -> str | None:
+    """Why a batch run must not pass as a success, or None: it made no prompt, or more than
+    `max_dead_letter_percent` of its records are dead letters. The one rule of the local
+    summary and of a Dataflow job's own last step (`pipelines.batch.FinalCommit`)."""
+    if prompts_out == 0:
+        return f"no prompt was made from {records_in} records read"
+    share = 100 * dead_letters / max(records_in, 1)
+    if share > max_dead_letter_percent:
+        return (
+            f"{share:.0f}% of the records read ({dead_letters} of {records_in}) are dead "
+            f"letters, more than --max_dead_letter_percent={max_dead_letter_percent:g}"
+        )
+    return None
 
 
 def _letters(pattern: str) -> Iterator[tuple[str, str]]:
@@ -159,6 +171,7 @@ def summarize(
         prompts_out=counters.get("requests_packed", 0),
         candidates_in=counters.get("candidates_in", 0),
         evidence_packed=counters.get("evidence_packed", 0),
+        evidence_folded=counters.get("evidence_folded", 0),
         dead_letters=prefixed("dead_letters_"),
         excluded=prefixed("excluded_"),
         prompt_tokens_p50=gauges.get("prompt_tokens_p50"),

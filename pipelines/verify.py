@@ -41,6 +41,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.command import run_command
+from pipelines.options.help import CommandHelp
 from pipelines.options.input import file_format
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.verify import (
@@ -228,8 +229,24 @@ def _run_and_print(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     return run_command(
-        "evpack verify", __doc__, VERIFY_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
+        "evpack verify", HELP, VERIFY_SECTIONS, _run_and_print, argv, log_level=logging.WARNING
     )
+
+
+HELP = CommandHelp(
+    __doc__,
+    required={"answers": "required", "run": "required"},
+    flags={
+        "output": "Folder of the rows: <output>/verifications/<answer set>/ and "
+        "<output>/verify_dead_letters/<answer set>/ (default: --run).",
+        "bigquery_dataset": "Also insert the rows into the verifications table of this "
+        "dataset, <project>.<dataset> (created when missing).",
+        "overwrite": "Replace the rows of the same answer set (default: refuse).",
+        "max_record_bytes": "Answer and prompt lines larger than this are dead-lettered unread.",
+    },
+    titles={"SinkOptions": "Where the rows go", "InputOptions": "The limit on what is read"},
+)
+"""What `evpack verify --help` says beyond the flags' own text."""
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from pipelines.command import run_command
+from pipelines.options.help import CommandHelp
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
 from pipelines.options.verify import VERIFY_STREAM_SECTIONS, resolve_verify_stream
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
@@ -68,7 +69,20 @@ def _run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_command("evpack verify-stream", __doc__, VERIFY_STREAM_SECTIONS, _run, argv)
+    return run_command("evpack verify-stream", HELP, VERIFY_STREAM_SECTIONS, _run, argv)
+
+
+HELP = CommandHelp(
+    __doc__,
+    required={
+        "answers_subscription": "required",
+        "prompts_subscription": "required",
+        "bigquery_dataset": "required",
+    },
+    flags={"bigquery_dataset": "Dataset of the verifications table, <project>.<dataset>."},
+    titles={"SinkOptions": "Where the rows go"},
+)
+"""What `evpack verify-stream --help` says beyond the flags' own text."""
 
 
 if __name__ == "__main__":

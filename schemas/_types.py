@@ -3,6 +3,7 @@
 Also how a failed check reads (`describe_validation_error`), in dead letters and flag errors.
 """
 
+import difflib
 import re
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
@@ -10,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     Field,
     Strict,
@@ -59,13 +61,38 @@ def is_identifier(value: Any) -> bool:
     return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and is_unicode(value)
 
 
-def describe_validation_error(err: ValidationError) -> str:
-    """One line per problem, `field.path: message`: the form of dead letters and flag errors."""
+_VALIDATOR_PREFIX = re.compile(r"^(?:Value error|Assertion failed), ")
+"""What pydantic puts before the message a validator raised: noise to the user."""
+
+
+def describe_validation_error(err: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line per problem, `field.path: message`: the form of dead letters and flag errors.
+
+    A validator's own message is shown as it raised it (pydantic's `Value error, `
+    prefix dropped), and a whole-record check without a field path reads as the
+    message alone. With `model`, a misspelt key (`input_limt`) names the field of
+    that model, or of the model nested at its path, it most likely meant.
+    """
     parts = []
     for item in err.errors(include_url=False, include_input=False):
-        where = ".".join(str(p) for p in item["loc"]) or "record"
-        parts.append(f"{where}: {item['msg']}")
+        where = ".".join(str(p) for p in item["loc"])
+        message = _VALIDATOR_PREFIX.sub("", item["msg"])
+        if item["type"] == "extra_forbidden" and model is not None:
+            message += _meant(model, item["loc"])
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+def _meant(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """`; did you mean <field>?` for the unknown key at `loc`, when a field is close."""
+    fields: dict[str, Any] = model.model_fields
+    for step in loc[:-1]:
+        annotation = fields[step].annotation if step in fields else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return ""
+        fields = annotation.model_fields
+    close = difflib.get_close_matches(str(loc[-1]), list(fields), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def refuse_repeats(name: str, ids: Iterable[str]) -> None:

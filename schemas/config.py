@@ -180,8 +180,16 @@ class PackingConfig(_Config):
 
     @property
     def format_model(self) -> str:
-        """The model this config's prompts ask for: the format's own, else `model`."""
-        return getattr(self.models, self.prompt_format, None) or self.model
+        """The model this config's prompts ask for: the format's own (`models.<format>`),
+        else `model` when the config names it or the format takes any, else the
+        format's default (`ModelRule.default`)."""
+        named = getattr(self.models, self.prompt_format, None)
+        if named:
+            return named
+        rule = FORMATS[self.prompt_format].models
+        if "model" in self.model_fields_set or rule is None:
+            return self.model
+        return rule.default
 
     def canonical_json(self) -> str:
         """Sorted-key JSON of every setting: the input of `config_hash`."""

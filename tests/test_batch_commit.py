@@ -291,3 +291,19 @@ def test_a_run_killed_during_its_commit_stops_the_next_one_naming_the_files(
     with pytest.raises(OutputBusy, match=r"killed during its commit.*\.tmp-killed/\.replaced/"):
         run(flags(SAMPLES / "requests.jsonl", out, "--overwrite"))
     assert (out / ".lock-tmp-killed").exists()
+
+
+def test_a_job_no_one_waits_for_fails_on_too_many_dead_letters_after_committing(
+    tmp_path: Path,
+) -> None:
+    """The launcher's path again: the dead-letter gate of `evpack batch` fails the job itself
+    (its final state is what a Dataflow user sees), once its outputs are committed."""
+    out = tmp_path / "out"
+    # samples/requests.jsonl: 6 of its 34 records are dead letters (18%)
+    argv = flags(SAMPLES / "requests.jsonl", out, "--max_dead_letter_percent=10")
+    with pytest.raises(Exception, match=r"18% of the records read \(6 of 34\) are dead letters"):
+        start(argv, clear_outputs=False)[0].wait_until_finish()
+    assert read_outputs(out).dead_letters and not list(out.glob(".tmp-*/manifests"))
+    held = flags(SAMPLES / "requests.jsonl", tmp_path / "held", "--max_dead_letter_percent=20")
+    start(held, clear_outputs=False)[0].wait_until_finish()
+    assert read_outputs(tmp_path / "held").prompts

@@ -2,15 +2,19 @@
 letters are more than `--max_dead_letter_percent` of its records, exits 1, and the summary
 names the top errors and what the input looks like instead of requests."""
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.batch import main
 from pipelines.run_commit import RunFailed, decide_failure
 from pipelines.summary import RunSummary
 from tests.batch_run import SAMPLES, flags, input_lines
+from tests.strategies import examples, markup
 from transforms.dead_letters import error_kind, input_shape, top_errors
 from transforms.io.table_commit import TableRun
 
@@ -55,6 +59,32 @@ def test_alike_errors_count_as_one_kind() -> None:
         ("record '...' too long", 3),
         ("invalid JSON at line N column N: Expecting property name", 2),
     ]
+
+
+def test_hashes_and_the_digits_of_words_are_never_masked_digit_by_digit() -> None:
+    cut = "payload cut to its first {} of {} bytes, sha256 {}"
+    one = cut.format(1024, 5000, hashlib.sha256(b"a").hexdigest())
+    other = cut.format(1024, 7311, hashlib.sha256(b"b").hexdigest())
+    assert error_kind(one) == error_kind(other)
+    assert error_kind(one) == "payload cut to its first N of N bytes, sha256 <hex>"
+    assert error_kind("candidates.3.text_sha256: not utf-8 at byte 17, label E12") == (
+        "candidates.N.text_sha256: not utf-8 at byte N, label E12"
+    )
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.one_of(markup, st.text()),
+    st.binary(min_size=1, max_size=8),
+    st.binary(min_size=1, max_size=8),
+)
+def test_a_hash_in_any_error_groups_whole(prefix: str, first: bytes, second: bytes) -> None:
+    """Whatever text surrounds it, a hash is blanked whole: never a hex run left
+    half masked (`NbcNcNaN`), and errors that differ only in the hash are one kind."""
+    one, other = (hashlib.sha256(b).hexdigest() for b in (first, second))
+    kinds = {error_kind(f"{prefix} sha256 {h} here") for h in (one, other)}
+    assert len(kinds) == 1
+    assert "sha256 <hex>" in kinds.pop() or len(prefix) > 100  # the kind is cut at 200
 
 
 def _run(tmp_path: Path, lines: list[str], *extra: str) -> int:

@@ -102,6 +102,11 @@ def test_nothing_is_lost_and_the_summary_agrees(job: tuple[BatchRun, Outputs]) -
     assert summary.requests_in == 5
     assert summary.dead_letters == {"parse": 2, "validate": 3, "dedupe": 1, "pack": 1}
     assert summary.excluded == _counts(out)
+    folded = sum(len(block["derived_from"]) for m in out.manifests for block in m["evidence"])
+    assert summary.evidence_folded == folded
+    assert summary.candidates_in == (
+        summary.evidence_packed + summary.evidence_folded + sum(summary.excluded.values())
+    )
     assert summary.prompt_tokens_p50 is not None and summary.prompt_tokens_p95 is not None
     assert summary.prompt_tokens_p50 <= summary.prompt_tokens_p95 <= summary.prompt_tokens_max  # type: ignore[operator]
     assert "dead letters     7" in summary.render()

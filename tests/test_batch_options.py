@@ -71,10 +71,14 @@ def test_unknown_extension_asks_for_the_format_flag() -> None:
 def test_config_errors_name_the_file_and_the_setting(tmp_path: Path) -> None:
     bad = tmp_path / "config.yaml"
     bad.write_text("input_limit: 100\nreserved_answer: 200\n")
-    with pytest.raises(ValueError, match=r"config\.yaml.*reserved_answer \(200\)"):
+    with pytest.raises(ValueError, match=r"config\.yaml.*reserved_answer \(200\)") as raised:
         _resolve(*GOOD, f"--config={bad}")
-    bad.write_text("inputlimit: 100\n")
-    with pytest.raises(ValueError, match="inputlimit: Extra inputs are not permitted"):
+    assert "Value error" not in str(raised.value) and "record:" not in str(raised.value)
+    bad.write_text("input_limt: 100\n")
+    with pytest.raises(ValueError, match="input_limt: Extra inputs are not permitted; did you "):
+        _resolve(*GOOD, f"--config={bad}")
+    bad.write_text("weights: {relevence: 1}\n")
+    with pytest.raises(ValueError, match=r"weights\.relevence: .*; did you mean relevance\?"):
         _resolve(*GOOD, f"--config={bad}")
     bad.write_text("- a list\n")
     with pytest.raises(ValueError, match="must hold a mapping of settings"):

@@ -8,6 +8,7 @@ from typing import get_args
 import duckdb
 import pytest
 
+from pipelines.batch import run
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow, PromptMessage
 from schemas.derive import model_fields
 from schemas.outputs import DeadLetterStage
@@ -52,6 +53,29 @@ def test_outputs_table_lists_every_column(output: str, model: type) -> None:
     for spec in model_fields(model):
         assert spec.name in documented, f"README outputs table misses {output}{spec.name}"
         assert {c.name for c in spec.children} <= documented, spec.name
+
+
+def test_the_example_summary_is_what_the_demo_prints(tmp_path: Path) -> None:
+    """Every line of the README's example summary (but the timing, `...` and a list cut
+    with `, ...`) is a line the demo's first command prints."""
+    block = re.search(r"```\n(evpack: done.*?)```", _section("Quick start"), re.S)
+    assert block is not None
+    demo = (ROOT / "Makefile").read_text().split("\ndemo:")[1]
+    assert "--config samples/config.yaml --output $(OUT) --overwrite" in demo
+    args = [
+        f"--input={SAMPLES / 'requests.jsonl'}",
+        f"--catalog={SAMPLES / 'catalog.jsonl'}",
+        f"--config={SAMPLES / 'config.yaml'}",
+        f"--output={tmp_path}",
+    ]
+    printed = run(args).summary.render().replace(str(tmp_path), "out/demo").splitlines()
+    for line in block.group(1).splitlines()[1:]:
+        if line.strip() == "...":
+            continue
+        if line.endswith(", ..."):
+            assert any(p.startswith(line[:-3]) for p in printed), (line, printed)
+        else:
+            assert line in printed, (line, printed)
 
 
 def test_duckdb_queries_run_on_a_real_output(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ left `--help` to it would list nothing; a command that printed its docstring
 would list only the flags the docstring happens to name.
 """
 
+import importlib
 import re
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from pipelines import cli
+from pipelines.options.flags import Section, section_flags
+from pipelines.options.jobs import JOB_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,6 +102,70 @@ def test_help_lists_the_commands_own_flags_with_help(
     assert not undocumented, f"flags without help text: {undocumented}"
 
 
+BEAM_COMMANDS = {
+    "batch": ("pipelines.batch", "BATCH_SECTIONS"),
+    "stream": ("pipelines.streaming", None),
+    "verify": ("pipelines.verify", "VERIFY_SECTIONS"),
+    "verify-stream": ("pipelines.verify_stream", "VERIFY_STREAM_SECTIONS"),
+    "replay": ("pipelines.replay", "REPLAY_SECTIONS"),
+}
+"""The commands built on Beam's options: their module and the sections their help lists."""
+
+
+def _sections(command: str) -> tuple[Section, ...]:
+    module, name = BEAM_COMMANDS[command]
+    if name is None:
+        return JOB_SECTIONS["streaming"]
+    return getattr(importlib.import_module(module), name)
+
+
+def full_help(text: str) -> dict[str, str]:
+    """Each option with its whole help text, continuation lines joined."""
+    flags: dict[str, str] = {}
+    current = None
+    for line in text.splitlines():
+        match = OPTION.match(line)
+        if match:
+            current = match.group(2)
+            flags[current] = match.group(3) or ""
+        elif current and re.match(r"^ {8,}\S", line):
+            flags[current] += " " + line.strip()
+        else:
+            current = None
+    return {flag: re.sub(r"- (?=[a-z])", "-", words) for flag, words in flags.items()}
+
+
+@pytest.mark.parametrize("command", sorted(BEAM_COMMANDS))
+def test_help_shows_every_default_and_marks_required_flags(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = help_text((command,), capsys)
+    shown = full_help(text)
+    usage_line = " ".join(text.split("\n\n")[0].split())
+    about = importlib.import_module(BEAM_COMMANDS[command][0]).HELP
+    for section in _sections(command):
+        for flag in section_flags(section):
+            described = shown[f"--{flag.name}"]
+            if not flag.switch and flag.default is not None:
+                assert "default: " in described, (flag.name, described)
+            needed = about.required.get(flag.name)
+            if needed:
+                assert needed in described, (flag.name, described)
+            if needed == "required":
+                assert f"[--{flag.name} " not in usage_line and f"--{flag.name} " in usage_line
+
+
+def test_verify_and_replay_describe_shared_flags_in_their_own_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    batch = full_help(help_text(("batch",), capsys))
+    verify = full_help(help_text(("verify",), capsys))
+    replay = full_help(help_text(("replay",), capsys))
+    assert "verifications/" in verify["--output"] and "replay/" in replay["--output"]
+    assert batch["--output"] not in (verify["--output"], replay["--output"])
+    assert "config_hash" in replay["--config"]
+
+
 HEAVY_ON_DEMAND = ("datasketch", "scipy", "google.cloud.bigtable")
 """Libraries only some runs need, each ~0.6 s to import: datasketch's band choice
 (`packer.sketch.lsh_bands`, at a near tie) and the Bigtable catalog."""
@@ -113,3 +180,29 @@ def test_starting_a_command_does_not_import_what_only_some_runs_need() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("args", "required", "defaulted"),
+    [
+        (("convert",), {"--input", "--output"}, set()),
+        (
+            ("catalog", "load"),
+            {"--catalog", "--bigtable_project", "--bigtable_instance", "--bigtable_table"},
+            {"--catalog_format"},
+        ),
+        (("report",), {"--audit"}, set()),
+    ],
+)
+def test_plain_commands_mark_required_flags_and_show_defaults(
+    args: tuple[str, ...],
+    required: set[str],
+    defaulted: set[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = full_help(help_text(args, capsys))
+    for flag in required:
+        assert shown[flag].endswith("(required)"), shown[flag]
+    for flag in defaulted:
+        assert "default: " in shown[flag], shown[flag]
+    assert not [f for f, text in shown.items() if f not in required and "(required)" in text]

@@ -44,6 +44,40 @@ def refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
+def test_a_misspelt_command_is_named_with_the_closest_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["bach", "--input", "x"]) == 2
+    assert capsys.readouterr().err.startswith("evpack: unknown command 'bach'; did you mean batch?")
+    assert cli.main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_beams_known_warnings_are_filtered_and_others_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from pipelines.command import KNOWN_BEAM_WARNINGS, configure_logging
+
+    configure_logging(logging.INFO)
+    configure_logging(logging.INFO)  # every command configures: one filter, not two
+    core = logging.getLogger("apache_beam.transforms.core")
+    assert len(core.filters) == 1
+    with caplog.at_level(logging.WARNING):
+        for known in KNOWN_BEAM_WARNINGS:
+            core.warning(known + " of %s", "SomeFn")
+        core.warning("Using a DoFn that is not deterministic")
+    assert [r.getMessage() for r in caplog.records] == ["Using a DoFn that is not deterministic"]
+
+
+def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from packer.version import BUILDER_VERSION
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == BUILDER_VERSION.replace("evidence-packer-", "evpack ")
+
+
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
 def test_every_command_refuses_an_unknown_flag(
     command: str, capsys: pytest.CaptureFixture[str]
@@ -187,3 +221,72 @@ def test_any_flag_batch_does_not_declare_is_refused(name: str) -> None:
 def batch_flags() -> set[str]:
     """Every flag `evpack batch` accepts: its own and Beam's standard options."""
     return set(declared_flags(flag_parser(BATCH_SECTIONS)))
+
+
+def test_a_command_whose_extra_is_missing_names_it_in_one_line() -> None:
+    """`evpack report` on an install without the report extra (duckdb hidden here)."""
+    code = (
+        "import sys; sys.modules['duckdb'] = None\n"
+        "from pipelines import cli\n"
+        "sys.exit(cli.main(['report', '--audit', 'x', '--out', 'y']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "evpack report: needs the report extra (duckdb is not installed): "
+        "pip install 'evidence-packer[report]'"
+    ]
+
+
+def test_each_extra_module_is_brought_by_that_extra() -> None:
+    import importlib.metadata
+    import re
+    import tomllib
+
+    project = tomllib.loads((SAMPLES.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = project["project"]["optional-dependencies"]
+    core = {re.split(r"[\[<>=!; ]", d)[0] for d in project["project"]["dependencies"]}
+    by_module = importlib.metadata.packages_distributions()
+    for module, extra in cli.EXTRAS.items():
+        brought = {re.split(r"[\[<>=!; ]", d)[0] for d in extras[extra]}
+        assert set(by_module[module]) & brought and not set(by_module[module]) & core, module
+
+
+def test_the_jobs_never_load_the_report_extra() -> None:
+    """What the Dataflow workers and the launcher import: no report dependency."""
+    code = (
+        "import sys, pipelines.cli, pipelines.batch, pipelines.streaming, pipelines.launch,"
+        " pipelines.verify, pipelines.replay, pipelines.tables, pipelines.convert;"
+        f"print(sorted(m for m in {sorted(cli.EXTRAS)!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_storage_emulator_skips_the_credential_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `STORAGE_EMULATOR_HOST`, Beam's `gs://` client is built at once, anonymously:
+    Application Default Credentials are never looked up (that retried ~20 s here)."""
+    import google.auth
+    import google.auth.exceptions
+    from apache_beam.internal.gcp import auth
+    from apache_beam.io.gcp.gcsio import create_storage_client
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.command import skip_credentials_for_storage_emulator
+
+    calls: list[object] = []
+
+    def looked_up(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise google.auth.exceptions.DefaultCredentialsError("none here")
+
+    monkeypatch.setattr(google.auth, "default", looked_up)
+    monkeypatch.setattr(auth._Credentials, "_credentials_init", False)
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    assert not skip_credentials_for_storage_emulator()
+    assert auth._Credentials._credentials_init is False
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://localhost:9")
+    assert skip_credentials_for_storage_emulator()
+    client = create_storage_client(PipelineOptions([]))
+    assert client._credentials.__class__.__name__ == "AnonymousCredentials"
+    assert calls == []

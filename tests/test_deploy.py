@@ -7,7 +7,9 @@ invalid values, and the image's pins against pyproject.toml.
 """
 
 import argparse
+import importlib.metadata
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,9 +22,16 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from google.cloud.dataflow_v1beta3.types import ParameterType, TemplateMetadata
 
-from pipelines.launch import PIPELINE_ENV, PIPELINES
+from pipelines.launch import PIPELINE_ENV, PIPELINES, template_switches
 from pipelines.options import templates
-from pipelines.options.jobs import JOB_SECTIONS, resolve, resolve_streaming
+from pipelines.options.flags import section_flags
+from pipelines.options.jobs import (
+    BATCH_SECTIONS,
+    JOB_SECTIONS,
+    TEMPLATE_SECTIONS,
+    resolve,
+    resolve_streaming,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -39,6 +48,15 @@ VALID: dict[str, list[str]] = {
     "catalog": ["gs://evpack-data/catalog.jsonl", "gs://evpack-data/catalog/*.parquet"],
     "config": ["gs://evpack-data/packing.yaml"],
     "event_time": ["2026-01-31T12:00:00Z", "2026-01-31T12:00", "2026-01-31T12:00:00.5+01:00"],
+    "overwrite": ["true", "false"],
+    "max_dead_letter_percent": ["0", "50", "12.5", "100"],
+    "model": [
+        "claude-sonnet-4-5",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "publishers/google/models/gemini-2.5-pro",
+        "ft:gpt-4o-mini:acme::abc123",
+        "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
+    ],
     "max_record_bytes": ["4194304", "1"],
     "subscription": ["projects/evpack-prod/subscriptions/evpack-requests"],
     "prompts_topic": ["projects/evpack-prod/topics/evpack-prompts"],
@@ -64,6 +82,9 @@ INVALID: dict[str, list[str]] = {
     "catalog": ["samples/catalog.jsonl", "gs://evpack-data/"],
     "config": ["packing.yaml"],
     "event_time": ["yesterday", "2026-01-31"],
+    "model": ["", "gpt 4", "-rf", "a" * 300],
+    "overwrite": ["yes", ""],
+    "max_dead_letter_percent": ["101", "-1", "1e3", "50%"],
     "max_record_bytes": ["0", "-1", "4MB"],
     "subscription": ["evpack-requests", "projects/evpack-prod/topics/evpack-requests"],
     "prompts_topic": ["projects/evpack-prod/subscriptions/x-prompts", "evpack-prompts"],
@@ -94,7 +115,8 @@ def parameters(pipeline: str) -> dict[str, dict[str, Any]]:
 def evpack_flags() -> dict[str, argparse.Action]:
     """Every flag the project adds to Beam's, by destination."""
     parser = argparse.ArgumentParser()
-    for options in dict.fromkeys(cls for sections in JOB_SECTIONS.values() for cls, _ in sections):
+    classes = (cls for sections in TEMPLATE_SECTIONS.values() for cls, _ in sections)
+    for options in dict.fromkeys(classes):
         options._add_argparse_args(parser)
     return {a.dest: a for a in parser._actions if a.dest != "help"}
 
@@ -132,10 +154,23 @@ def flags_read(pipeline: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
-def test_metadata_declares_exactly_the_flags_the_pipeline_reads(
+def test_metadata_declares_exactly_the_flags_the_command_takes(
     pipeline: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert set(parameters(pipeline)) == flags_read(pipeline, monkeypatch)
+    """Parity: a template takes every flag of `evpack batch` (`evpack stream`), among
+    them all its resolver reads, and no other."""
+    command = {"batch": BATCH_SECTIONS, "streaming": JOB_SECTIONS["streaming"]}[pipeline]
+    taken = {flag.name for section in command for flag in section_flags(section)}
+    assert set(parameters(pipeline)) == taken
+    assert flags_read(pipeline, monkeypatch) <= taken
+
+
+def test_the_launcher_takes_a_switch_as_the_template_passes_it() -> None:
+    sections = TEMPLATE_SECTIONS["batch"]
+    given = ["--input=gs://b/in.jsonl", "--overwrite=true", "--create_tables=false"]
+    assert template_switches(given, sections) == [given[0], "--overwrite", given[2]]
+    assert template_switches(["--overwrite=false"], sections) == []
+    assert template_switches(["--overwrite"], sections) == ["--overwrite"]
 
 
 def test_committed_metadata_is_what_the_options_generate(tmp_path: Path) -> None:
@@ -231,12 +266,22 @@ def _arg(name: str) -> str:
     return found[0]
 
 
-def test_dockerfile_pins_the_beam_version_of_pyproject() -> None:
+def test_dockerfile_pins_the_beam_this_suite_runs_on_within_pyprojects_range() -> None:
+    """pyproject.toml takes a range of Beam (a pipeline embedding the packer keeps its
+    own); the image pins one, the one these tests ran on."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    (beam_pin,) = [d for d in project["dependencies"] if d.startswith("apache-beam")]
-    assert re.fullmatch(r"apache-beam(\[[\w,]+\])?==([\d.]+)", beam_pin), beam_pin
-    assert beam_pin.rsplit("==", 1)[1] == _arg("BEAM_VERSION")
+    (beam_range,) = [d for d in project["dependencies"] if d.startswith("apache-beam")]
+    found = re.fullmatch(r"apache-beam(\[[\w,]+\])?>=([\d.]+),<([\d.]+)", beam_range)
+    assert found, beam_range
+
+    def as_tuple(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    pinned = _arg("BEAM_VERSION")
+    assert as_tuple(found.group(2)) <= as_tuple(pinned) < as_tuple(found.group(3))
+    assert pinned == importlib.metadata.version("apache-beam")
     assert "apache/beam_python${PYTHON_VERSION}_sdk:${BEAM_VERSION}" in _dockerfile()
+    assert '"apache-beam[gcp]==${BEAM_VERSION}"' in _dockerfile()  # pip keeps the image's
 
 
 def test_dockerfile_python_is_allowed_and_matches_the_launcher() -> None:
@@ -319,3 +364,39 @@ def test_service_account_gets_exactly_the_documented_roles() -> None:
     (loop,) = re.findall(r"for role in ([^;]+);", commands)
     assert loop.split() == documented
     assert "roles/dataflow.worker" in documented
+
+
+@pytest.mark.parametrize(
+    ("states", "code"),
+    [
+        (["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_DONE"], 0),
+        (["JOB_STATE_RUNNING", "JOB_STATE_FAILED"], 2),
+        (["JOB_STATE_CANCELLED"], 2),
+    ],
+)
+def test_wait_exits_with_the_jobs_final_state(tmp_path: Path, states: list[str], code: int) -> None:
+    """`make -C deploy wait JOB=...` polls the job until it ends; only JOB_STATE_DONE
+    passes. A fake `gcloud` (Dataflow cannot run here) answers the states in turn."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    (tmp_path / "states").write_text("\n".join(states) + "\n")
+    fake = tmp_path / "gcloud"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {tmp_path}/calls\n'
+        f"head -n 1 {tmp_path}/states; sed -i 1d {tmp_path}/states\n"
+    )
+    fake.chmod(0o755)
+    settings = ["JOB=2026-12-03_job", "PROJECT=evpack-prod", "POLL_SECONDS=0"]
+    done = subprocess.run(
+        ["make", "-s", "-C", str(DEPLOY), "wait", *settings],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"},
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stdout.strip() == f"2026-12-03_job: {states[-1]}"
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == len(states)
+    assert calls[0].startswith("dataflow jobs describe 2026-12-03_job --project=evpack-prod")

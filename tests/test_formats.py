@@ -27,6 +27,7 @@ from schemas.prompt_formats import (
     format_line,
 )
 from schemas.prompt_formats.base import hashed_id
+from tests.batch_run import ROOT
 from tests.factories import candidate, document, encoded_prompt_tokens, request
 from tests.strategies import catalog_documents, examples, requests
 from tests.test_packer_properties import RUNTIME, configs
@@ -54,6 +55,8 @@ PROMPT = PromptMessage.model_validate(
     }
 )
 
+FORMATS_DOC = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+
 
 def _line(fmt: str, prompt: PromptMessage = PROMPT, max_tokens: int = 512) -> dict:
     return json.loads(format_line(prompt, max_tokens, fmt))  # type: ignore[arg-type]
@@ -72,7 +75,7 @@ def test_openai_batch_line() -> None:
     assert line["body"] == {
         "model": "gpt-4o-mini",
         "messages": [m.model_dump() for m in PROMPT.messages],
-        "max_tokens": 512,
+        "max_completion_tokens": 512,
     }
 
 
@@ -341,7 +344,7 @@ def test_a_model_fits_only_its_providers_format(fmt: str, other: str, index: int
 
 def test_a_model_that_does_not_fit_is_refused_with_the_setting_to_change() -> None:
     with pytest.raises(ValidationError, match=r"models\.anthropic_batch"):
-        PackingConfig(prompt_format="anthropic_batch")  # the default model is gpt-4-turbo
+        PackingConfig(prompt_format="anthropic_batch", model="gpt-4-turbo")  # named, not fit
     for wrong in ("claude-sonnet-4-5", "amazon.nova-pro-v1:0", "meta.llama3-70b-instruct-v1:0"):
         with pytest.raises(ValidationError, match="Bedrock id of an Anthropic model"):
             PackingConfig(prompt_format="bedrock_batch", models=FormatModels(bedrock_batch=wrong))
@@ -350,9 +353,35 @@ def test_a_model_that_does_not_fit_is_refused_with_the_setting_to_change() -> No
     opaque = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"
     with pytest.raises(ValidationError):
         PackingConfig(prompt_format="bedrock_batch", model=opaque)
-    with pytest.raises(ValueError, match=r"--prompt_format vertex_batch: .*models\.vertex_batch"):
-        load_config(None, "vertex_batch")
+    with pytest.raises(ValueError, match=r"--model gpt-4o: prompt_format vertex_batch needs"):
+        load_config(None, "vertex_batch", "gpt-4o")
     assert load_config(None, "openai_batch").format_model == "gpt-4-turbo"
+
+
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_a_format_alone_runs_with_its_documented_default_model(fmt: str) -> None:
+    """`--prompt_format X` without a config: the format's default model (docs/formats.md's
+    table), which its provider takes; a config that names `model` keeps it."""
+    config = load_config(None, fmt)
+    rule = FORMATS[fmt].models
+    expected = rule.default if rule is not None else PackingConfig().model
+    assert config.format_model == expected and FORMATS[fmt].misfit(expected) is None
+    assert f"| `{fmt}` | `{expected}` |" in FORMATS_DOC or rule is None
+    result = pack_request(request(candidate("e1")), Catalog([document()]), config, RUNTIME)
+    assert result.manifest.model == result.prompt.model == expected
+
+
+def test_the_model_flag_is_the_formats_model_and_keeps_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("model: gpt-4o\nmodels: {vertex_batch: gemini-2.5-pro}\n")
+    config = load_config(str(path), "anthropic_batch", "claude-opus-4-1")
+    assert config.format_model == "claude-opus-4-1"
+    assert config.models.vertex_batch == "gemini-2.5-pro" and config.model == "gpt-4o"
+    assert load_config(str(path), None, "gpt-4.1").format_model == "gpt-4.1"  # messages
+    other = load_config(str(path), "anthropic_batch", "claude-sonnet-4-5")
+    assert other.config_hash() != config.config_hash()  # the model is part of the hash
+    with pytest.raises(ValueError, match=r"^--model gpt-4o: prompt_format anthropic_batch needs"):
+        load_config(str(path), "anthropic_batch", "gpt-4o")
 
 
 def test_the_framing_of_each_provider() -> None:
@@ -375,11 +404,12 @@ def test_the_framing_of_each_provider() -> None:
 
 def test_the_format_pages_tables_have_a_row_for_every_registered_format() -> None:
     """Adding a format is a module, its registry line and its rows in the docs: the
-    formats table and the accepted models table name exactly the registered formats."""
+    formats table, the default models table and the accepted models table name exactly
+    the registered formats."""
     page = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
     text = page.read_text(encoding="utf-8")
     tables = [t for t in text.split("\n\n") if t.startswith("| format |")]
-    assert len(tables) == 2
+    assert len(tables) == 3
     for table in tables:
         rows = [line.split("|")[1] for line in table.splitlines()[2:]]
         assert {n for row in rows for n in re.findall(r"`(\w+)`", row)} == set(FORMAT_NAMES)

@@ -399,18 +399,18 @@ def test_the_listed_hostile_classes_are_dead_letters_with_their_reason() -> None
         b'{"request_id": "q1", "x": NaN}': ("parse", "NaN is not a JSON number"),
         b'{"request_id": "q1", "request_id": "q2"}': ("parse", "'request_id' appears twice"),
         json.dumps(base | {"request_id": "\ud800"}).encode(): ("parse", "request_id: not valid"),
-        json.dumps(title_surrogate).encode(): ("validate", "candidates.0.title: Value error, not"),
+        json.dumps(title_surrogate).encode(): ("validate", "candidates.0.title: not"),
         json.dumps(base | {"budget": {"input_limit": 2**63}}).encode(): (
             "validate",
             "budget.input_limit: Input should be less than or equal to 9223372036854775807",
         ),
         json.dumps(base | {"as_of": "9999-12-31T23:00:00-05:00"}).encode(): (
             "validate",
-            "as_of: Value error, 9999-12-31T23:00:00-05:00 is outside years 1..9999 in UTC",
+            "as_of: 9999-12-31T23:00:00-05:00 is outside years 1..9999 in UTC",
         ),
         json.dumps(base | {"event_time": "0001-01-01T00:00:00+01:00"}).encode(): (
             "validate",
-            "event_time: Value error, 0001-01-01T00:00:00+01:00 is outside",
+            "event_time: 0001-01-01T00:00:00+01:00 is outside",
         ),
     }
     for record, (stage, reason) in cases.items():
@@ -431,8 +431,8 @@ def test_values_are_taken_only_as_their_json_type() -> None:
     base = base_request()
     first = base["candidates"][0]
     cases = {
-        "as_of": (base | {"as_of": 253402300800}, "as_of: Value error, a timestamp is ISO 8601"),
-        "digits": (base | {"event_time": "0"}, "event_time: Value error, a timestamp is ISO"),
+        "as_of": (base | {"as_of": 253402300800}, "as_of: a timestamp is ISO 8601"),
+        "digits": (base | {"event_time": "0"}, "event_time: a timestamp is ISO"),
         "bool budget": (
             base | {"budget": {"input_limit": True}},
             "budget.input_limit: Input should be a valid integer",
@@ -545,7 +545,7 @@ def test_a_long_array_is_refused_before_its_items_are_validated() -> None:
     letter = decode("big.jsonl", record, "nested", 8 << 20)
     assert not isinstance(letter, DeadLetter)
     _, [refused] = assemble(*letter[:1], [letter[1]])
-    assert refused.error == "facets: Value error, array of 2097152 items, more than 10000"
+    assert refused.error == "facets: array of 2097152 items, more than 10000"
 
 
 @st.composite

@@ -5,9 +5,10 @@ read that run back from the bucket.
 Every Beam part on this path is pointed at the emulator by `STORAGE_EMULATOR_HOST`
 alone: Beam's `GCSFileSystem` builds its client with `storage.Client` (or, without
 credentials, `Client.create_anonymous_client()`), and the client honours the variable.
-What the emulator cannot show: Beam first looks for Application Default Credentials
-and, finding none here, retries for about 25 s before it connects anonymously (once
-per process, cached); on Dataflow the workers' service account takes that place.
+With the variable set the commands skip Beam's lookup of Application Default
+Credentials (`pipelines.command.skip_credentials_for_storage_emulator`), which
+would retry for about 20 s before connecting anonymously; on Dataflow the workers'
+service account takes that place.
 Not Beam, but on the same path: pyarrow's own `gs://` filesystem (Arrow's C++
 Cloud Storage client) ignores `STORAGE_EMULATOR_HOST` and waits on the metadata
 server for credentials, so audit Parquet is read back through Beam's filesystems

@@ -1,8 +1,7 @@
-"""The README's library-use example runs as written, and packs what the batch job packs.
+"""The library-use example (docs/library.md) runs as written, and packs what the batch job packs.
 
-The example is read out of README.md (the one fenced Python block of its
-"Using the packer in your own Beam pipeline" section) and executed from the
-repository root, so the page cannot drift from the code.
+The example is read out of docs/library.md (its one fenced Python block; the
+README links there) and executed from the repository root, so the page cannot drift from the code.
 """
 
 import contextlib
@@ -16,24 +15,22 @@ from packer import Catalog, PackerRuntime, pack_request
 from schemas import CatalogDocument, PackingConfig, Request
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = "## Using the packer in your own Beam pipeline"
+PAGE = ROOT / "docs" / "library.md"
 
 
-def readme_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the section holds one Python example"
+def library_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1, "the page holds one Python example"
     return blocks[0]
 
 
-def test_the_readme_example_runs_and_packs_as_the_core_packer_does() -> None:
+def test_the_library_example_runs_and_packs_as_the_core_packer_does() -> None:
     printed = io.StringIO()
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
         with contextlib.redirect_stdout(printed):
-            exec(compile(readme_example(), "README.md", "exec"), {"__name__": "example"})
+            exec(compile(library_example(), str(PAGE), "exec"), {"__name__": "example"})
     finally:
         os.chdir(cwd)
     rows = sorted(eval(line) for line in printed.getvalue().splitlines())

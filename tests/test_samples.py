@@ -1,6 +1,7 @@
 """The samples are what their generator writes, and carry every case they promise."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,14 @@ def test_samples_cover_the_promised_cases() -> None:
     assert any(c["chunk_id"] is None and c["span"] for c in candidates)  # overlapping span
     assert any("14 days of purchase" in t for t in texts)
     assert any("30 days of purchase. Annual" in t for t in texts)  # the conflict pair
+
+
+def test_the_sample_configs_pointers_lead_somewhere() -> None:
+    """samples/config.yaml names the pages that explain it; each exists."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "samples" / "config.yaml").read_text(encoding="utf-8")
+    pages = re.findall(r"\b(docs/[\w-]+\.md|README\.md|ARCHITECTURE\.md)", text)
+    assert pages
+    for page in pages:
+        assert (root / page).is_file(), page
+    assert 'README, "' not in text  # a README section by name: sections move

@@ -67,10 +67,16 @@ def bounded(letter: DeadLetter) -> DeadLetter:
 
 
 def error_kind(error: str) -> str:
-    """An error with its particulars (quoted values, numbers) blanked, so that the same
-    problem on many records counts as one; control and format characters (a field name a
-    record chose) as escapes, as the summary prints it to a terminal."""
+    """An error with its particulars (quoted values, numbers, hashes) blanked, so that the
+    same problem on many records counts as one; control and format characters (a field
+    name a record chose) as escapes, as the summary prints it to a terminal.
+
+    A hex hash is blanked whole (`<hex>`) and a number only where it stands alone:
+    the digits inside a word (`sha256`, `utf-8`, `E12`) name what the error is about.
+    Rejected: blanking every digit, which made `sha256 3bc9...` read `shaN NbcN...`.
+    """
     text = _QUOTED.sub("'...'", error)
+    text = _HEX.sub("<hex>", text)
     return printable(_NUMBER.sub("N", text))[:200]
 
 
@@ -81,7 +87,10 @@ def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_NUMBER = re.compile(r"\d+")
+_HEX = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b", re.IGNORECASE)
+"""A hash or id in hex: 16 digits or more, letters and digits both."""
+_NUMBER = re.compile(r"(?<![\w-])[+-]?\d+(?:[.,]\d+)*(?![\w-])")
+"""A number on its own, not the digits of a word (`sha256`, `E1`, `utf-8`)."""
 _BRACKET_LINE = re.compile(r"[\[\]{}],?")
 _KEY_LINE = re.compile(r'"[^"]*"\s*:')
 CONVERT = "`evpack convert --input FILE --output requests.jsonl"

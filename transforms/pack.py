@@ -99,6 +99,7 @@ class PackDoFn(beam.DoFn):
         self._evidence = Metrics.counter(METRICS_NAMESPACE, "evidence_packed")
         self._no_evidence = Metrics.counter(METRICS_NAMESPACE, "prompts_without_evidence")
         self._untagged = Metrics.counter(METRICS_NAMESPACE, "facets_untagged")
+        self._folded = Metrics.counter(METRICS_NAMESPACE, "evidence_folded")
         self._excluded = {
             reason: Metrics.counter(METRICS_NAMESPACE, f"excluded_{reason.value}")
             for reason in ExclusionReason
@@ -164,6 +165,7 @@ class PackDoFn(beam.DoFn):
             self._no_evidence.inc()
         if result.manifest.facets_untagged:
             self._untagged.inc()
+        self._folded.inc(sum(len(block.derived_from) for block in result.manifest.evidence))
         for record in result.exclusions:
             self._excluded[record.reason].inc()
         self._prompt_tokens.update(result.prompt.prompt_tokens)

@@ -10,21 +10,40 @@ from packer.tokens import TokenCounter, TokenizerError
 from pipelines.command import UsageError
 from schemas import PackingConfig
 from schemas._types import describe_validation_error
+from schemas.config import FormatModels
+from schemas.prompt_formats import FORMATS
 
 
-def load_config(path: str | None, prompt_format: str | None = None) -> PackingConfig:
+def load_config(
+    path: str | None, prompt_format: str | None = None, model: str | None = None
+) -> PackingConfig:
     """The packing config from a YAML or JSON file (JSON is YAML); None means defaults.
 
-    `prompt_format` (the flag) overrides the config's, so `config_hash` names it.
+    `prompt_format` and `model` (the flags) override the config's, so `config_hash`
+    names them: the model is the format's (`models.<format>`, or `model` for our own
+    `messages`), so a config naming other formats' models keeps them. The settings
+    the file left out stay unset, so a format's default model still applies
+    (`PackingConfig.format_model`).
     """
     config = _read_config(path)
-    if prompt_format is None or prompt_format == config.prompt_format:
+    fmt = prompt_format or config.prompt_format
+    overrides: dict[str, Any] = {}
+    if fmt != config.prompt_format:
+        overrides["prompt_format"] = fmt
+    if model is not None:
+        if (misfit := FORMATS[fmt].misfit(model)) is not None:
+            raise UsageError(f"--model {model}: {misfit}")
+        if fmt in FormatModels.model_fields:
+            overrides["models"] = {**config.models.model_dump(exclude_unset=True), fmt: model}
+        else:
+            overrides["model"] = model
+    if not overrides:
         return config
     try:  # the config's model may not fit the flag's format (`PromptFormat.models`)
-        return PackingConfig.model_validate({**config.model_dump(), "prompt_format": prompt_format})
+        return PackingConfig.model_validate({**config.model_dump(exclude_unset=True), **overrides})
     except ValidationError as err:
         raise UsageError(
-            f"--prompt_format {prompt_format}: {describe_validation_error(err)}"
+            f"--prompt_format {fmt}: {describe_validation_error(err, PackingConfig)}"
         ) from err
 
 
@@ -71,7 +90,9 @@ def _read_config(path: str | None) -> PackingConfig:
     try:
         config = PackingConfig.model_validate(data)
     except ValidationError as err:
-        raise ValueError(f"--config {path!r}: {describe_validation_error(err)}") from err
+        raise ValueError(
+            f"--config {path!r}: {describe_validation_error(err, PackingConfig)}"
+        ) from err
     try:  # the workers load it too; a tokenizer that cannot load is a config error
         TokenCounter.load(config.tokenizer, config.tokenizer_file)
     except TokenizerError as err:

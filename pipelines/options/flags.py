@@ -77,12 +77,17 @@ def declare(parser: argparse.ArgumentParser, flags: Sequence[Flag]) -> None:
     collects only the direct subclasses of `PipelineOptions`, so the flags of a
     class below such a base would be missing from every parse."""
     for flag in flags:
-        kwargs: dict[str, Any] = {"help": flag.help}
-        if flag.switch:
-            kwargs["action"] = "store_true"
-        else:
-            kwargs.update(default=flag.default, type=flag.type, choices=flag.choices)
-        parser.add_argument(f"--{flag.name}", **kwargs)
+        parser.add_argument(f"--{flag.name}", **argparse_kwargs(flag))
+
+
+def argparse_kwargs(flag: Flag) -> dict[str, Any]:
+    """What `add_argument` takes for `flag` (its parser's and its help's)."""
+    kwargs: dict[str, Any] = {"help": flag.help}
+    if flag.switch:
+        kwargs["action"] = "store_true"
+    else:
+        kwargs.update(default=flag.default, type=flag.type, choices=flag.choices)
+    return kwargs
 
 
 def parse_bool(value: str) -> bool:

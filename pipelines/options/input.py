@@ -91,6 +91,9 @@ class GateOptions(PipelineOptions):
             default=DEFAULT_MAX_DEAD_LETTER_PERCENT,
             type=float,
             bound="not negative",
+            template=Param(
+                "Dead-letter limit (percent)", r"^(100(\.0{1,6})?|[0-9]{1,2}(\.[0-9]{1,6})?)$"
+            ),
         ),
     )
 

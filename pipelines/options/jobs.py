@@ -52,7 +52,7 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
             ),
         ),
         (CatalogOptions, None),
-        (PackingOptions, frozenset({"config", "prompt_format"})),
+        (PackingOptions, frozenset({"config", "prompt_format", "model"})),
         (InputOptions, frozenset({"max_record_bytes"})),
     ),
 }
@@ -60,6 +60,12 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
 
 BATCH_SECTIONS = (*JOB_SECTIONS["batch"], (GateOptions, None))
 """The flags `evpack batch` reads: the job's, and when its run fails."""
+TEMPLATE_SECTIONS: dict[str, tuple[Section, ...]] = {
+    "batch": BATCH_SECTIONS,
+    "streaming": JOB_SECTIONS["streaming"],
+}
+"""The flags each job's flex template declares and its launcher accepts: all its command
+reads, so a job on Dataflow is run as `evpack batch` / `evpack stream` is (a test)."""
 REPLAY_SECTIONS = ((StoredRunOptions, None), *JOB_SECTIONS["batch"])
 """The flags `evpack replay` reads: the run to replay, and the batch job's."""
 
@@ -110,7 +116,7 @@ def resolve_job(options: PipelineOptions, *, streaming: bool) -> JobSettings:
         sinks=sinks,
         create_tables=options.view_as(SinkOptions).create_tables,
         catalog=resolve_catalog(options, streaming=streaming),
-        config=load_config(packing.config, packing.prompt_format),
+        config=load_config(packing.config, packing.prompt_format, packing.model),
         max_record_bytes=options.view_as(InputOptions).max_record_bytes,
         run_id=new_run_id(),
     )

@@ -34,6 +34,14 @@ class PackingOptions(PipelineOptions):
             ),
         ),
         Flag(
+            "model",
+            "The model the prompts ask for, stamped in the manifests; overrides the "
+            "config's models.<format> (model for messages). Default: the config's, else "
+            "the format's default (docs/formats.md: claude-sonnet-4-5 for anthropic_batch, "
+            "gemini-2.5-flash for vertex_batch, ...). Part of config_hash.",
+            template=Param("Model", r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$"),
+        ),
+        Flag(
             "event_time",
             "ISO-8601 time used as event time of requests that carry neither "
             "event_time nor as_of (default: the run's start). Set it to rerun "

@@ -67,6 +67,7 @@ class SinkOptions(PipelineOptions):
             "Replace the files of an earlier run under --output, and with --bigquery_dataset "
             "the rows of the job's earlier run (default: refuse).",
             switch=True,
+            template=Param("Replace an earlier run's outputs", "^(true|false)$", "BOOLEAN"),
         ),
         Flag(
             "audit_job",

@@ -2,7 +2,7 @@
 
     python -m pipelines.options.templates [--check]     (make templates)
 
-Every parameter is a flag a job reads (`jobs.JOB_SECTIONS`) that declares how a
+Every parameter is a flag a job reads (`jobs.TEMPLATE_SECTIONS`) that declares how a
 template shows it (`flags.Param`): its help text and default are the flag's,
 its regex and label are declared beside it, so a flag changed in one place
 changes the template. `--check` only verifies the files are current (a test
@@ -19,7 +19,7 @@ from typing import Any
 
 from pipelines.command import CommandParser, run_parsed
 from pipelines.options.flags import Flag, Param, parse_bool, section_flags
-from pipelines.options.jobs import JOB_SECTIONS
+from pipelines.options.jobs import TEMPLATE_SECTIONS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -80,7 +80,9 @@ def parameter(flag: Flag, param: Param, template: Template) -> dict[str, Any]:
         "isOptional": flag.name not in template.required,
         "regexes": [param.regex or f"^({'|'.join(choices)})$"],
     }
-    if flag.default is not None:
+    if flag.switch:  # given as true/false; the launcher passes it as the command takes it
+        found["defaultValue"] = "false"
+    elif flag.default is not None:
         found["defaultValue"] = _default(flag)
     if choices:
         found["paramType"] = "ENUM"
@@ -98,7 +100,7 @@ def parameter(flag: Flag, param: Param, template: Template) -> dict[str, Any]:
 def metadata_text(job: str) -> str:
     """The `metadata.json` of `job`'s template, as committed (two-space indent, newline)."""
     template = TEMPLATES[job]
-    flags = [f for section in JOB_SECTIONS[job] for f in section_flags(section)]
+    flags = [f for section in TEMPLATE_SECTIONS[job] for f in section_flags(section)]
     metadata = {
         "name": template.name,
         "description": template.description,

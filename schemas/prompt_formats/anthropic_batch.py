@@ -62,7 +62,7 @@ class AnthropicBatch(PromptFormat):
     help = "a request of Anthropic Message Batches"
     # Up to 100,000 requests or 256 MB per batch.
     limits = FileLimits(max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM)
-    models = ModelRule(re.compile(CLAUDE), "an Anthropic model id, claude-*")
+    models = ModelRule(re.compile(CLAUDE), "an Anthropic model id, claude-*", "claude-sonnet-4-5")
     ids = IdRule(re.compile(r"[a-zA-Z0-9_-]{1,64}"))
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:

@@ -86,6 +86,11 @@ class ModelRule:
 
     pattern: re.Pattern[str]
     needs: str
+    default: str
+    """The model a config that names none for this provider asks for: a current model
+    of the provider's documented line-up (docs/formats.md), so `--prompt_format`
+    alone runs. Rejected: refusing a config without one, which made switching
+    format need a config file."""
 
 
 def hashed_id(request_id: str, prefix: str = "h-") -> str:

@@ -73,6 +73,7 @@ class BedrockBatch(PromptFormat):
         re.compile(_CLAUDE),
         "a Bedrock id of an Anthropic model (anthropic.claude-*, an inference profile "
         "such as us.anthropic.claude-*, or the ARN of either)",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     )
     converse = False
     ids = IdRule(re.compile(r"[a-zA-Z0-9]{1,64}"), prefix="h")

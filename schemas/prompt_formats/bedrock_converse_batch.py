@@ -28,6 +28,7 @@ class BedrockConverseBatch(BedrockBatch):
         re.compile(_ANY),
         "a Bedrock model id (vendor.model, such as amazon.nova-pro-v1:0, an inference "
         "profile such as us.amazon.nova-pro-v1:0, or the ARN of either)",
+        "us.amazon.nova-pro-v1:0",
     )
     converse = True
 

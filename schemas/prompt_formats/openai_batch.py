@@ -1,10 +1,15 @@
 """`openai_batch`: an OpenAI Batch API input line for the chat completions endpoint.
 
 Input: `{custom_id, method: POST, url: /v1/chat/completions, body: {model,
-messages, max_tokens}}`; OpenAI takes any string as `custom_id`, so it is the
-request id. Output: `{id, custom_id, response: {status_code, request_id, body:
-<chat completion>}, error}`; the answer is `body.choices[0].message.content`.
-An `error`, or a status code other than 200, is an `errored` answer.
+messages, max_completion_tokens}}`; OpenAI takes any string as `custom_id`, so it
+is the request id. The answer cap is `max_completion_tokens`, the field OpenAI's
+SDK types document for every chat model (`tests/test_provider_sdks.py` reads them):
+`max_tokens` is deprecated there and refused by o-series models; OpenAI-compatible
+servers (vLLM, LiteLLM) take the new field too. Rejected: choosing the field by the
+model's name, a rule that breaks with the next model family. Output: `{id,
+custom_id, response: {status_code, request_id, body: <chat completion>}, error}`;
+the answer is `body.choices[0].message.content`. An `error`, or a status code
+other than 200, is an `errored` answer.
 
 Any model name is taken: the line is also the input of OpenAI-compatible
 servers and gateways (vLLM, LiteLLM) that serve or route any model.
@@ -41,7 +46,7 @@ class OpenAIBatch(PromptFormat):
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        body = {"model": prompt.model, "messages": messages, "max_tokens": max_tokens}
+        body = {"model": prompt.model, "messages": messages, "max_completion_tokens": max_tokens}
         return compact_json(
             {"custom_id": prompt.request_id, "method": "POST", "url": OPENAI_URL, "body": body}
         )

@@ -35,7 +35,9 @@ class VertexBatch(PromptFormat):
     # Up to 200,000 requests and 1 GB per input file, as published guides state them
     # (Google's quota page names concurrent jobs, not files).
     limits = FileLimits(max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
-    models = ModelRule(re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path")
+    models = ModelRule(
+        re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path", "gemini-2.5-flash"
+    )
     ids = IdRule(re.compile(r"[a-z0-9_-]{1,63}"))
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:

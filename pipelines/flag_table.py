@@ -1,0 +1,112 @@
+"""The flag table `pipelines/flags.json`, generated from the commands themselves.
+
+    python -m pipelines.flag_table [--check]     (make templates)
+
+For every command of `evpack` (and subcommand, `catalog load`): the help text the
+command prints, at 80 columns, and the flags it accepts, read off that help; for
+the commands built on Beam's options, Beam's own flags once, with the Beam version
+they were read from. `pipelines.startup` answers `--help` and refuses unknown flags
+from it before any heavy import. `--check` only verifies the file is current (a
+test does the same). Rejected: a list kept by hand, which drifts as flags are added.
+"""
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from apache_beam.version import __version__ as BEAM_VERSION
+
+from pipelines.cli import COMMANDS
+from pipelines.command import CommandParser, declared_flags, flag_parser, run_parsed
+from pipelines.startup import TABLE
+
+PATH = Path(__file__).resolve().parent / TABLE
+BEAM_EPILOG = "Standard Beam options (--runner, --direct_num_workers, ...) pass through."
+"""The last line of a Beam command's help (`pipelines.options.help.usage`)."""
+_OPTION = re.compile(r"^  ((?:-{1,2}[\w-]+(?: [^,\s]+)?(?:, )?)+)")
+_SUBCOMMANDS = re.compile(r"\{([\w,-]+)\} \.\.\.")
+
+
+def _help(module: str, args: list[str]) -> str:
+    """What `evpack <args> --help` prints, at 80 columns."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        importlib.import_module(module).main([*args, "--help"])
+    return out.getvalue()
+
+
+def _flags(text: str) -> list[str]:
+    """The flags of a help text's option lines."""
+    found = []
+    for line in text.splitlines():
+        match = _OPTION.match(line)
+        if match:
+            found += re.findall(r"(?:^|, )(-{1,2}[\w-]+)", match.group(1))
+    return found
+
+
+def table() -> dict[str, Any]:
+    """The flag table of the commands as they are declared now."""
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        commands: dict[str, Any] = {}
+        for name, (module, _) in COMMANDS.items():
+            text = _help(module, [])
+            beam = text.rstrip().endswith(BEAM_EPILOG)
+            entry = {"beam": beam, "flags": _flags(text), "help": text}
+            commands[name] = entry
+            subcommands = _SUBCOMMANDS.search(text)
+            for sub in subcommands.group(1).split(",") if subcommands else ():
+                sub_text = _help(module, [sub])
+                sub_flags = _flags(sub_text)
+                entry["flags"] = sorted({*entry["flags"], *sub_flags})
+                commands[f"{name} {sub}"] = {
+                    "beam": beam,
+                    "flags": sorted({*sub_flags, *_flags(text)}),
+                    "help": sub_text,
+                }
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return {
+        "beam_version": BEAM_VERSION,
+        "beam_flags": sorted(declared_flags(flag_parser(()))),
+        "commands": commands,
+    }
+
+
+def table_text() -> str:
+    """The table as committed (two-space indent, newline)."""
+    return json.dumps(table(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(args: argparse.Namespace) -> int:
+    text = table_text()
+    if args.check:
+        if not PATH.exists() or PATH.read_text(encoding="utf-8") != text:
+            print(f"{PATH} is stale: run `make templates`", file=sys.stderr)
+            return 1
+        return 0
+    PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {PATH}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = CommandParser("python -m pipelines.flag_table", __doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if the file is stale")
+    return run_parsed(parser, _write, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
