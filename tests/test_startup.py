@@ -102,3 +102,15 @@ def test_the_startup_bench_prints_a_figure_per_command_line(
     rows = capsys.readouterr().out.splitlines()[1:]
     assert [row.split("  ")[1].strip() for row in rows] == [label for label, _ in LINES]
     assert all(float(row.split()[-1 if "missing" in row else -2]) > 0 for row in rows)
+
+
+def test_a_table_older_than_the_declarations_is_not_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flag added to an options module and the table not regenerated: the command
+    answers itself (slower, never wrong) instead of refusing the new flag."""
+    assert startup.answer(["batch", "--brand_new_flag=1"]) == 2  # the table is current
+    stale = {**TABLE, "sources_sha256": "0" * 64}
+    monkeypatch.setattr(startup, "read_table", lambda: stale)
+    assert startup.answer(["batch", "--brand_new_flag=1"]) is None
+    assert startup.answer(["batch", "--help"]) is None
