@@ -51,7 +51,9 @@ def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
     hint = closest(first, known)
     more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
     fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
-    return f"unknown flag {first.split('=', 1)[0]}{more}{fix}"
+    name = first.split("=", 1)[0]
+    shown = name if name.isprintable() else repr(name)  # one line, whatever was typed
+    return f"unknown flag {shown}{more}{fix}"
 
 
 def read_table() -> dict[str, Any] | None:
