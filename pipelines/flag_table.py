@@ -5,7 +5,9 @@
 For every command of `evpack` (and subcommand, `catalog load`): the help text the
 command prints, at 80 columns, and the flags it accepts, read off that help; for
 the commands built on Beam's options, Beam's own flags once, with the Beam version
-they were read from. `pipelines.startup` answers `--help` and refuses unknown flags
+they were read from; and the digest of the files that declare commands, flags and
+help (each command's module, `cli.py`, `command.py`, `options/`), so a stale table
+is never used. `pipelines.startup` answers `--help` and refuses unknown flags
 from it before any heavy import. `--check` only verifies the file is current (a
 test does the same). Rejected: a list kept by hand, which drifts as flags are added.
 """
@@ -25,9 +27,10 @@ from apache_beam.version import __version__ as BEAM_VERSION
 
 from pipelines.cli import COMMANDS
 from pipelines.command import CommandParser, declared_flags, flag_parser, run_parsed
-from pipelines.startup import TABLE
+from pipelines.startup import TABLE, sources_digest
 
-PATH = Path(__file__).resolve().parent / TABLE
+HERE = Path(__file__).resolve().parent
+PATH = HERE / TABLE
 BEAM_EPILOG = "Standard Beam options (--runner, --direct_num_workers, ...) pass through."
 """The last line of a Beam command's help (`pipelines.options.help.usage`)."""
 _OPTION = re.compile(r"^  ((?:-{1,2}[\w-]+(?: [^,\s]+)?(?:, )?)+)")
@@ -78,7 +81,12 @@ def table() -> dict[str, Any]:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = columns
+    modules = [importlib.import_module(module).__file__ for module, _ in COMMANDS.values()]
+    declaring = [*modules, HERE / "cli.py", HERE / "command.py", *HERE.glob("options/*.py")]
+    sources = sorted({str(Path(str(path)).relative_to(HERE)) for path in declaring})
     return {
+        "sources": sources,
+        "sources_sha256": sources_digest(sources),
         "beam_version": BEAM_VERSION,
         "beam_flags": sorted(declared_flags(flag_parser(()))),
         "commands": commands,

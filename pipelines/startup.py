@@ -9,7 +9,10 @@ and is read here with the standard library alone. A flag the table does not know
 refused at once, with the same one line the command itself would print; anything
 else (a valid line, a value to check, a path) goes on to the command. Should the
 installed Beam differ from the one the table was made with, its flags may differ
-too, and an unknown flag is left to the command's own check.
+too, and an unknown flag is left to the command's own check. Should a file that
+declares flags or help (`sources`, listed in the table) differ from when the table
+was made (a flag added, the table not yet regenerated), the table is not used at
+all: a stale table never refuses a real flag, it only makes the answer slower.
 
 Rejected: option classes free of Beam (every `PipelineOptions` subclass imports
 it, and the jobs read their flags through `view_as`), and lazy imports inside
@@ -17,6 +20,7 @@ each command (the declarations themselves need Beam).
 """
 
 import difflib
+import hashlib
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -47,7 +51,9 @@ def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
     hint = closest(first, known)
     more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
     fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
-    return f"unknown flag {first.split('=', 1)[0]}{more}{fix}"
+    name = first.split("=", 1)[0]
+    shown = name if name.isprintable() else repr(name)  # one line, whatever was typed
+    return f"unknown flag {shown}{more}{fix}"
 
 
 def read_table() -> dict[str, Any] | None:
@@ -58,6 +64,15 @@ def read_table() -> dict[str, Any] | None:
         return None
     table: dict[str, Any] = json.loads(text)
     return table
+
+
+def sources_digest(paths: Sequence[str]) -> str:
+    """SHA-256 of the `pipelines` files at `paths` (relative), names and bytes."""
+    digest = hashlib.sha256()
+    root = resources.files("pipelines")
+    for path in paths:
+        digest.update(path.encode() + b"\0" + root.joinpath(path).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _beam_version() -> str | None:
@@ -73,6 +88,8 @@ def answer(args: Sequence[str]) -> int | None:
     table = read_table()
     if table is None or not args:
         return None
+    if sources_digest(table["sources"]) != table["sources_sha256"]:
+        return None  # a declaration changed since the table was made
     name = " ".join(args[:2]) if " ".join(args[:2]) in table["commands"] else args[0]
     entry = table["commands"].get(name)
     if entry is None:

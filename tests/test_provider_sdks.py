@@ -1,9 +1,9 @@
-"""Our batch lines against the providers' own SDK types (the `openai` and `anthropic`
-packages, in the `test` extra): every field we write is one the SDK declares, none of
-them deprecated there, the SDK's required fields are present, and the SDK's types
-accept the values. Vertex AI and Bedrock publish no typed batch line in a package
-this suite installs; their lines are checked against the documentation in
-`tests/test_formats.py`."""
+"""Our batch lines against the providers' own SDK types (the `openai`, `anthropic` and
+`google-genai` packages, in the `test` extra): every field we write is one the SDK
+declares, none of them deprecated there, the SDK's required fields are present, and
+the SDK's types accept the values. Bedrock publishes no typed line in a package this
+suite installs (its Anthropic body is the Anthropic SDK's, checked here; Converse is
+checked against the documentation in `tests/test_formats.py`)."""
 
 import inspect
 import json
@@ -12,6 +12,7 @@ from typing import Any, get_type_hints
 
 import pytest
 from anthropic.types.messages import batch_create_params
+from google.genai import types as genai
 from openai.types.chat import completion_create_params
 from pydantic import TypeAdapter
 
@@ -79,3 +80,19 @@ def test_anthropic_request_is_what_the_sdk_declares(fmt: str) -> None:
     assert set(params) <= declared and required <= set(params)
     assert not [key for key in params if _deprecated(params_type, key)]
     TypeAdapter(ANTHROPIC_REQUEST).validate_python({**line, "params": params})
+
+
+def test_vertex_request_is_made_of_the_genai_sdks_types() -> None:
+    """Vertex AI batch prediction takes `{"request": GenerateContentRequest}` in the REST
+    API's camelCase; google-genai's models take those names and forbid any other."""
+    request = _line("vertex_batch")["request"]
+    assert set(request) == {"contents", "systemInstruction", "generationConfig", "labels"}
+    for content in request["contents"]:
+        genai.Content.model_validate(content)
+    genai.Content.model_validate(request["systemInstruction"])
+    config = genai.GenerationConfig.model_validate(request["generationConfig"])
+    assert config.max_output_tokens == 512
+    labels = genai.GenerateContentConfig.model_validate({"labels": request["labels"]}).labels
+    assert labels == request["labels"]
+    with pytest.raises(ValueError):  # the SDK would refuse a field of another provider's
+        genai.GenerationConfig.model_validate({"maxTokens": 512})

@@ -1,16 +1,21 @@
 """`evpack` answers `--help` and refuses an unknown flag before Beam loads, from the flag
 table, and says exactly what the command itself would say."""
 
+import contextlib
 import importlib
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines import cli, startup
 from pipelines.flag_table import PATH, table_text
 from pipelines.options.flags import section_flags
+from tests.strategies import examples, markup
 from tests.test_cli_help import BEAM_COMMANDS, _sections
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +107,37 @@ def test_the_startup_bench_prints_a_figure_per_command_line(
     rows = capsys.readouterr().out.splitlines()[1:]
     assert [row.split("  ")[1].strip() for row in rows] == [label for label, _ in LINES]
     assert all(float(row.split()[-1 if "missing" in row else -2]) > 0 for row in rows)
+
+
+def test_a_table_older_than_the_declarations_is_not_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flag added to an options module and the table not regenerated: the command
+    answers itself (slower, never wrong) instead of refusing the new flag."""
+    assert startup.answer(["batch", "--brand_new_flag=1"]) == 2  # the table is current
+    stale = {**TABLE, "sources_sha256": "0" * 64}
+    monkeypatch.setattr(startup, "read_table", lambda: stale)
+    assert startup.answer(["batch", "--brand_new_flag=1"]) is None
+    assert startup.answer(["batch", "--help"]) is None
+
+
+@settings(max_examples=examples(300))
+@given(
+    command=st.sampled_from([*sorted(TABLE["commands"]), "catalog", "nope"]),
+    rest=st.lists(
+        st.one_of(
+            markup,
+            st.text().map(lambda t: "--" + t),
+            st.sampled_from(["--help", "-h", "--=", "--", "--in\nput"]),
+        )
+    ),
+)
+def test_any_command_line_gets_an_answer_or_goes_on(command: str, rest: list[str]) -> None:
+    """Whatever follows the command (markup, unicode, bare dashes), the early answer is
+    help, a refusal or nothing, and never an exception."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = startup.answer([*command.split(), *rest])
+    assert code in (None, 0, 2)
+    if code == 2:
+        assert len(err.getvalue().splitlines()) == 1
