@@ -27,12 +27,13 @@ from pipelines.options.flags import check_numbers
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
-from pipelines.options.sinks import SinkOptions
+from pipelines.options.sinks import SinkOptions, require_reachable
 from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
+from transforms.delivery import DeliveryReport, deliver_outbox
 from transforms.exclusion_counts import CountExclusions
 from transforms.io.bigquery import create_audit_tables
 from transforms.io.row_files import WriteJsonl, output_prefix
@@ -49,6 +50,7 @@ from transforms.progress import (
 )
 from transforms.record_files import ReadRecords, matching_files
 from transforms.run_metrics import PromptTokenPercentiles
+from transforms.sinks import PromptDelivery
 from transforms.staging import (
     acquire,
     commit,
@@ -76,11 +78,24 @@ def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
 
 @dataclass(frozen=True)
 class FinalCommit:
-    """A job's own last step: commit `staging` into `output` once every file is written."""
+    """A job's own last step: commit `staging` into `output` once every file is written,
+    then deliver its prompts to `topic` if one is named (`transforms.delivery`)."""
 
     staging: str
     output: str
     overwrite: bool
+    topic: str | None = None
+    run_id: str = ""
+    timeout_seconds: float = 0
+
+    def __call__(self) -> None:
+        commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
+        if self.topic is not None:
+            failure = deliver_outbox(
+                self.output, self.topic, self.run_id, self.timeout_seconds
+            ).failure()
+            if failure is not None:
+                raise RuntimeError(failure)
 
 
 def run_record(settings: Settings) -> RunRecord:
@@ -133,6 +148,7 @@ def build(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
         prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
+        delivery=PromptDelivery(settings.run_id, settings.sink_timeout_seconds, publish_now=False),
     )
     written = write_outputs(packed, letters, plan).files
     written.append(
@@ -147,7 +163,7 @@ def build(
             | "CommitOnce" >> beam.Create([final_commit])
             | "Commit"
             >> beam.Map(
-                lambda c, *_: commit_finished(c.staging, c.output, BATCH_FILE_TYPES, c.overwrite),
+                lambda c, *_: c(),
                 *[beam.pvalue.AsList(files) for files in written],
             )
         )
@@ -178,6 +194,9 @@ class BatchRun:
 
     settings: Settings
     summary: RunSummary
+    delivery: DeliveryReport | None = None
+    """What became of the prompts for `--prompts_topic`; None without one, or when the run
+    was refused (then nothing is published)."""
 
 
 def start(
@@ -207,8 +226,18 @@ def start(
             FileSystems.delete(stale)
     else:
         staging = staging or staging_name(settings.run_id)
-        final_commit = FinalCommit(f"{settings.output}/{staging}", settings.output, overwrite)
+        final_commit = FinalCommit(
+            f"{settings.output}/{staging}",
+            settings.output,
+            overwrite,
+            settings.sinks.prompts_topic,
+            settings.run_id,
+            settings.sink_timeout_seconds,
+        )
     pin_local_runner(options, BATCH_RUNNER)
+    require_reachable(
+        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
+    )
     if settings.create_tables:
         create_audit_tables(settings.sinks.dataset)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
@@ -253,7 +282,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
     letters = sampled_letters(files["dead_letters"])
     written = {name: glob for name, glob in files.items() if matching_files(glob)}
     summary = summarize(result.metrics(), elapsed, written, letters)
-    return BatchRun(settings=settings, summary=summary)
+    limit = options.view_as(GateOptions).max_dead_letter_percent
+    delivery = deliver(settings) if summary.hopeless(limit) is None else None
+    return BatchRun(settings=settings, summary=summary, delivery=delivery)
 
 
 def _finished(
@@ -276,13 +307,29 @@ def _finished(
     return result
 
 
+def deliver(settings: Settings) -> DeliveryReport | None:
+    """Publish a committed run's prompts to `--prompts_topic`, if named
+    (`transforms.delivery`): only once every check that can refuse the run has passed and
+    the run is committed."""
+    topic = settings.sinks.prompts_topic
+    if topic is None:
+        return None
+    return deliver_outbox(settings.output, topic, settings.run_id, settings.sink_timeout_seconds)
+
+
 def _run_and_print(argv: list[str]) -> int:
     finished = run(argv)
     print(finished.summary.render())
+    if finished.delivery is not None:
+        print("\n".join(finished.delivery.lines()))
     limit = PipelineOptions(argv).view_as(GateOptions).max_dead_letter_percent
     hopeless = finished.summary.hopeless(limit)
     if hopeless is not None:
-        raise CommandFailed(f"{hopeless}; see the top errors and hints above")
+        published = " (no prompt was published)" if finished.settings.sinks.prompts_topic else ""
+        raise CommandFailed(f"{hopeless}; see the top errors and hints above{published}")
+    failure = finished.delivery.failure() if finished.delivery is not None else None
+    if failure is not None:
+        raise CommandFailed(failure)
     return 0
 
 

@@ -6,11 +6,18 @@ Prompts and audit rows go where `transforms.sinks` chooses; exclusions are
 counted by the job's own counter (the whole run in batch, per window in
 streaming).
 
+Where prompts are published (streaming), each request's `Packed` line and
+audit rows go to the topic together: the manifest and exclusions of a
+prompt the topic refused are never written, and the prompt is a `publish`
+dead letter instead (`transforms.io.publish`), so the manifests say which
+prompts the queue has (a restart remembers exactly those).
+
 Dead letters are collected in one place, as Beam's error-handler idiom does:
 each stage adds its dead-letter collection to the job's `DeadLetters`, which
 `write_outputs` flattens once, counts and writes. A job with a dead-letter
 topic (streaming) cuts each letter to fit a message and publishes all of
-them, with those the dead_letters table refused; without one (batch) the
+them, with those the dead_letters table refused (one the topic refuses is
+kept in the table, and logged); without one (batch) the
 refused ones stay in JSONL files beside the table. Rejected: a tuple of
 dead-letter collections listed by hand in each job (batch listed 9,
 streaming 6, and a new stage's letters were easy to leave out); one
@@ -18,6 +25,7 @@ PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
 ... under one step, and the Dataflow job graph names them at the top level).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -26,12 +34,14 @@ from pydantic import BaseModel
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.prompt_formats import FileLimits
 from transforms.dead_letters import bounded
-from transforms.io.pubsub import PublishMessages, dead_letter_message
+from transforms.io.publish import PublishWithOutcomes
+from transforms.io.pubsub import dead_letter_message
 from transforms.io.row_files import WriteJsonl
-from transforms.pack import PackOutputs
+from transforms.pack import Packed, PackOutputs, unpacked
 from transforms.run_metrics import CountDeadLetters
 from transforms.sink_rows import EncodableRows, Encoder, arrow_encoder, prompt_line_encoder
 from transforms.sinks import (
+    PromptDelivery,
     Sinks,
     WriteAuditRows,
     exclusion_row_id,
@@ -62,6 +72,8 @@ class OutputPlan:
     """The prompt format's per-file limits, for prompts written as files."""
     count_exclusions: beam.PTransform
     """Exclusion records -> `ExclusionCount` rows (per run, or per window)."""
+    delivery: PromptDelivery
+    """How prompts for a topic leave the job (published now, or staged), with the run id."""
     dead_letter_topic: str | None = None
     """Streaming: every dead letter, cut to fit a message, is also published here."""
 
@@ -81,15 +93,18 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     sinks = plan.sinks
     letters.add(packed.dead_letters)
     files = []
-    prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters)
-    prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
-    if prompt_files is not None:
-        files.append(prompt_files)
-    manifests = _encodable(
-        packed.manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters
-    )
+    encodable = _encodable(packed.packed, "Prompts", "prompts", _packed_line_encoder, letters)
+    sent = write_prompts(encodable, sinks, plan.prompt_limits, plan.delivery)
+    files += [] if sent.files is None else [sent.files]
+    if sent.refused is not None:
+        letters.add(sent.refused)
+    # the audit rows of the prompts the sink took (all of them, but where it may refuse)
+    manifests, exclusions = packed.manifests, packed.exclusions
+    if sent.delivered is not encodable:
+        _, manifests, exclusions = unpacked(sent.delivered)
+    manifests = _encodable(manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters)
     exclusions = _encodable(
-        packed.exclusions, "Exclusions", "exclusions", arrow_encoder(ExclusionRecord), letters
+        exclusions, "Exclusions", "exclusions", arrow_encoder(ExclusionRecord), letters
     )
     counted = exclusions | "CountExclusions" >> plan.count_exclusions
     counts = _encodable(
@@ -112,7 +127,14 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         _ = (
             (dead_letters, refused | "BoundRejected" >> beam.Map(bounded))
             | "DeadLettersToPublish" >> beam.Flatten()
-            | "PublishDeadLetters" >> PublishMessages(plan.dead_letter_topic, dead_letter_message)
+            | "PublishDeadLetters"
+            >> PublishWithOutcomes(
+                plan.dead_letter_topic,
+                dead_letter_message,
+                plan.delivery.timeout_seconds,
+                "dead_letters_published",
+                plan.delivery.board,
+            )
         )
     elif sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
         output = _require_output(sinks, "dead_letters")
@@ -131,6 +153,11 @@ def _encodable(
     checked = rows | f"Encode{label}" >> EncodableRows(sink, encode)
     letters.add(checked.dead_letters)
     return checked.rows
+
+
+def _packed_line_encoder(packed: Sequence[Packed]) -> object:
+    """A request's prompt line as its sink encodes it."""
+    return prompt_line_encoder([p.line for p in packed])
 
 
 def _written(writer: WriteAuditRows) -> list[beam.PCollection]:
