@@ -176,6 +176,10 @@ def test_stream_start_fails_on_an_unreachable_sink(gcp_emulators, tmp_path) -> N
     assert "--prompts_topic" in line and "could not be reached" in line, done.stderr[-2000:]
 
 
+def _rows(folder: Path, pattern: str) -> list[dict]:
+    return [json.loads(line) for p in folder.glob(pattern) for line in p.read_text().splitlines()]
+
+
 def _batch(tmp_path: Path, topic: str, *extra: str) -> int:
     return batch_main(
         flags(SAMPLES / "requests.jsonl", tmp_path / "run", f"--prompts_topic={topic}", *extra)
@@ -202,16 +206,8 @@ def test_batch_delivers_after_commit_once_across_reruns(
     assert _batch(tmp_path, topic, "--overwrite") == 1
     err = capsys.readouterr().err
     assert "not delivered to --prompts_topic" in err and "PermissionDenied" in err
-    outbox = [
-        json.loads(line)
-        for path in (tmp_path / "run" / "outbox").glob("outbox-*.jsonl")
-        for line in path.read_text().splitlines()
-    ]
-    letters = [
-        json.loads(line)
-        for path in (tmp_path / "run" / "deliveries").glob("dead_letters-*.jsonl")
-        for line in path.read_text().splitlines()
-    ]
+    outbox = _rows(tmp_path / "run" / "outbox", "outbox-*.jsonl")
+    letters = _rows(tmp_path / "run" / "deliveries", "dead_letters-*.jsonl")
     assert sorted(d["request_id"] for d in letters) == sorted(p["request_id"] for p in outbox)
     assert {d["stage"] for d in letters} == {"publish"}
     assert {json.loads(d["payload"])["data"] for d in letters} == {p["line"] for p in outbox}
@@ -227,21 +223,38 @@ def test_batch_delivers_after_commit_once_across_reruns(
     )
     assert {p.attributes["prompt_sha256"] for p in prompts} == {p["prompt_sha256"] for p in outbox}
     assert len({p.attributes["run_id"] for p in prompts}) == 1
+    delivered = _rows(tmp_path / "run" / "deliveries", "deliveries-*.jsonl")
+    assert sorted(d["message_id"] is not None for d in delivered) == [True] * len(outbox)
+    assert {d["request_id"] for d in delivered} == {p["request_id"] for p in outbox}
     assert _batch(tmp_path, topic, "--overwrite") == 0
     out = capsys.readouterr().out
     assert f"duplicates       {len(outbox)} (delivered by an earlier run" in out
+    rows = _rows(tmp_path / "run" / "deliveries", "deliveries-*.jsonl")
+    assert sorted(d["outcome"] for d in rows) == sorted(
+        ["delivered"] * len(outbox) + ["duplicate"] * len(outbox)
+    )
     assert "delivered        0" in out
     assert drain(routes.subscription("prompts"), 0, seconds=5) == []
 
 
-def test_batch_fails_in_bounded_time_on_an_unreachable_topic(
-    gcp_emulators, tmp_path, monkeypatch, capsys
+@pytest.mark.parametrize("sink", ["prompts_topic", "bigquery_dataset"])
+def test_batch_fails_in_bounded_time_on_an_unreachable_sink(
+    gcp_emulators, tmp_path, monkeypatch, capsys, sink
 ) -> None:
-    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{free_port()}")
+    closed = f"127.0.0.1:{free_port()}"  # nothing listens there
+    if sink == "prompts_topic":
+        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", closed)
+    else:
+        monkeypatch.setenv("BIGQUERY_EMULATOR_HOST", f"http://{closed}")
     topic = f"projects/{gcp_emulators.project}/topics/nowhere"
+    dataset = f"--bigquery_dataset={gcp_emulators.project}.nowhere"
+    extra = ["--sink_timeout_seconds=2"] + ([dataset] if sink == "bigquery_dataset" else [])
     started = time.monotonic()
-    assert _batch(tmp_path, topic, "--sink_timeout_seconds=2") == 1
+    if sink == "prompts_topic":
+        assert _batch(tmp_path, topic, *extra) == 1
+    else:
+        assert batch_main(flags(SAMPLES / "requests.jsonl", tmp_path / "run", *extra)) == 1
     assert time.monotonic() - started < 60
     err = capsys.readouterr().err
-    assert f"--prompts_topic {topic} could not be reached" in err
+    assert f"--{sink} " in err and "could not be reached within" in err, err[-2000:]
     assert not (tmp_path / "run" / "manifests").exists()  # refused before the run
