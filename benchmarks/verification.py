@@ -1,6 +1,11 @@
 """Verification of answers: recall per fault class, false flags per answer style, and speed.
 
-    python -m benchmarks.verification --data-dir ../shared/data [--limit 500] [--wall 10000]
+    python -m benchmarks.verification --data-dir ../shared/data [--limit 500] [--wall 10000] \
+        [--real-splits dev test500 test_ood]
+
+Two benches: answers written from templates (this module), and real model answers
+(`benchmarks.real_answers`, AttributionBench claims judged by people), whose
+figures go into the same `verification.json` under `real_answers`.
 
 Answer sets are built from every eval data set (HotpotQA, RAMDocs,
 MultiHop-RAG, ConflictNQ), packed by our packer (1,024 evidence tokens). A
@@ -68,6 +73,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks import real_answers
 from benchmarks.adapters import (
     DEFAULT_DATA_DIR,
     EVAL_TIME,
@@ -77,6 +83,7 @@ from benchmarks.adapters import (
     multihop_cases,
     ramdocs_cases,
 )
+from benchmarks.real_answers import met
 from packer import Catalog, PackerRuntime, pack_request
 from packer.answer_sentences import cited_labels, split_sentences
 from packer.answers import parse_answer_line, parse_prompt_line
@@ -890,21 +897,17 @@ def summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _met(ok: bool) -> str:
-    return "met" if ok else "missed"
-
-
 def report_section(result: dict[str, Any]) -> list[str]:
     """The verification section of REPORT.md."""
     targets = result["targets"]
     rows = [
         f"| `{name}` | `{CLASSES[name]}` | {r['n']} | {r['recall']:.4f} | "
-        f"{_met(r['recall'] >= targets['recall'])} |"
+        f"{met(r['recall'] >= targets['recall'])} |"
         for name, r in result["recall"].items()
     ]
     per_style = targets.get("false_flag_rate_per_style", TARGET_FALSE_FLAGS_PER_STYLE)
     styles = [
-        f"| `{name}` | {r['n']} | {r['rate']:.4f} | {_met(r['rate'] <= per_style)} |"
+        f"| `{name}` | {r['n']} | {r['rate']:.4f} | {met(r['rate'] <= per_style)} |"
         for name, r in result.get("false_flags_by_style", {}).items()
     ]
     flags = result["false_flag_rate"]
@@ -929,7 +932,7 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *rows,
         "",
         f"False flags on correct answers: {flags:.4f} overall "
-        f"({_met(flags <= targets['false_flag_rate'])}, target <= "
+        f"({met(flags <= targets['false_flag_rate'])}, target <= "
         f"{targets['false_flag_rate']}; by check: {result['false_flags_by_check'] or 'none'}).",
         "",
         f"| correct-answer style | answers | false flags | target <= {per_style} |",
@@ -937,12 +940,13 @@ def report_section(result: dict[str, Any]) -> list[str]:
         *styles,
         "",
         f"Checks: {speed:,.0f} answers per CPU second of one process "
-        f"({_met(speed >= targets['answers_per_s'])}, target >= "
+        f"({met(speed >= targets['answers_per_s'])}, target >= "
         f"{targets['answers_per_s']:,} per core; load average "
         f"{result.get('load_average', 0):.1f} on this shared machine).{wall_text}",
         "",
         __doc__.split("\n\n", 2)[2].strip(),
         "",
+        *(real_answers.report_section(result["real_answers"]) if "real_answers" in result else []),
     ]
 
 
@@ -955,14 +959,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--wall", type=int, default=10_000, help="answers for the evpack verify wall time (0: none)"
     )
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument(
+        "--real-splits",
+        nargs="*",
+        default=list(real_answers.SPLITS),
+        choices=real_answers.SPLITS,
+        help="splits of the real-answer bench (none: skip it)",
+    )
     args = parser.parse_args(argv)
     packed = packed_cases(args.data_dir, args.limit)
     result = measure(packed.cases, packed.run_ids, args.repeats)
     if args.wall:
         result["wall"] = wall_time(packed, args.wall)
+    if args.real_splits:
+        result["real_answers"] = real_answers.measure(args.data_dir, args.real_splits)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "verification.json").write_text(json.dumps(result, indent=1) + "\n")
     print(summary(result))
+    if "real_answers" in result:
+        print(real_answers.summary(result["real_answers"]))
     return 0
 
 

@@ -25,7 +25,12 @@ _BREAK = re.compile(
 after a CJK full stop, a blank line, or the line break before a list item. The pattern
 starts with a character class so the scan skips ahead; rejected: lookbehinds at every
 position, three times slower."""
-_TRAILING_CITATIONS = re.compile(r"([.!?。！？])((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)")
+_TRAILING_CITATIONS = re.compile(
+    r"([.!?。！？][\"”’)]?)((?:\s*\[E\d+(?:\s*[,;–-]\s*E\d+)*\])+)"
+    r"(?!\s*(?:\[E\d|[.!?。！？]))"
+)
+"""Citations after a sentence's full stop (and a closing quote or bracket), unless a full
+stop of their own follows them ('x..." [E1].' already ends after the citation)."""
 _ABBREVIATION = re.compile(
     r"[(\[\"“'‘]?(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|Nos?|vs"
     r"|Inc|Ltd|Co|Corp|Bros|Gen|Gov|Sen|Rep|Rev|Hon|Pres|Lt|Col|Sgt|Capt|Cmdr|Adm|Mt|Ft|Ave"
@@ -110,7 +115,7 @@ def split_sentences(answer: str) -> list[str]:
     This splitter reads answers only; evidence is cut into units by
     `packer.units`, whose rules are part of the packing output.
     """
-    moved = _TRAILING_CITATIONS.sub(r"\2\1", answer)  # "x. [E1]" cites for x: "x [E1]."
+    moved = _TRAILING_CITATIONS.sub(r"\2\1", answer)  # 'x." [E1]' cites for x: 'x [E1]."'
     pieces = [p.strip() for p in _pieces(moved) if p.strip()]
     sentences: list[str] = []
     for piece in pieces:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from packer.layout import parse_blocks
+from packer.layout import outside_blocks, parse_blocks
 from schemas.prompt_formats import FORMATS
 from schemas.prompt_formats.results import Answer, AnswerError, required_key
 
@@ -51,11 +51,13 @@ def parse_answer_line(line: str) -> Answer:
 
 @dataclass(frozen=True)
 class PromptText:
-    """A prompt line read back: its key, the evidence blocks by label, and its format."""
+    """A prompt line read back: its key, the evidence blocks by label, its format, and what
+    else the model was given (the question, the notes: `given`)."""
 
     key: str
     blocks: dict[str, str]
     prompt_format: str
+    given: str = ""
 
 
 def _prompt_text(value: dict[str, Any]) -> tuple[str, str, str]:
@@ -72,4 +74,4 @@ def _prompt_text(value: dict[str, Any]) -> tuple[str, str, str]:
 def parse_prompt_line(line: str) -> PromptText:
     """A prompt line of any prompt format: the key it names its request by, and its blocks."""
     fmt, key, user = _prompt_text(_object(line, "prompt line"))
-    return PromptText(key, parse_blocks(user), fmt)
+    return PromptText(key, parse_blocks(user), fmt, outside_blocks(user))

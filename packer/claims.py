@@ -9,10 +9,17 @@ import re
 from dataclasses import dataclass
 
 from packer.answer_sentences import cited_labels, split_sentences, strip_citations
+from packer.arithmetic import Derivation, derivations
 from packer.figures import Fact, figure_facts, normalize_phrase
 
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
 _DIGIT = re.compile(r"\d")
+QUOTATION_WORDS = 4
+"""A quoted span of this many words or more is a quotation, checked verbatim; a shorter
+one is a term in quotes ("the "chicken or egg" debate", ""STANAGs""), checked as words
+each present in a cited block, case- and inflection-insensitive
+(`packer.figures.word_forms`). Measured on the real answers' tuning split
+(docs/verify.md)."""
 
 
 @dataclass(frozen=True)
@@ -23,16 +30,25 @@ class Sentence:
     labels: tuple[str, ...]
     """Every label it cites, as written (a range expanded, or kept whole when it cannot be)."""
     facts: tuple[Fact, ...]
+    derived: tuple[Derivation, ...] = ()
+    """Arithmetic the sentence writes out (`packer.arithmetic`): its results are `derived`
+    when their operands are supported."""
 
 
 def sentence_facts(text: str) -> tuple[Fact, ...]:
     """The figures, dates and quoted phrases a sentence states (citations removed)."""
-    plain = strip_citations(text)
+    return _plain_facts(strip_citations(text))
+
+
+def _plain_facts(plain: str) -> tuple[Fact, ...]:
     facts: list[Fact] = []
     for m in _QUOTE.finditer(plain):
         phrase = normalize_phrase(m[1] or m[2]).strip(" .,;:!?'\"")
-        if phrase:
+        words = re.findall(r"\w+(?:['’]s)?", phrase)
+        if len(words) >= QUOTATION_WORDS:
             facts.append(Fact("quote", m[0], phrase))
+        elif words:
+            facts.append(Fact("term", m[0], " ".join(words)))
     if not _DIGIT.search(plain):
         return tuple(facts)  # every date and figure has a digit
     return (*facts, *figure_facts(plain))
@@ -40,4 +56,10 @@ def sentence_facts(text: str) -> tuple[Fact, ...]:
 
 def parse_answer(answer: str) -> list[Sentence]:
     """Every sentence of an answer with its citations and facts."""
-    return [Sentence(s, cited_labels(s), sentence_facts(s)) for s in split_sentences(answer)]
+    sentences = []
+    for s in split_sentences(answer):
+        plain = strip_citations(s)
+        facts = _plain_facts(plain)
+        derived = derivations(plain) if len(facts) >= 3 else ()  # two operands and a result
+        sentences.append(Sentence(s, cited_labels(s), facts, derived))
+    return sentences

@@ -29,7 +29,7 @@ def _authorization(
     request: Request, groups: frozenset[str], cand: Candidate, doc: CatalogDocument | None
 ) -> Exclusion | None:
     if cand.tenant_id is not None and cand.tenant_id != request.tenant_id:
-        return Exclusion(cand, ExclusionReason.UNAUTHORIZED, "candidate belongs to another tenant")
+        return Exclusion(cand, ExclusionReason.OTHER_TENANT, "candidate belongs to another tenant")
     if doc is None:
         return Exclusion(
             cand, ExclusionReason.UNKNOWN_DOCUMENT, "document not in the tenant's catalog"

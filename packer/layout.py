@@ -103,6 +103,12 @@ def parse_blocks(user_message: str) -> dict[str, str]:
     return {m.group(1): html.unescape(m.group(2) or "") for m in _BLOCK.finditer(user_message)}
 
 
+def outside_blocks(user_message: str) -> str:
+    """The text of a rendered user message that is not evidence (the notes and the question
+    line), unescaped: what the model was given besides the blocks."""
+    return html.unescape(_BLOCK.sub("\n", user_message))
+
+
 class PromptLayout:
     """How a prompt is rendered and counted, for one tokenizer and config.
 

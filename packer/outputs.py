@@ -67,6 +67,8 @@ class Packed:
     budget: int
     tokenizer: str
     catalog_version: str
+    facets_untagged: bool = False
+    """The request named facets and no candidate was tagged (`packer.pack.facets_untagged`)."""
 
 
 def assemble(packed: Packed) -> PackResult:
@@ -122,6 +124,7 @@ def _manifest(packed: Packed, prompt_sha: str, config_hash: str) -> ManifestRow:
             "candidates_in": len(packed.request.candidates),
             "evidence": [_evidence_row(r, rendered) for r in rendered.ordered],
             "uncovered_facets": rendered.uncovered,
+            "facets_untagged": packed.facets_untagged,
             "conflicts": [
                 {"evidence_ids": g, "labels": [labels[e] for e in g if e in labels], "rules": k}
                 for g, k in zip(packed.resolved.conflicts, packed.resolved.kinds, strict=True)

@@ -24,7 +24,7 @@ from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
 from schemas.prompt_formats import FORMATS
 
-__all__ = ["PackError", "PackResult", "layout_of", "pack_request"]
+__all__ = ["PackError", "PackResult", "facets_untagged", "layout_of", "pack_request"]
 
 
 class PackError(ValueError):
@@ -65,6 +65,19 @@ def _evidence_budget(
     if limits.max_evidence_tokens is not None:
         return max(least, min(available, limits.max_evidence_tokens)), base
     return available, base
+
+
+def facets_untagged(request: Request) -> bool:
+    """True when the request names facets and none of its candidates carries
+    `query_facets`: nothing says which facet a passage answers, so coverage is unknown.
+
+    Such a request is packed as if it named no facet (no "Required facets without
+    evidence" note, no uncovered facet in the manifest, no coverage preference in
+    selection) and its manifest says `facets_untagged`. Rejected: declaring every facet
+    uncovered, which told the model a facet lacked evidence when a passage answered it
+    and failed correct answers in `evpack verify` for the packer's gap.
+    """
+    return bool(request.facets) and not any(c.query_facets for c in request.candidates)
 
 
 def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
@@ -182,6 +195,9 @@ def pack_request(
     as_of = request.as_of or event_time
     if as_of is None:
         raise PackError("request has no as_of or event_time, and none was supplied")
+    untagged = facets_untagged(request)
+    if untagged:
+        request = request.model_copy(update={"facets": ()})
     limits = _limits(request, config)
     layout = layout_of(config, runtime.tokens)
     survivors = _survivors(request, catalog, config, as_of, runtime.memos)
@@ -205,6 +221,7 @@ def pack_request(
         budget=budget,
         tokenizer=runtime.tokens.name,
         catalog_version=catalog_version,
+        facets_untagged=untagged,
     )
     return assemble(packed)
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from packer.answers import AnswerError, parse_prompt_line
 from schemas import ExclusionRecord, ManifestRow, Request
 from schemas.replay import ReplayRow, ReplayStatus
+from schemas.run import RUN_FIELDS
 
 PROMPT_LINE = "prompt_line"
 EXCLUSIONS = "exclusions"
@@ -64,8 +65,8 @@ def _exclusion_mismatch(
     """Which evidence ids' exclusions differ (None: the same rows; `stored` None: not stored)."""
     if stored is None:
         return None
-    old = {e.evidence_id: e.model_dump() for e in stored}
-    new = {e.evidence_id: e.model_dump() for e in replayed}
+    old = {e.evidence_id: e.model_dump(exclude=RUN_FIELDS) for e in stored}
+    new = {e.evidence_id: e.model_dump(exclude=RUN_FIELDS) for e in replayed}
     differing = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
     if len(stored) != len(old):
         differing = sorted({*differing, "(an evidence id excluded twice)"})
@@ -92,7 +93,7 @@ def compare(
     """
     if replayed is None:
         return _unreplayed(stored, "not_packed", detail)
-    old, new = stored.model_dump(), replayed.model_dump()
+    old, new = stored.model_dump(exclude=RUN_FIELDS), replayed.model_dump(exclude=RUN_FIELDS)
     differences = sorted((k for k in old if old[k] != new[k]), key=lambda k: k != "prompt_sha256")
     notes = [detail] if detail else []
     for name, why in (

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from packer.claims import Sentence, parse_answer
-from packer.figures import TextFacts, normalize_phrase, text_facts
+from packer.figures import Fact, TextFacts, normalize_phrase, text_facts
 from schemas.reasons import ExclusionReason
 from schemas.verification import CheckName, CheckResult
 
@@ -95,6 +95,15 @@ _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
 _WORD = re.compile(r"\w+")
 
+SCOPES = ("citation", "packet")
+"""What a sentence's figures, dates and quotes are checked against: `citation`, the blocks it
+cites (the default; the citation checks run); `packet`, every block of the prompt, for answers
+to prompts that asked for no citations (the citation checks are `skip`)."""
+CITATION_CHECKS: frozenset[CheckName] = frozenset(
+    {"labels_exist", "cites_evidence", "factual_sentences_cited", "conflicts_reported"}
+)
+"""The checks that read an answer's citations: `skip` in the packet scope."""
+
 GATE_REASONS = frozenset(r for r in ExclusionReason if r.withheld)
 """Exclusion reasons that mean "this text may not reach the answer" (not duplicates or budget)."""
 
@@ -104,11 +113,17 @@ def checkable_id(value: str) -> bool:
     return len(value) >= 4 and any(c.isdigit() or c in "_-:/." for c in value)
 
 
+_GIVEN = "\0given"
+"""The key of the given text's facts among a packet's block facts (no label has a NUL)."""
+
+
 @dataclass(frozen=True)
 class Packet:
     """What the model was given for one request, as verification needs it.
 
-    `blocks` maps each label to its block text (unescaped); `own_ids` are the
+    `blocks` maps each label to its block text (unescaped); `given` is what
+    else the prompt said (the question and the notes: a figure restated from
+    it needs no evidence); `own_ids` are the
     ids of this packet's evidence (with what was folded into it) and documents;
     `excluded` maps the evidence id of each gate-excluded candidate to its text
     (empty when the request file was not given: the check is then skipped).
@@ -116,6 +131,7 @@ class Packet:
 
     request_id: str
     blocks: dict[str, str]
+    given: str = ""
     conflicts: tuple[tuple[str, ...], ...] = ()
     uncovered: tuple[str, ...] = ()
     own_ids: frozenset[str] = frozenset()
@@ -127,6 +143,13 @@ class Packet:
         found = self._facts.get(label)
         if found is None:
             found = self._facts[label] = text_facts(self.blocks[label])
+        return found
+
+    def given_facts(self) -> TextFacts:
+        """The figures and dates of the prompt outside the evidence (`given`), computed once."""
+        found = self._facts.get(_GIVEN)
+        if found is None:
+            found = self._facts[_GIVEN] = text_facts(self.given)
         return found
 
 
@@ -235,39 +258,75 @@ def _valid_labels(sentence: Sentence, packet: Packet) -> list[str]:
     return [label for label in sentence.labels if label in packet.blocks]
 
 
+def _given(fact: Fact, packet: Packet) -> bool:
+    """Whether the prompt outside the evidence states the fact (the question restated)."""
+    return bool(packet.given) and packet.given_facts().supports(fact)
+
+
 def check_cited(sentences: list[Sentence], packet: Packet) -> CheckResult:
-    """Sentences saying the evidence lacks something need no citation."""
+    """Sentences saying the evidence lacks something need no citation, nor figures that the
+    prompt gave outside the evidence (the question's)."""
     uncited = [
-        s
+        (s, stated)
         for s in sentences
-        if s.facts
+        if (stated := [f for f in s.facts if not _given(f, packet)])
         and not _valid_labels(s, packet)
         and not (_UNAVAILABLE.search(s.text) and _SOURCES.search(s.text))
     ]
     return _result(
         "factual_sentences_cited",
-        (f.text for s in uncited for f in s.facts),
-        (s.text for s in uncited),
+        (f.text for _, stated in uncited for f in stated),
+        (s.text for s, _ in uncited),
         "sentences stating a figure, date or quotation without a listed label",
     )
 
 
-def check_supported(sentences: list[Sentence], packet: Packet) -> CheckResult:
+def _supported(fact: Fact, sources: list[TextFacts]) -> bool:
+    """A fact some source holds; a name-number (`Fact.name`) unless a source writes its name
+    with another number ("Windows 11" against a block on "Windows 10")."""
+    if any(c.supports(fact) for c in sources):
+        return True
+    return bool(fact.name) and not any(c.names(fact) for c in sources)
+
+
+def _unsupported(sentence: Sentence, sources: list[TextFacts]) -> tuple[list[Fact], list[str]]:
+    """The sentence's facts no source supports, and the arithmetic that derived the others."""
+    missing = [f for f in sentence.facts if not _supported(f, sources)]
+    derived = []
+    for d in sentence.derived:
+        if d.result in missing and all(_supported(f, sources) for f in d.operands):
+            missing.remove(d.result)
+            derived.append(d.shown)
+    return missing, derived
+
+
+def check_supported(sentences: list[Sentence], packet: Packet, scope: str) -> CheckResult:
+    """Each fact against the blocks its sentence cites (scope `packet`: every block), or the
+    prompt outside the evidence; a result of written-out arithmetic over supported figures
+    passes as derived, named in the detail."""
     unsupported: list[tuple[str, str]] = []
+    derived: list[str] = []
+    given = [packet.given_facts()] if packet.given else []
+    every = [packet.facts(label) for label in packet.blocks]
     for s in sentences:
-        labels = _valid_labels(s, packet)
+        labels = _valid_labels(s, packet) if scope == "citation" else list(packet.blocks)
         if not labels or not s.facts:
             continue
-        cited = [packet.facts(label) for label in labels]
-        unsupported.extend(
-            (s.text, f.text) for f in s.facts if not any(c.supports(f) for c in cited)
-        )
-    return _result(
+        cited = every if scope == "packet" else [packet.facts(label) for label in labels]
+        missing, made = _unsupported(s, cited + given)
+        unsupported.extend((s.text, f.text) for f in missing)
+        derived.extend(made)
+    result = _result(
         "figures_supported",
         (f for _, f in unsupported),
         (t for t, _ in unsupported),
-        "figures, dates or quotations not found in the cited blocks",
+        "figures, dates or quotations not found in the "
+        + ("cited blocks" if scope == "citation" else "packet"),
     )
+    if not derived:
+        return result
+    note = "derived: " + "; ".join(dict.fromkeys(derived))
+    return result.model_copy(update={"detail": f"{result.detail}; {note}".lstrip("; ")})
 
 
 def check_conflicts(cited: set[str], packet: Packet) -> CheckResult:
@@ -345,8 +404,14 @@ def check_excluded_text(sentences: list[Sentence], packet: Packet) -> CheckResul
     )
 
 
-def verify_answer(answer: str, packet: Packet, run_ids: frozenset[str] = frozenset()) -> Verdict:
-    """Every check of one answer, in the order of `CheckName`."""
+def verify_answer(
+    answer: str,
+    packet: Packet,
+    run_ids: frozenset[str] = frozenset(),
+    scope: str = "citation",
+) -> Verdict:
+    """Every check of one answer, in the order of `CheckName` (`SCOPES`: what its figures are
+    checked against; the citation checks are `skip` in the packet scope)."""
     sentences = parse_answer(answer)
     cited = {label for s in sentences for label in s.labels}
     checks = [
@@ -355,12 +420,19 @@ def verify_answer(answer: str, packet: Packet, run_ids: frozenset[str] = frozens
         check_cites_evidence(sentences, packet, answer),
         check_leaked_ids(sentences, packet, run_ids),
         check_cited(sentences, packet),
-        check_supported(sentences, packet),
+        check_supported(sentences, packet, scope),
         check_conflicts(cited, packet),
         check_uncovered(sentences, packet),
         check_abstention(sentences, packet, answer),
         check_excluded_text(sentences, packet),
     ]
+    if scope == "packet":
+        checks = [
+            _skip(c.name, "packet scope: citations are not checked")
+            if c.name in CITATION_CHECKS
+            else c
+            for c in checks
+        ]
     return Verdict(
         checks=checks,
         sentences=len(sentences),

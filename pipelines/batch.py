@@ -22,12 +22,21 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from packer.version import BUILDER_VERSION
-from pipelines.command import CommandFailed, run_command
+from pipelines.command import run_command
 from pipelines.options.flags import check_numbers
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, require_reachable
+from pipelines.run_commit import (
+    RunFailed,
+    commit_files,
+    commit_rows,
+    decide_failure,
+    prepare_tables,
+    ready_tables,
+    table_run,
+)
 from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
@@ -35,8 +44,11 @@ from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.delivery import DeliveryReport, deliver_outbox
 from transforms.exclusion_counts import CountExclusions
-from transforms.io.bigquery import create_audit_tables
 from transforms.io.row_files import WriteJsonl, output_prefix
+from transforms.io.table_commit import (
+    TableRun,
+    drop_staging,
+)
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
@@ -53,7 +65,6 @@ from transforms.run_metrics import PromptTokenPercentiles
 from transforms.sinks import PromptDelivery
 from transforms.staging import (
     acquire,
-    commit,
     commit_finished,
     files_under,
     release,
@@ -112,6 +123,8 @@ def run_record(settings: Settings) -> RunRecord:
         catalog=settings.catalog.pattern,
         catalog_mode=settings.catalog.mode,
         event_time=settings.event_time,
+        run_id=settings.run_id,
+        job=settings.job,
     )
 
 
@@ -148,7 +161,8 @@ def build(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
         prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
-        delivery=PromptDelivery(settings.run_id, settings.sink_timeout_seconds, publish_now=False),
+        run_id=settings.run_id,
+        delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=False),
     )
     written = write_outputs(packed, letters, plan).files
     written.append(
@@ -184,10 +198,6 @@ def earlier_run(output: str, overwrite: bool) -> list[str]:
     return stale
 
 
-class RunFailed(CommandFailed):
-    """The pipeline failed after it started writing; the message says what it left behind."""
-
-
 @dataclass(frozen=True)
 class BatchRun:
     """A finished run: its settings and summary."""
@@ -205,15 +215,18 @@ def start(
     clear_outputs: bool = True,
     staging: str | None = None,
     settings: Settings | None = None,
+    tables: TableRun | None = None,
 ) -> tuple[PipelineResult, Settings]:
     """Parse flags, check for an earlier run's outputs and start the job.
 
     With `staging` (a directory name under --output) every output is written
-    there, for `run` to commit; without it, in place, after deleting the
+    there, for `run` to commit, and with `tables` the audit rows go to that run's
+    BigQuery staging tables; without it, in place, after deleting the
     outputs of an earlier run when `--overwrite` allows. The Dataflow launcher
     passes `clear_outputs=False`: it must return at once and may not reach the
     output bucket, so the job stages its files and commits them itself as its
-    last step (`transforms.staging.commit_finished`). `settings` are those `run`
+    last step (`transforms.staging.commit_finished`); its audit rows go straight
+    to the tables (load jobs). `settings` are those `run`
     already resolved from `argv`: resolving reads and checks a local catalog whole.
     """
     options = PipelineOptions(argv)
@@ -234,15 +247,18 @@ def start(
             settings.run_id,
             settings.sink_timeout_seconds,
         )
+        require_reachable(
+            options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
+        )
+        ready_tables(settings)
     pin_local_runner(options, BATCH_RUNNER)
-    require_reachable(
-        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
-    )
-    if settings.create_tables:
-        create_audit_tables(settings.sinks.dataset)
     _LOG.info("evpack batch settings: %s", settings_summary(settings))
     pipeline = beam.Pipeline(options=options)
-    written = replace(settings, output=f"{settings.output}/{staging}") if staging else settings
+    written = settings
+    if staging:
+        written = replace(written, output=f"{settings.output}/{staging}")
+    if tables is not None:
+        written = replace(written, sinks=replace(written.sinks, table_prefix=tables.prefix))
     if options.view_as(StandardOptions).runner != BATCH_RUNNER:
         build(pipeline, written, final_commit)  # a remote runner shows its own progress
         return pipeline.run(), settings
@@ -252,47 +268,68 @@ def start(
 
 
 def run(argv: list[str] | None = None) -> BatchRun:
-    """Run the batch job to completion under the output's lock, commit its outputs, summarize.
+    """Run the batch job to completion under the output's lock, decide whether it failed,
+    commit its files then its BigQuery rows, summarize.
 
-    Raises `OutputBusy` (a ValueError) when another run holds the output, and
-    `RunFailed` when the pipeline or the commit fails once files were written.
+    Raises `OutputBusy` (a ValueError) when another run holds the output,
+    `RerunRefused` (a ValueError) when the job's rows are in the dataset and
+    `--overwrite` was not given, and `RunFailed` when the pipeline, a gate or a
+    commit fails once files were written: then nothing of the run was committed.
     """
     started = time.monotonic()
     options = PipelineOptions(argv)
     settings = resolve(options)
     check_numbers(options, ((GateOptions, None),))
+    limit = options.view_as(GateOptions).max_dead_letter_percent
+    overwrite = options.view_as(SinkOptions).overwrite
     staging = staging_name(settings.run_id)
     output = settings.output
+    require_reachable(
+        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
+    )
+    tables = table_run(settings)
     lock = acquire(output, staging)
     try:
-        replaced = earlier_run(output, options.view_as(SinkOptions).overwrite)
-        result = _finished(argv, output, staging, settings)
+        replaced = earlier_run(output, overwrite)
+        earlier = prepare_tables(settings, tables, overwrite)
         try:
-            commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced)
-        except Exception as err:
-            raise RunFailed(
-                f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
-                f"found it (nothing of this run moved in); this run's files are under "
-                f"{output}/{staging}/"
-            ) from err
+            result = _finished(argv, output, staging, settings, tables)
+            staged = f"{output}/{staging}"
+            decide_failure(_summary(result, started, staged), limit, staged, tables)
+            commit_files(output, staging, replaced)
+        except BaseException:
+            if tables is not None:
+                drop_staging(tables)
+            raise
+        rows = commit_rows(tables, run_record(settings), output, earlier)
+        delivery = deliver(settings)  # every check passed, the run is committed: publish
     finally:
         release(lock)
-    elapsed = time.monotonic() - started
-    files = output_files(output)
-    letters = sampled_letters(files["dead_letters"])
-    written = {name: glob for name, glob in files.items() if matching_files(glob)}
-    summary = summarize(result.metrics(), elapsed, written, letters)
-    limit = options.view_as(GateOptions).max_dead_letter_percent
-    delivery = deliver(settings) if summary.hopeless(limit) is None else None
+    summary = _summary(result, started, output)
+    if rows is not None:
+        summary = replace(summary, outputs={**summary.outputs, "bigquery": rows})
     return BatchRun(settings=settings, summary=summary, delivery=delivery)
 
 
+def _summary(result: PipelineResult, started: float, where: str) -> RunSummary:
+    """The run's summary from its metrics, with its outputs and dead letters under `where`
+    (the staging folder before the commit, `--output` after)."""
+    files = output_files(where)
+    letters = sampled_letters(files["dead_letters"])
+    written = {name: glob for name, glob in files.items() if matching_files(glob)}
+    return summarize(result.metrics(), time.monotonic() - started, written, letters)
+
+
 def _finished(
-    argv: list[str] | None, output: str, staging: str, settings: Settings
+    argv: list[str] | None,
+    output: str,
+    staging: str,
+    settings: Settings,
+    tables: TableRun | None,
 ) -> PipelineResult:
     """Start the job into `staging` and wait for it; a failure names what it left."""
     try:
-        result, _ = start(argv, staging=staging, settings=settings)
+        result, _ = start(argv, staging=staging, settings=settings, tables=tables)
         result.wait_until_finish()
     except Exception as err:
         left = files_under(f"{output}/{staging}")
@@ -318,18 +355,18 @@ def deliver(settings: Settings) -> DeliveryReport | None:
 
 
 def _run_and_print(argv: list[str]) -> int:
-    finished = run(argv)
+    try:
+        finished = run(argv)
+    except RunFailed as failed:
+        if failed.summary is not None:
+            print(failed.summary.render())
+        raise
     print(finished.summary.render())
     if finished.delivery is not None:
         print("\n".join(finished.delivery.lines()))
-    limit = PipelineOptions(argv).view_as(GateOptions).max_dead_letter_percent
-    hopeless = finished.summary.hopeless(limit)
-    if hopeless is not None:
-        published = " (no prompt was published)" if finished.settings.sinks.prompts_topic else ""
-        raise CommandFailed(f"{hopeless}; see the top errors and hints above{published}")
-    failure = finished.delivery.failure() if finished.delivery is not None else None
-    if failure is not None:
-        raise CommandFailed(failure)
+        failure = finished.delivery.failure()
+        if failure is not None:
+            raise CommandFailed(failure)
     return 0
 
 

@@ -85,9 +85,8 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None =
         count_exclusions=WindowedExclusionCounts(
             stream.window_seconds, stream.allowed_lateness_seconds
         ),
-        delivery=PromptDelivery(
-            settings.run_id, settings.sink_timeout_seconds, publish_now=True, board=board
-        ),
+        run_id=settings.run_id,
+        delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=True, board=board),
         dead_letter_topic=stream.dead_letter_topic,
     )
     dead_letters = write_outputs(packed, letters, plan).dead_letters

@@ -8,6 +8,7 @@ from itertools import islice
 
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
+from schemas.reasons import ExclusionReason
 from transforms.dead_letters import shape_hints, top_errors
 from transforms.names import METRICS_NAMESPACE
 from transforms.record_files import file_records, matching_files
@@ -35,6 +36,10 @@ class RunSummary:
     bytes_read: int = 0
     top_errors: list[tuple[str, int]] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
+    prompts_without_evidence: int = 0
+    """Prompts of requests whose every candidate was excluded: the model can only abstain."""
+    facets_untagged: int = 0
+    """Requests naming facets with no candidate tagged `query_facets` (coverage unknown)."""
 
     @property
     def dead_letters_total(self) -> int:
@@ -52,6 +57,30 @@ class RunSummary:
                 f"--max_dead_letter_percent={max_dead_letter_percent:g}"
             )
         return None
+
+    @property
+    def alerts(self) -> list[str]:
+        """What an operator must look at even when the run passed: candidates of another
+        tenant mean the retrieval index is crossing tenants."""
+        alerts = []
+        crossed = self.excluded.get(ExclusionReason.OTHER_TENANT, 0)
+        if crossed:
+            alerts.append(
+                f"{crossed} candidates belong to another tenant than their request "
+                "(other_tenant): retrieval is crossing tenants; check the index's tenant filter"
+            )
+        if self.prompts_without_evidence:
+            alerts.append(
+                f"{self.prompts_without_evidence} prompts carry no evidence (every candidate "
+                "of their request was excluded): the model can only abstain on them"
+            )
+        if self.facets_untagged:
+            alerts.append(
+                f"{self.facets_untagged} requests name facets but none of their candidates "
+                "carries query_facets: facet coverage is unknown, no facet was declared "
+                "uncovered; tag candidates (docs/input.md, Facets)"
+            )
+        return alerts
 
     @property
     def requests_per_second(self) -> float:
@@ -79,6 +108,7 @@ class RunSummary:
             f"  context tokens   p50 {tokens(self.prompt_tokens_p50)}, "
             f"p95 {tokens(self.prompt_tokens_p95)}, max {tokens(self.prompt_tokens_max)}",
         ]
+        lines += [f"  alert            {alert}" for alert in self.alerts]
         lines += [f"  top error        {n} x {kind}" for kind, n in self.top_errors]
         lines += [f"  hint             {hint}" for hint in self.hints]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
@@ -139,4 +169,6 @@ def summarize(
         bytes_read=counters.get("bytes_read", 0),
         top_errors=top_errors(error for error, _ in letters or []),
         hints=shape_hints(payload for _, payload in letters or []),
+        prompts_without_evidence=counters.get("prompts_without_evidence", 0),
+        facets_untagged=counters.get("facets_untagged", 0),
     )

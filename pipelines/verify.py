@@ -2,7 +2,7 @@
 
     evpack verify --answers 'results/*.jsonl' --run out/run1 [--requests 'in/*.jsonl'] \\
         [--answer_set NAME] [--max_failed 0 | 25 | 2%] [--output out/run1] [--overwrite] \\
-        [--bigquery_dataset PROJECT.DATASET]
+        [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet]
 
 `--run` is the batch job's `--output` (prompts/, manifests/, exclusions/);
 `--requests` the request files it read, which enables the excluded-text check.
@@ -15,12 +15,20 @@ first; the same set again needs `--overwrite`. With `--bigquery_dataset
 PROJECT.DATASET` the rows are also inserted into its `verifications` table
 (created when missing; rows BigQuery rejects are dead letters too).
 
+`--scope packet` checks every figure, date and quote of an answer against the
+whole packet and skips the citation checks (answers to prompts that asked for
+no citations); the default `citation` checks each sentence against the blocks
+it cites.
+
 `--max_failed` gates a CI job: a count (`0`, `25`) or a share (`2%`) of
 answers that did not pass (a failed check, an API failure, an answer that
-could not be checked) plus prompts that got no answer; when exceeded the
-command exits 1 after writing every row. Runner: as the batch job.
+could not be checked), unreadable answer and prompt lines, and prompts that
+got no answer; when exceeded the command exits 1 after writing every row.
+Without it the exit status is 0 whatever failed, and the summary says so.
+Runner: as the batch job.
 """
 
+import json
 import logging
 import sys
 import time
@@ -43,7 +51,7 @@ from pipelines.options.verify import (
 )
 from schemas import ExclusionRecord, ManifestRow
 from schemas.tables import OUTPUTS
-from schemas.verification import VerificationRow
+from schemas.verification import Scope, VerificationRow
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.io.row_files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
@@ -52,6 +60,11 @@ from transforms.sinks import verification_row_id
 from transforms.verify import ReadAnswerLines, VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
+SCOPE_NOTES: dict[Scope, str] = {
+    "citation": "citation: each sentence against the blocks it cites",
+    "packet": "packet: every figure, date and quote against the whole packet; "
+    "citation checks skipped",
+}
 GATE_EXCEEDED = 1
 """Exit status when `--max_failed` is exceeded (2 stays a usage error)."""
 
@@ -82,7 +95,7 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         )
     lines = p | "ReadAnswers" >> ReadAnswerLines(settings.answers, max_record_bytes)
     verified = lines | "Verify" >> VerifyAnswers(
-        prompts, manifests, parsed.requests if parsed else None, exclusions
+        prompts, manifests, parsed.requests if parsed else None, exclusions, settings.scope
     )
     _ = verified.rows | "WriteRows" >> WriteParquet(
         f"{output}/verifications", answer_set, VerificationRow
@@ -114,8 +127,26 @@ class Outcome:
     gate_exceeded: bool
 
 
-def summarize(output: str, answer_set: str, run_dir: str, limit: FailureLimit | None) -> Outcome:
-    """Rows by status and failed checks, prompts without an answer, and the gate."""
+def _dead_letters(output: str, answer_set: str) -> tuple[Counter[str], str]:
+    """The answer set's dead letters by stage (unreadable answer and prompt lines, rows a
+    sink refused), and where they are."""
+    prefix = output_prefix(f"{output}/verify_dead_letters", answer_set)
+    stages: Counter[str] = Counter()
+    for f in matching_files(f"{prefix}-*.jsonl"):
+        with FileSystems.open(f) as handle:
+            stages.update(json.loads(line)["stage"] for line in handle if line.strip())
+    return stages, f"{prefix}-*.jsonl"
+
+
+def summarize(
+    output: str,
+    answer_set: str,
+    run_dir: str,
+    limit: FailureLimit | None,
+    scope: Scope = "citation",
+) -> Outcome:
+    """Rows by status and failed checks, unreadable lines, prompts without an answer, the
+    gate (or, without one, that the exit status does not gate)."""
     prefix = output_prefix(f"{output}/verifications", answer_set)
     rows = [r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()]
     requests = {
@@ -128,27 +159,38 @@ def summarize(output: str, answer_set: str, run_dir: str, limit: FailureLimit | 
     checked = [r for r in rows if r["status"] == "succeeded" and r["passed"] is not None]
     failed = Counter(name for r in checked for name in r["failed_checks"])
     not_passed = sum(1 for r in rows if not r["passed"])
+    letters, letters_at = _dead_letters(output, answer_set)
+    unreadable = sum(letters.values())
     lines = [
         f"evpack verify: {len(rows)} answers (answer set {answer_set})",
+        f"  scope           {SCOPE_NOTES[scope]}",
         "  status          " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),
         f"  checked         {len(checked)} (passed {sum(1 for r in checked if r['passed'])})",
     ]
     if failed:
         lines.append("  failed checks   " + ", ".join(f"{k} {v}" for k, v in failed.most_common()))
     lines.append(f"  not passed      {not_passed} answers")
+    if unreadable:
+        stages = ", ".join(f"{k} {v}" for k, v in sorted(letters.items()))
+        lines.append(f"  unreadable      {unreadable} lines ({stages}): {letters_at}")
     lines.append(f"  unanswered      {unanswered} prompts of {len(requests)} had no answer")
     duplicates = sum(1 for r in rows if r["duplicate"])
     if duplicates:
         lines.append(f"  duplicates      {duplicates} answers for a request answered before")
     exceeded = False
+    failures, total = not_passed + unanswered + unreadable, len(rows) + unanswered + unreadable
     if limit is not None:
-        failures, total = not_passed + unanswered, len(rows) + unanswered
         exceeded = limit.exceeded(failures, total)
         share = f" ({failures / total:.1%})" if total else ""
         verdict = "EXCEEDED" if exceeded else "held"
         lines.append(
             f"  gate            --max_failed={limit}: {failures} of {total}{share} "
             f"failing, {verdict}"
+        )
+    elif failures:
+        lines.append(
+            f"  gate            none: {failures} of {total} failing, yet the exit status is 0; "
+            "pass --max_failed=0 (or a count, or a share such as 2%) to exit 1 when more fail"
         )
     lines.append(f"  rows            {prefix}-*.parquet")
     return Outcome("\n".join(lines), exceeded)
@@ -171,7 +213,9 @@ def run(argv: list[str] | None = None) -> Outcome:
     pin_local_runner(options, BATCH_RUNNER)
     with beam.Pipeline(options=options) as p:
         build(p, settings)
-    return summarize(settings.output, settings.answer_set, settings.run, settings.limit)
+    return summarize(
+        settings.output, settings.answer_set, settings.run, settings.limit, settings.scope
+    )
 
 
 def _run_and_print(argv: list[str]) -> int:

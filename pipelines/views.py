@@ -2,11 +2,24 @@
 
 Each view is a BigQuery SQL file in `pipelines/dashboard_views/` (package data,
 so an installed package has them) whose leading comment says
-which question it answers. BigQuery gets the file with `${dataset}` replaced by
-`project.dataset`; the local report gets the same query transpiled to DuckDB,
-so a dashboard and a report can never disagree on what a figure means. The one
-deliberate difference: DuckDB computes exact quantiles where BigQuery uses
-`APPROX_QUANTILES` (the approximation only pays off at warehouse scale).
+which question it answers. A view reads an audit table as `${manifests}`,
+`${exclusions}`, ... : the table's current rows (`CURRENT_ROWS`), then
+`${dataset}` is replaced by `project.dataset`; the local report gets the same
+query transpiled to DuckDB, so a dashboard and a report can never disagree on
+what a figure means. The one deliberate difference: DuckDB computes exact
+quantiles where BigQuery uses `APPROX_QUANTILES` (the approximation only pays
+off at warehouse scale).
+
+Current rows count each request once. A rerun of a batch job replaces its
+earlier run's rows (`transforms.io.table_commit`), but two jobs may pack the
+same request (a rerun under another `--output`, a batch beside a stream), and
+rows of versions before run ids may be doubled: of each request only the rows
+of its latest run (run ids sort by start) are read, and of a manifest one row.
+Rejected: reading only the latest committed run of each job through the
+`runs` table (streaming runs have no run record, and two jobs packing the same
+request would still count it twice); a filtered view per table that the
+dashboards read (BigQuery and the report would then need the views created in
+order, and the report reads tables, not views).
 """
 
 from collections.abc import Sequence
@@ -20,9 +33,40 @@ from google.api_core.exceptions import Conflict
 from google.cloud import bigquery
 from sqlglot import exp
 
+from schemas.bigquery import bigquery_schema
+from schemas.tables import OUTPUTS
+
 VIEWS_DIR: Traversable = files("pipelines") / "dashboard_views"
 """The view files as installed with the package (read through importlib.resources,
 not a path into a source checkout, so `pip install .` runs the report too)."""
+
+
+def _current(table: str, qualify: str) -> str:
+    """The rows of `table` that `qualify` keeps, as a subquery named as the table."""
+    columns = ", ".join(f["name"] for f in bigquery_schema(OUTPUTS[table].model))
+    return f"(SELECT {columns} FROM `${{dataset}}.{table}` WHERE TRUE QUALIFY {qualify}) AS {table}"
+
+
+def _latest_run(table: str, key: str) -> str:
+    """The rows of `table` that the latest run of each `key` wrote (NULL: before run ids)."""
+    run = "COALESCE(run_id, '')"
+    return _current(table, f"{run} = MAX({run}) OVER (PARTITION BY {key})")
+
+
+CURRENT_ROWS: dict[str, str] = {
+    "manifests": _current(
+        "manifests",
+        "ROW_NUMBER() OVER (PARTITION BY request_id ORDER BY COALESCE(run_id, '') DESC) = 1",
+    ),
+    "exclusions": _latest_run("exclusions", "request_id"),
+    "dead_letters": _latest_run("dead_letters", "source, payload"),
+    "verifications": _latest_run("verifications", "request_id"),
+}
+"""What `${<table>}` reads in a view: the table's rows that count, each request once (a
+manifest per request, the other rows of its latest run; a dead letter is one input
+record by its source and payload), named as the table, its columns listed (the emulator
+resolves a record column's field, `budget.used`, only so). `WHERE TRUE`: BigQuery has
+taken QUALIFY only beside a WHERE, GROUP BY or HAVING."""
 
 
 @dataclass(frozen=True)
@@ -33,22 +77,26 @@ class View:
     question: str
     sql: str
 
+    def _over(self, dataset: str) -> str:
+        """The query over the current rows of `dataset`'s tables."""
+        current = Template(self.sql).substitute(CURRENT_ROWS)
+        return Template(current).substitute(dataset=dataset)
+
     def bigquery_sql(self, dataset: str) -> str:
         """The query for BigQuery; `dataset` is `project.dataset`."""
         if dataset.count(".") != 1:
             raise ValueError(f"dataset must be 'project.dataset', got {dataset!r}")
-        return Template(self.sql).substitute(dataset=dataset)
+        return self._over(dataset)
 
     @property
     def tables(self) -> frozenset[str]:
         """The audit tables the view reads."""
-        sql = Template(self.sql).substitute(dataset="project.dataset")
-        tree = sqlglot.parse_one(sql, read="bigquery")
+        tree = sqlglot.parse_one(self._over("project.dataset"), read="bigquery")
         return frozenset(t.name for t in tree.find_all(exp.Table) if t.db == "dataset")
 
     def duckdb_sql(self, schema: str) -> str:
         """The same query in DuckDB's dialect over tables of `schema`, with exact quantiles."""
-        tree = sqlglot.parse_one(Template(self.sql).substitute(dataset=schema), read="bigquery")
+        tree = sqlglot.parse_one(self._over(schema), read="bigquery")
         duck = sqlglot.parse_one(tree.sql(dialect="duckdb", comments=False), read="duckdb")
         return duck.transform(_exact_quantile).sql(dialect="duckdb")
 

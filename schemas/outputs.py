@@ -154,6 +154,9 @@ class ManifestRow(_Output):
     candidates_in: int
     evidence: list[ManifestEvidence]
     uncovered_facets: list[str]
+    facets_untagged: bool = False
+    """The request named facets but no candidate carries `query_facets`: coverage is
+    unknown, so no facet is declared uncovered (docs/input.md, "Facets")."""
     conflicts: list[Conflict]
     resolutions: list[Resolution] = []
     excluded: list[ReasonCount]
@@ -161,6 +164,9 @@ class ManifestRow(_Output):
     catalog_version: str
     """Fingerprint of the catalog entries the request was packed against (see
     `packer.catalog_slice`): the same facts give the same version in every catalog mode."""
+    run_id: str | None = None
+    """The run that wrote the row (`schemas.run.new_run_id`): the job stamps it as it writes
+    (`transforms.job_outputs`); null only in rows of versions before run ids."""
 
 
 class ExclusionRecord(_Output):
@@ -175,6 +181,8 @@ class ExclusionRecord(_Output):
     reason: ExclusionReason
     detail: str
     builder_version: str
+    run_id: str | None = None
+    """The run that wrote the row, as `ManifestRow.run_id`."""
 
 
 class ExclusionCount(_Output):
@@ -185,6 +193,8 @@ class ExclusionCount(_Output):
     count: int
     window_start: UtcDatetime | None
     window_end: UtcDatetime | None
+    run_id: str | None = None
+    """The run that wrote the row, as `ManifestRow.run_id`."""
 
 
 DeadLetterStage = Literal[
@@ -224,3 +234,5 @@ class DeadLetter(_Output):
     source: str
     request_id: str | None
     builder_version: str
+    run_id: str | None = None
+    """The run that wrote the row, as `ManifestRow.run_id`."""

@@ -24,6 +24,9 @@ class ExclusionReason(StrEnum):
         return member
 
     UNAUTHORIZED = "unauthorized", True
+    OTHER_TENANT = "other_tenant", True
+    """A candidate claiming another tenant than the request's: retrieval crossed tenants.
+    Its own reason, not `unauthorized`, so a leaking index is alertable by itself."""
     UNKNOWN_DOCUMENT = "unknown_document", True
     DELETED = "deleted", True
     SUPERSEDED = "superseded", True

@@ -7,6 +7,11 @@ from pydantic import BaseModel, ConfigDict
 
 from schemas._types import UtcDatetime
 
+RUN_FIELDS = frozenset({"run_id"})
+"""The fields of an audit row that say which run wrote it, not what the run decided: two
+runs of the same request and config give rows equal but for these (`evpack replay`
+compares without them)."""
+
 
 def new_run_id() -> str:
     """A fresh id for one run of a job: its UTC start, to the second, and 8 random hex
@@ -19,7 +24,8 @@ def new_run_id() -> str:
 
 
 class RunRecord(BaseModel):
-    """One batch run's inputs and settings, as `runs/` holds them for `evpack report`.
+    """One batch run's inputs and settings, as `runs/` holds them for `evpack report`, and as
+    a row of the `runs` table in BigQuery (one per job: its last committed run).
 
     The manifests say what each prompt was built with (config hash, builder,
     model); only the run knows which files it read. Rejected: these fields on
@@ -39,3 +45,9 @@ class RunRecord(BaseModel):
     """The catalog file or glob; None when it is read from Bigtable (`catalog_mode`)."""
     catalog_mode: str
     event_time: UtcDatetime
+    run_id: str | None = None
+    """This run's id, which every audit row it wrote carries (null in records of versions
+    before run ids)."""
+    job: str | None = None
+    """The job this run is a run of (`--audit_job`, by default its `--output`): in BigQuery
+    a rerun of the same job replaces the rows of its earlier run (`transforms.io.table_commit`)."""

@@ -48,7 +48,7 @@ OUTPUTS: dict[str, Output] = {
         Output("dead_letters", DeadLetter, "jsonl", "received_at", ("stage",)),
         Output("verifications", VerificationRow, "parquet", "event_time"),
         Output("verify_dead_letters", DeadLetter, "jsonl"),
-        Output("runs", RunRecord, "jsonl"),
+        Output("runs", RunRecord, "jsonl", "event_time", ("job",)),
         Output("outbox", QueuedPrompt, "jsonl"),
         Output("deliveries", Delivery, "jsonl"),
     )

@@ -23,6 +23,10 @@ CheckName = Literal[
 
 Outcome = Literal["pass", "fail", "skip"]
 
+Scope = Literal["citation", "packet"]
+"""What an answer's figures, dates and quotes were checked against: the blocks each sentence
+cites (`citation`), or every block of its prompt (`packet`, citation checks skipped)."""
+
 AnswerStatus = Literal[
     "succeeded",
     "errored",
@@ -53,6 +57,8 @@ class CheckResult(_Row):
     sentences: list[str]
     """The answer's sentences that failed it."""
     detail: str
+    """Why it failed; for `figures_supported`, also the figures it found derived by
+    arithmetic the answer wrote out over supported figures ("derived: 60 * £10 = £600")."""
 
 
 def _now() -> datetime:
@@ -88,6 +94,8 @@ class VerificationRow(_Row):
     """The request's event time (from its manifest), for per-day dashboards."""
     verified_at: UtcDatetime = Field(default_factory=_now)
     answer_format: str
+    scope: Scope = "citation"
+    """`evpack verify --scope` of the run, on every row (streaming: always `citation`)."""
     status: AnswerStatus
     error: str | None
     passed: bool | None
@@ -98,3 +106,6 @@ class VerificationRow(_Row):
     failed_checks: list[str]
     builder_version: str | None
     config_hash: str | None
+    run_id: str | None = None
+    """The packing run whose manifest the answer was checked against (its `run_id`): a
+    verification belongs to the run it checks; null when no manifest was found."""

@@ -179,12 +179,31 @@ VERIFICATIONS = [
     _verification("g1", "globex", DAY1_0910, "succeeded", ["no_leaked_ids", "no_excluded_text"]),
 ]
 
-ROWS: dict[str, list[BaseModel]] = {
+LATEST_RUN = "20260302T000000-11111111"
+EARLIER_RUN = "20260301T000000-00000000"
+
+
+def _runs(rows: list[BaseModel]) -> list[BaseModel]:
+    """`rows` as the latest run wrote them, beside copies an earlier run (another job
+    packing the same requests) and a version before run ids wrote: the views must count
+    each request once, so the copies change no expected figure."""
+    return [
+        row.model_copy(update={"run_id": run})
+        for run in (LATEST_RUN, EARLIER_RUN, None)
+        for row in rows
+    ]
+
+
+ONE_RUN: dict[str, list[BaseModel]] = {
     "manifests": MANIFESTS,
     "exclusions": EXCLUSIONS,
     "dead_letters": DEAD_LETTERS,
     "verifications": VERIFICATIONS,
 }
+"""The rows as one run's folder holds them (the report's page reads one run)."""
+
+ROWS: dict[str, list[BaseModel]] = {table: _runs(rows) for table, rows in ONE_RUN.items()}
+"""The rows with the copies of other runs, as a dataset may hold them: what the views read."""
 
 H9 = datetime(2026, 3, 1, 9, tzinfo=UTC)
 H10 = datetime(2026, 3, 2, 10, tzinfo=UTC)
@@ -240,9 +259,9 @@ EXPECTED: dict[str, list[tuple]] = {
 """Each view's rows for `ROWS`, sorted by every column."""
 
 
-def write_audit(directory: Path) -> Path:
-    """Write `ROWS` in the batch output layout: Parquet audit tables, JSONL dead letters."""
-    for table, records in ROWS.items():
+def write_audit(directory: Path, rows: dict[str, list[BaseModel]] = ONE_RUN) -> Path:
+    """Write `rows` in the batch output layout: Parquet audit tables, JSONL dead letters."""
+    for table, records in rows.items():
         folder = directory / table
         folder.mkdir(parents=True, exist_ok=True)
         if table == "dead_letters":

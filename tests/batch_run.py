@@ -2,7 +2,7 @@
 
 import glob
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 
 from pipelines.batch import build
 from pipelines.options.jobs import resolve
+from schemas.run import RUN_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -27,6 +28,9 @@ class Outputs:
     exclusions: list[dict[str, Any]]
     counts: list[dict[str, Any]]
     dead_letters: list[dict[str, Any]]
+    run_ids: frozenset[str | None] = field(default=frozenset(), compare=False)
+    """The run ids the audit rows carry, taken out of the rows (they differ between runs
+    of the same inputs; `schemas.run.RUN_FIELDS`)."""
 
 
 def flags(input_path: Path, out: Path, *extra: str) -> list[str]:
@@ -69,21 +73,29 @@ def _parquet(pattern: str) -> list[dict[str, Any]]:
 
 
 def read_outputs(out: Path) -> Outputs:
-    """All outputs under `out`, each sorted by request_id (and evidence_id)."""
+    """All outputs under `out`, each sorted by request_id (and evidence_id), the run ids of
+    the audit rows aside."""
 
     def key(row: dict[str, Any]) -> tuple[str, str]:
         return (row.get("request_id") or "", row.get("evidence_id") or row.get("payload", ""))
 
-    return Outputs(
+    run_ids: set[str | None] = set()
+
+    def audit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        run_ids.update(row.pop(name) for row in rows for name in RUN_FIELDS)
+        return rows
+
+    outputs = Outputs(
         prompts=sorted(_jsonl(f"{out}/prompts/prompts-*.jsonl"), key=key),
-        manifests=sorted(_parquet(f"{out}/manifests/manifests-*.parquet"), key=key),
-        exclusions=sorted(_parquet(f"{out}/exclusions/exclusions-*.parquet"), key=key),
+        manifests=sorted(audit(_parquet(f"{out}/manifests/manifests-*.parquet")), key=key),
+        exclusions=sorted(audit(_parquet(f"{out}/exclusions/exclusions-*.parquet")), key=key),
         counts=sorted(
-            _parquet(f"{out}/exclusion_counts/exclusion_counts-*.parquet"),
+            audit(_parquet(f"{out}/exclusion_counts/exclusion_counts-*.parquet")),
             key=lambda r: (r["tenant_id"], r["reason"]),
         ),
-        dead_letters=sorted(_jsonl(f"{out}/dead_letters/dead_letters-*.jsonl"), key=key),
+        dead_letters=sorted(audit(_jsonl(f"{out}/dead_letters/dead_letters-*.jsonl")), key=key),
     )
+    return replace(outputs, run_ids=frozenset(run_ids))
 
 
 def input_lines(path: Path) -> list[str]:

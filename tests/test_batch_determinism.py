@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from schemas.run import RUN_FIELDS
 from tests.batch_run import SAMPLES, flags, input_lines, run_test_pipeline
 
 
@@ -17,12 +18,16 @@ def _prompt_lines(out: Path) -> list[str]:
 
 
 def _manifest_rows(out: Path) -> list[str]:
-    """Manifest rows as canonical JSON, sorted by request_id."""
+    """Manifest rows as canonical JSON, sorted by request_id, without the run id (which
+    names the run, not what it packed: `schemas.run.RUN_FIELDS`)."""
     rows = [
         row for path in out.glob("manifests/*.parquet") for row in pq.read_table(path).to_pylist()
     ]
+    assert all(row["run_id"] for row in rows), "every manifest names its run"
     return [
-        json.dumps(row, sort_keys=True, default=str)
+        json.dumps(
+            {k: v for k, v in row.items() if k not in RUN_FIELDS}, sort_keys=True, default=str
+        )
         for row in sorted(rows, key=lambda r: r["request_id"])
     ]
 

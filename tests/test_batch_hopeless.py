@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from pipelines.batch import main
+from pipelines.run_commit import RunFailed, decide_failure
+from pipelines.summary import RunSummary
 from tests.batch_run import SAMPLES, flags, input_lines
 from transforms.dead_letters import error_kind, input_shape, top_errors
+from transforms.io.table_commit import TableRun
 
 REQUEST = json.loads(input_lines(SAMPLES / "requests.jsonl")[0])
 LANGCHAIN = {"page_content": "Refunds take 5 days.", "metadata": {"source": "kb/1"}}
@@ -86,3 +89,62 @@ def test_a_dead_letter_share_above_the_flag_exits_1(
     assert "more than --max_dead_letter_percent=50" in capsys.readouterr().err
     assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=100") == 0
     assert _run(tmp_path, lines, "--overwrite", "--max_dead_letter_percent=-1") == 2
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        (["not json"], "no prompt was made"),
+        (["not json"] * 40, "more than --max_dead_letter_percent=50"),
+    ],
+)
+def test_a_failed_overwrite_rerun_leaves_the_earlier_run_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: list[str], why: str
+) -> None:
+    """Every exit-1 gate is decided before the first file moves: the rerun's files stay in
+    its staging folder, named, and the earlier run's outputs are byte for byte as they were."""
+    requests = input_lines(SAMPLES / "requests.jsonl")
+    assert _run(tmp_path, requests) == 0
+    out = tmp_path / "out"
+    before = {k: v for k, v in _tree(out).items() if not k.startswith(".tmp-")}
+    lines = bad if len(bad) == 1 else requests[:3] + bad
+    assert _run(tmp_path, lines, "--overwrite") == 1
+    err = capsys.readouterr().err
+    assert why in err and "nothing of this run was committed" in err
+    after = {k: v for k, v in _tree(out).items() if not k.startswith(".tmp-")}
+    assert after == before
+    staged = [p for p in out.glob(".tmp-*") if str(p) in err]
+    assert len(staged) == 1 and list(staged[0].glob("dead_letters/*.jsonl"))
+
+
+def _summary(prompts: int, letters: int) -> RunSummary:
+    return RunSummary(
+        records_in=prompts + letters,
+        requests_in=prompts,
+        prompts_out=prompts,
+        candidates_in=0,
+        evidence_packed=0,
+        dead_letters={"parse": letters} if letters else {},
+        excluded={},
+        prompt_tokens_p50=None,
+        prompt_tokens_p95=None,
+        prompt_tokens_max=None,
+        elapsed_seconds=1.0,
+    )
+
+
+def test_the_exit_1_gates_are_decided_on_the_staged_run_naming_what_stays_untouched() -> None:
+    tables = TableRun("p.audit", "nightly", "20261203T102000-1a2b3c4d")
+    decide_failure(_summary(3, 3), 50, "out/.tmp-x", tables)  # 50%: not over the limit
+    for summary, why in ((_summary(0, 2), "no prompt"), (_summary(1, 2), "67% of the records")):
+        with pytest.raises(RunFailed) as failed:
+            decide_failure(summary, 50, "out/.tmp-x", tables)
+        message = str(failed.value)
+        assert why in message and "out/.tmp-x/" in message and "tables of p.audit" in message
+        assert failed.value.summary is summary
+    with pytest.raises(RunFailed, match=r"\(the earlier outputs are as they were\);"):
+        decide_failure(_summary(0, 1), 100, "out/.tmp-x", None)

@@ -40,11 +40,23 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> tuple[BatchRun, Outputs]:
             }
         ),
         json.dumps(base | {"request_id": "long-question", "question": "why? " * 3000}),
+        json.dumps(base | {"request_id": "only-foreign", "candidates": [foreign]}),
+        json.dumps(
+            base
+            | {
+                "request_id": "untagged",
+                "facets": ["refunds", "pto"],
+                "candidates": [
+                    {k: v for k, v in c.items() if k != "query_facets"} for c in base["candidates"]
+                ],
+            }
+        ),
     ]
     tmp = tmp_path_factory.mktemp("malformed")
     path = tmp / "requests.jsonl"
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    finished = run(flags(path, tmp / "out"))
+    # Most records are malformed on purpose: the gate that would fail such a run is lifted.
+    finished = run(flags(path, tmp / "out", "--max_dead_letter_percent=100"))
     return finished, read_outputs(tmp / "out")
 
 
@@ -76,7 +88,7 @@ def test_a_foreign_candidate_is_excluded_not_the_request(job: tuple[BatchRun, Ou
     _, out = job
     assert "foreign" in {m["request_id"] for m in out.manifests}
     foreign = [
-        x for x in out.exclusions if x["request_id"] == "foreign" and x["reason"] == "unauthorized"
+        x for x in out.exclusions if x["request_id"] == "foreign" and x["reason"] == "other_tenant"
     ]
     assert any(x["detail"] == "candidate belongs to another tenant" for x in foreign)
 
@@ -84,14 +96,34 @@ def test_a_foreign_candidate_is_excluded_not_the_request(job: tuple[BatchRun, Ou
 def test_nothing_is_lost_and_the_summary_agrees(job: tuple[BatchRun, Outputs]) -> None:
     finished, out = job
     summary = finished.summary
-    assert summary.records_in == 9 == len(out.manifests) + len(out.dead_letters)
-    assert summary.prompts_out == len(out.prompts) == 2
-    assert summary.requests_in == 3  # acme-q01, foreign, long-question (refused by the packer)
+    assert summary.records_in == 11 == len(out.manifests) + len(out.dead_letters)
+    assert summary.prompts_out == len(out.prompts) == 4
+    # acme-q01, foreign, only-foreign, untagged, long-question (refused by the packer)
+    assert summary.requests_in == 5
     assert summary.dead_letters == {"parse": 2, "validate": 3, "dedupe": 1, "pack": 1}
     assert summary.excluded == _counts(out)
     assert summary.prompt_tokens_p50 is not None and summary.prompt_tokens_p95 is not None
     assert summary.prompt_tokens_p50 <= summary.prompt_tokens_p95 <= summary.prompt_tokens_max  # type: ignore[operator]
     assert "dead letters     7" in summary.render()
+    crossed = summary.excluded["other_tenant"]
+    assert f"alert            {crossed} candidates belong to another tenant" in summary.render()
+
+
+def test_prompts_without_evidence_and_untagged_facets_are_alerts(
+    job: tuple[BatchRun, Outputs],
+) -> None:
+    finished, out = job
+    manifests = {m["request_id"]: m for m in out.manifests}
+    assert manifests["only-foreign"]["evidence"] == []
+    assert manifests["untagged"]["facets_untagged"] is True
+    assert manifests["untagged"]["uncovered_facets"] == []
+    assert not manifests["acme-q01"]["facets_untagged"]
+    summary = finished.summary
+    assert summary.prompts_without_evidence == sum(not m["evidence"] for m in out.manifests) == 1
+    assert summary.facets_untagged == sum(m["facets_untagged"] for m in out.manifests) == 1
+    rendered = summary.render()
+    assert "alert            1 prompts carry no evidence" in rendered
+    assert "alert            1 requests name facets but none of their candidates" in rendered
 
 
 def _counts(out: Outputs) -> dict[str, int]:

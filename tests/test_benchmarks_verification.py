@@ -6,14 +6,54 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import report, verification
+from benchmarks import real_answers, report, verification
 from packer.answers import parse_answer_line
 from tests.test_benchmarks_smoke import _write_data
 
 
+def _record(source: str, label: str, question: str, claim: str, *refs: str) -> dict:
+    return {
+        "id": f"{source}_{claim[:8]}",
+        "src_dataset": source,
+        "question": question,
+        "response": claim,
+        "claim": claim,
+        "claim_raw_string": claim,
+        "references": list(refs),
+        "attribution_label": label,
+        "citation_links": [],
+        "webpage_references": [],
+    }
+
+
+REAL = [
+    _record("LFQA", "attributable", "How many?", "It has 130 clubs.", "There are 130 clubs."),
+    _record("LFQA", "not attributable", "How many?", "It has 140 clubs.", "There are 130 clubs."),
+    _record(
+        "LFQA", "attributable", "Is a 12-year-old allowed?", "A 12-year-old is.", "Minors are."
+    ),
+    _record(
+        "HAGRID",
+        "attributable",
+        "When?",
+        "It opened in 1990 [2]. It has one hundred rooms [1].",
+        "[1] It has one hundred rooms.",
+        "[2] It opened in 1990.",
+    ),
+    _record("HAGRID", "not attributable", "Who?", "Windows 11 is new [1].", "[1] Windows 10."),
+    _record("HAGRID", "not attributable", "Who?", "It was built in 1900 [1]."),
+]
+"""Real-answer records in AttributionBench's shape: one of each kind the bench counts."""
+
+
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _write_data(tmp_path_factory.mktemp("data"))
+    data = _write_data(tmp_path_factory.mktemp("data"))
+    (data / "real_answers").mkdir()
+    for split in real_answers.SPLITS:
+        path = data / "real_answers" / f"attributionbench_{split}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in REAL))
+    return data
 
 
 def test_verification_benchmark_writes_its_figures_and_report_section(
@@ -42,8 +82,16 @@ def test_verification_benchmark_writes_its_figures_and_report_section(
     )
     assert set(result["false_flags_by_format"]) == set(verification.ANSWER_FORMATS)
     assert result["answers_per_s"] > 0 and result["wall"]["answers"] == 40
+    real = result["real_answers"]
+    for split in real_answers.SPLITS:
+        assert real[split]["without_references"] == 1 and real[split]["claims"] == 6
+        for scope in real_answers.SCOPES:
+            figures = real[split][scope]
+            assert figures["attributable"] == 3 and figures["false_flag_rate"] == 0.0, figures
+            assert figures["reachable"] == 2 and figures["catch_rate"] == 1.0, figures
     page = report.write_report(tmp_path).read_text()
     assert "## Verification of answers" in page and "`not_covered_phrasing`" in page
+    assert "### Real model answers" in page and "| test_ood | packet |" in page
 
 
 def _case(block: str, uncovered: tuple[str, ...] = ()) -> verification.Case:

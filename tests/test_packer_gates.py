@@ -4,6 +4,7 @@ import pytest
 
 from packer import Catalog, PackerRuntime, pack_request
 from schemas import PackingConfig, Principal, Revision
+from schemas.reasons import ExclusionReason
 from tests.factories import candidate, document, request, sha
 
 
@@ -30,10 +31,11 @@ def test_same_document_id_in_another_tenant_is_not_authorization(runtime):
     assert reasons(result) == {"e1": "unknown_document"}
 
 
-def test_candidate_claiming_another_tenant_is_unauthorized(runtime):
+def test_candidate_claiming_another_tenant_is_its_own_withheld_reason(runtime):
     docs = [document("d1"), document("d1", tenant_id="t2")]
     result = run(runtime, docs, candidate("e1", "d1", tenant_id="t2"))
-    assert reasons(result) == {"e1": "unauthorized"}
+    assert reasons(result) == {"e1": "other_tenant"}
+    assert ExclusionReason.OTHER_TENANT.withheld  # an answer repeating it leaks it
 
 
 def test_group_only_access_admits_and_missing_group_refuses(runtime):

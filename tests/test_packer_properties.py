@@ -7,7 +7,7 @@ import hashlib
 import html
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
@@ -150,23 +150,29 @@ def test_strategies_reach_every_rule():
     """The generated worlds hit every gate, folding, conflicts and the budget, so the
     properties above are not vacuous."""
     seen: set[str] = set()
+    expected = {
+        "unauthorized", "other_tenant", "unknown_document", "deleted", "superseded",
+        "not_yet_effective", "missing_provenance", "hash_mismatch", "policy_blocked",
+        "per_document_cap", "over_budget", "folded", "conflict",
+    }  # fmt: skip
 
     # Hypothesis mixes literals found in the project's modules into what it draws, so
-    # any new constant shifts the sequence: 1,000 examples keep every rule reached.
-    @settings(max_examples=1000, **_COMMON)
-    @given(docs=catalog_documents(), request=requests(), config=configs)
-    def collect(docs, request, config):
-        result = pack_request(request, Catalog(docs), config, RUNTIME)
-        seen.update(x.reason.value for x in result.exclusions)
-        if any(e.derived_from for e in result.manifest.evidence):
-            seen.add("folded")
-        if result.manifest.conflicts:
-            seen.add("conflict")
+    # any new constant shifts one seeded sequence: up to four fixed seeds of 1,000
+    # examples each, stopping once every rule was reached (deterministic either way).
+    for round_seed in range(4):
 
-    collect()
-    expected = {
-        "unauthorized", "unknown_document", "deleted", "superseded", "not_yet_effective",
-        "missing_provenance", "hash_mismatch", "policy_blocked", "per_document_cap",
-        "over_budget", "folded", "conflict",
-    }  # fmt: skip
+        @seed(round_seed)
+        @settings(max_examples=1000, **{**_COMMON, "derandomize": False, "database": None})
+        @given(docs=catalog_documents(), request=requests(), config=configs)
+        def collect(docs, request, config):
+            result = pack_request(request, Catalog(docs), config, RUNTIME)
+            seen.update(x.reason.value for x in result.exclusions)
+            if any(e.derived_from for e in result.manifest.evidence):
+                seen.add("folded")
+            if result.manifest.conflicts:
+                seen.add("conflict")
+
+        collect()
+        if expected <= seen:
+            break
     assert expected <= seen, expected - seen

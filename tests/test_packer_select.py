@@ -92,6 +92,29 @@ def test_facet_coverage_comes_before_score(runtime):
     assert "e3" not in labels_in_order(result)
 
 
+@given(
+    facets=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4, unique=True),
+    tag_one=st.booleans(),
+)
+def test_untagged_facets_are_unknown_not_uncovered(runtime, facets, tag_one):
+    """No candidate tagged: no facet is declared uncovered and the manifest says why; one
+    tagged candidate restores the declaration of the facets no packed block carries."""
+    cands = [candidate("e1", "d1", text="The refund window is 30 days.")]
+    if tag_one:
+        cands.append(candidate("e2", "d2", text="Other text.", query_facets=("zz-other",)))
+    docs = [document("d1"), document("d2")]
+    result = run(runtime, docs, *cands, facets=tuple(facets))
+    assert result.manifest.facets_untagged is (not tag_one)
+    notes = "Required facets without evidence" in result.prompt.messages[1].content
+    assert notes is tag_one
+    if tag_one:
+        assert set(result.manifest.uncovered_facets) == set(facets) - {"zz-other"}
+    else:
+        assert result.manifest.uncovered_facets == []
+        plain = run(runtime, docs, *cands)
+        assert result.prompt.messages == plain.prompt.messages
+
+
 def test_per_document_cap_with_backfill(runtime):
     cands = [
         candidate(f"e{i}", "d1", text=f"Fact {i} " * 5, retrieval_score=1 - i / 10)

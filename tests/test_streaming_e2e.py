@@ -6,6 +6,7 @@ topic and the BigQuery audit tables.
 """
 
 import json
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -174,3 +175,6 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
         )
         assert counted(rows) == expected
         assert all(r["window_end"] - r["window_start"] == timedelta(seconds=2) for r in rows)
+        # Every audit row and dead letter names the one run of the job that wrote it.
+        (run_id,) = {r["run_id"] for r in (*manifests, *exclusions, *rows, *letters)}
+        assert run_id is not None and re.fullmatch(r"\d{8}T\d{6}-[0-9a-f]{8}", run_id)

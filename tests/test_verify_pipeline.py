@@ -97,6 +97,8 @@ def test_verify_rows_for_every_answer(vertex_run: Path, tmp_path: Path) -> None:
             failed = next(c for c in row["checks"] if c["name"] == "figures_supported")
             assert failed["offending"] == ["987,654"]
         assert row["tenant_id"] == manifests[request_id]["tenant_id"]
+        # A verification belongs to the run it checks: the manifest's run id.
+        assert row["run_id"] == manifests[request_id]["run_id"] is not None
     dead = glob.glob(f"{tmp_path}/verified/verify_dead_letters/predictions/*.jsonl")
     letter = json.loads(Path(dead[0]).read_text())
     assert letter["stage"] == "answer" and letter["source"] == f"{answers}:{len(results) + 1}"

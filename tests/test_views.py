@@ -18,7 +18,9 @@ def test_every_view_states_its_question_and_has_expectations() -> None:
     assert {v.name for v in views} == set(EXPECTED)
     for view in views:
         assert len(view.question) > 40, view.name
-        assert "${dataset}" in view.sql, f"{view.name} must read tables of ${{dataset}}"
+        assert view.tables, view.name
+        for table in view.tables:  # through its current rows, never the table itself
+            assert f"${{{table}}}" in view.sql and "${dataset}" not in view.sql, view.name
 
 
 def test_deploy_readme_lists_every_view() -> None:

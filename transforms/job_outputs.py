@@ -25,8 +25,9 @@ PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
 ... under one step, and the Dataflow job graph names them at the top level).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import apache_beam as beam
 from pydantic import BaseModel
@@ -48,6 +49,8 @@ from transforms.sinks import (
     manifest_row_id,
     write_prompts,
 )
+
+Row = TypeVar("Row", bound=BaseModel)
 
 
 class DeadLetters:
@@ -72,8 +75,11 @@ class OutputPlan:
     """The prompt format's per-file limits, for prompts written as files."""
     count_exclusions: beam.PTransform
     """Exclusion records -> `ExclusionCount` rows (per run, or per window)."""
+    run_id: str
+    """This run's id, stamped on every audit row it writes (`with_run_id`) and on each
+    prompt message."""
     delivery: PromptDelivery
-    """How prompts for a topic leave the job (published now, or staged), with the run id."""
+    """How prompts for a topic leave the job (published now, or staged)."""
     dead_letter_topic: str | None = None
     """Streaming: every dead letter, cut to fit a message, is also published here."""
 
@@ -94,7 +100,7 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     letters.add(packed.dead_letters)
     files = []
     encodable = _encodable(packed.packed, "Prompts", "prompts", _packed_line_encoder, letters)
-    sent = write_prompts(encodable, sinks, plan.prompt_limits, plan.delivery)
+    sent = write_prompts(encodable, sinks, plan.prompt_limits, plan.delivery, plan.run_id)
     files += [] if sent.files is None else [sent.files]
     if sent.refused is not None:
         letters.add(sent.refused)
@@ -102,13 +108,28 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     manifests, exclusions = packed.manifests, packed.exclusions
     if sent.delivered is not encodable:
         _, manifests, exclusions = unpacked(sent.delivered)
-    manifests = _encodable(manifests, "Manifests", "manifests", arrow_encoder(ManifestRow), letters)
+    stamp = with_run_id(plan.run_id)
+    manifests = _encodable(
+        manifests | "RunOfManifests" >> beam.Map(stamp),
+        "Manifests",
+        "manifests",
+        arrow_encoder(ManifestRow),
+        letters,
+    )
     exclusions = _encodable(
-        exclusions, "Exclusions", "exclusions", arrow_encoder(ExclusionRecord), letters
+        exclusions | "RunOfExclusions" >> beam.Map(stamp),
+        "Exclusions",
+        "exclusions",
+        arrow_encoder(ExclusionRecord),
+        letters,
     )
     counted = exclusions | "CountExclusions" >> plan.count_exclusions
     counts = _encodable(
-        counted, "Counts", "exclusion_counts", arrow_encoder(ExclusionCount), letters
+        counted | "RunOfCounts" >> beam.Map(stamp),
+        "Counts",
+        "exclusion_counts",
+        arrow_encoder(ExclusionCount),
+        letters,
     )
     for label, rows, writer in (
         ("WriteManifests", manifests, WriteAuditRows("manifests", sinks, manifest_row_id)),
@@ -117,11 +138,15 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
     ):
         letters.add(rows | label >> writer)
         files += _written(writer)
-    dead_letters = letters.flatten() | "CountDeadLetters" >> CountDeadLetters()
+    dead_letters = (
+        letters.flatten()
+        | "RunOfDeadLetters" >> beam.Map(stamp)
+        | "CountDeadLetters" >> CountDeadLetters()
+    )
     if plan.dead_letter_topic is not None:
         dead_letters = dead_letters | "Bound" >> beam.Map(bounded)
     writer = WriteAuditRows("dead_letters", sinks)
-    refused = dead_letters | "WriteDeadLetters" >> writer
+    refused = dead_letters | "WriteDeadLetters" >> writer | "RunOfRefused" >> beam.Map(stamp)
     files += _written(writer)
     if plan.dead_letter_topic is not None:
         _ = (
@@ -140,6 +165,21 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         output = _require_output(sinks, "dead_letters")
         files.append(refused | "KeepRefusedDeadLetters" >> WriteJsonl(output, "dead_letters"))
     return WrittenOutputs(dead_letters, files)
+
+
+def with_run_id(run_id: str) -> Callable[[Row], Row]:
+    """An audit row as this run writes it: with its `run_id`.
+
+    Stamped where the rows are written, not where they are made: `packer/` decides
+    what a request's rows say and knows no run (the same rows are re-packed by
+    `evpack replay` and compared field by field, run id aside). Rejected: the id as
+    a parameter of the pack step, which would put the run into every decision.
+    """
+
+    def stamped(row: Row) -> Row:
+        return row.model_copy(update={"run_id": run_id})
+
+    return stamped
 
 
 def _encodable(

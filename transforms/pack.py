@@ -95,6 +95,8 @@ class PackDoFn(beam.DoFn):
         self._requests = Metrics.counter(METRICS_NAMESPACE, "requests_packed")
         self._candidates = Metrics.counter(METRICS_NAMESPACE, "candidates_in")
         self._evidence = Metrics.counter(METRICS_NAMESPACE, "evidence_packed")
+        self._no_evidence = Metrics.counter(METRICS_NAMESPACE, "prompts_without_evidence")
+        self._untagged = Metrics.counter(METRICS_NAMESPACE, "facets_untagged")
         self._excluded = {
             reason: Metrics.counter(METRICS_NAMESPACE, f"excluded_{reason.value}")
             for reason in ExclusionReason
@@ -156,6 +158,10 @@ class PackDoFn(beam.DoFn):
         self._requests.inc()
         self._candidates.inc(len(request.candidates))
         self._evidence.inc(len(result.manifest.evidence))
+        if not result.manifest.evidence:
+            self._no_evidence.inc()
+        if result.manifest.facets_untagged:
+            self._untagged.inc()
         for record in result.exclusions:
             self._excluded[record.reason].inc()
         self._prompt_tokens.update(result.prompt.prompt_tokens)

@@ -57,6 +57,9 @@ class Sinks:
     audit: str | None = None
     """`--audit_sink`: the audit rows' backend by its name in `AUDIT_SINKS`, or None
     for the one the locations imply."""
+    table_prefix: str = ""
+    """Put before each BigQuery table's name: a batch run writes into staging tables of
+    its own and commits them whole (`transforms.io.table_commit`)."""
 
 
 def manifest_row_id(row: dict) -> str:
@@ -93,13 +96,13 @@ def load_jobs(sinks: Sinks) -> LoadJobRows:
     """BigQuery load jobs: a batch job's backend (a streaming job inserts)."""
     if sinks.window_seconds is not None:
         raise ValueError("bigquery_load_jobs is for batch jobs; a streaming job inserts")
-    return LoadJobRows(dataset_of(sinks))
+    return LoadJobRows(dataset_of(sinks), sinks.table_prefix)
 
 
 AUDIT_SINKS: dict[str, Callable[[Sinks], AuditSink]] = {
     "files": lambda sinks: FileRows(output_of(sinks), sinks.window_seconds),
     "bigquery_load_jobs": load_jobs,
-    "bigquery_inserts": lambda sinks: InsertRows(dataset_of(sinks)),
+    "bigquery_inserts": lambda sinks: InsertRows(dataset_of(sinks), sinks.table_prefix),
 }
 """Every backend of the audit rows, by name, built from the run's locations (a
 ValueError names a missing one); a new backend is one class in `transforms/io/`
@@ -150,10 +153,9 @@ def queued(line: PromptLine) -> QueuedPrompt:
 
 @dataclass(frozen=True)
 class PromptDelivery:
-    """How the prompts leave a job: published now by the job (streaming), with this run id
-    on each message and `timeout_seconds` to reach the topic; else staged for later."""
+    """How the prompts leave a job: published now by the job (streaming), with
+    `timeout_seconds` to reach the topic; else staged for later."""
 
-    run_id: str
     timeout_seconds: float
     publish_now: bool
     board: str | None = None
@@ -171,13 +173,16 @@ class SentPrompts:
 
 
 def write_prompts(
-    packed: beam.PCollection[Packed], sinks: Sinks, limits: FileLimits, delivery: PromptDelivery
+    packed: beam.PCollection[Packed],
+    sinks: Sinks,
+    limits: FileLimits,
+    delivery: PromptDelivery,
+    run_id: str,
 ) -> SentPrompts:
-    """Prompts published to `--prompts_topic` (streaming), staged as `outbox/` files for it
-    (batch), or written as prompt files."""
+    """Prompts published to `--prompts_topic` (streaming; each message names `run_id`),
+    staged as `outbox/` files for it (batch), or written as prompt files."""
     topic = sinks.prompts_topic
     if topic is not None and delivery.publish_now:
-        run_id = delivery.run_id
         published = packed | "PublishPrompts" >> PublishWithOutcomes(
             topic,
             lambda p: prompt_message(p.line, run_id),

@@ -29,7 +29,7 @@ from packer.answers import Answer, AnswerError, PromptText, parse_answer_line, p
 from packer.verify import GATE_REASONS, Packet, checkable_id, verify_answer
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, Request
 from schemas.prompt_formats import answer_keys
-from schemas.verification import VerificationRow
+from schemas.verification import Scope, VerificationRow
 from transforms.bounded_lines import file_lines
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
@@ -40,7 +40,11 @@ ROWS = "rows"
 
 
 class RequestFacts(Protocol):
-    """What a row takes from a request's manifest (or, streaming, from its prompt message)."""
+    """What a row takes from a request's manifest (or, streaming, from its prompt message).
+
+    A manifest also gives its `run_id` (a prompt message carries none): the row belongs
+    to the run it checks, read with `getattr`, since a Protocol attribute cannot be
+    optional."""
 
     request_id: str
     tenant_id: str
@@ -92,6 +96,7 @@ def unverified_row(
         failed_checks=[],
         builder_version=manifest.builder_version if manifest else None,
         config_hash=manifest.config_hash if manifest else None,
+        run_id=getattr(manifest, "run_id", None),
     )
 
 
@@ -115,6 +120,7 @@ def packet_of(
     return Packet(
         request_id=manifest.request_id,
         blocks={e.label: prompt.blocks.get(e.label, "") for e in manifest.evidence},
+        given=prompt.given,
         conflicts=tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
         uncovered=tuple(manifest.uncovered_facets),
         own_ids=frozenset(own),
@@ -128,13 +134,15 @@ def verified_row(
     packet: Packet,
     run_ids: frozenset[str],
     multiplicity: Multiplicity = Multiplicity(),
+    scope: Scope = "citation",
 ) -> VerificationRow:
-    verdict = verify_answer(answer.text, packet, run_ids)
+    verdict = verify_answer(answer.text, packet, run_ids, scope)
     return VerificationRow(
         request_id=manifest.request_id,
         tenant_id=manifest.tenant_id,
         event_time=manifest.event_time,
         **_identity(answer, multiplicity),
+        scope=scope,
         status="succeeded",
         error=None,
         passed=verdict.passed,
@@ -145,6 +153,7 @@ def verified_row(
         failed_checks=verdict.failed,
         builder_version=manifest.builder_version,
         config_hash=manifest.config_hash,
+        run_id=getattr(manifest, "run_id", None),
     )
 
 
@@ -247,7 +256,8 @@ def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
 class _Verify(beam.DoFn):
     """Everything of one request -> one verification row per answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
         self._rows = Metrics.counter(METRICS_NAMESPACE, "answers_verified")
         self._failed = Metrics.counter(METRICS_NAMESPACE, "answers_failed_checks")
         self._unanswered = Metrics.counter(METRICS_NAMESPACE, "prompts_unanswered")
@@ -279,7 +289,7 @@ class _Verify(beam.DoFn):
                     answer, "no_prompt", "no prompt line for this request", manifest, multiplicity
                 )
             else:
-                row = verified_row(answer, manifest, packet, run_ids, multiplicity)
+                row = verified_row(answer, manifest, packet, run_ids, multiplicity, self._scope)
                 self._rows.inc()
                 if not row.passed:
                     self._failed.inc()
@@ -300,7 +310,7 @@ class VerifyOutputs:
 
 class VerifyAnswers(beam.PTransform):
     """(numbered answer lines (`ReadAnswerLines`), prompt lines, manifests[, requests,
-    exclusions]) -> verification rows."""
+    exclusions]) -> verification rows, each checked in `scope` (`packer.verify.SCOPES`)."""
 
     def __init__(
         self,
@@ -308,8 +318,10 @@ class VerifyAnswers(beam.PTransform):
         manifests: beam.PCollection,
         requests: beam.PCollection | None = None,
         exclusions: beam.PCollection | None = None,
+        scope: Scope = "citation",
     ) -> None:
         super().__init__()
+        self._scope = scope
         self._prompts = prompts
         self._manifests = manifests
         self._requests = requests
@@ -367,9 +379,14 @@ class VerifyAnswers(beam.PTransform):
         rows = (
             groups
             | "JoinRequests" >> beam.CoGroupByKey()
-            | "Verify" >> beam.ParDo(_Verify(), pvalue.AsSingleton(run_ids))
+            | "Verify" >> beam.ParDo(_Verify(self._scope), pvalue.AsSingleton(run_ids))
         )
         all_rows = (rows, resolved[ROWS]) | "AllRows" >> beam.Flatten()
+        if self._scope != "citation":  # rows not checked say the scope of their run too
+            scope = self._scope
+            all_rows = all_rows | "Scope" >> beam.Map(
+                lambda r: r.model_copy(update={"scope": scope})
+            )
         dead = (
             answers[DEAD_LETTERS],
             prompts[DEAD_LETTERS],

@@ -88,6 +88,7 @@ def prompt_from_message(message: PubsubMessage) -> tuple[str, StreamPrompt]:
         packet=Packet(
             request_id=attributes.get("request_id", prompt.key),
             blocks=prompt.blocks,
+            given=prompt.given,
             conflicts=tuple(g for g in conflicts if len(g) >= 2),
             uncovered=uncovered,
         ),

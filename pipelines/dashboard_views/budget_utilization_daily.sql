@@ -9,7 +9,7 @@ WITH requests AS (
     tenant_id,
     SAFE_DIVIDE(budget.used, budget.available) AS utilization,
     EXISTS(SELECT 1 FROM UNNEST(excluded) AS x WHERE x.reason = 'over_budget') AS over_budget
-  FROM `${dataset}.manifests`
+  FROM ${manifests}
 )
 SELECT
   day,

@@ -7,5 +7,5 @@ SELECT
   COUNT(*) AS requests,
   COUNTIF(ARRAY_LENGTH(conflicts) > 0) AS requests_with_conflicts,
   SUM(ARRAY_LENGTH(conflicts)) AS conflicts
-FROM `${dataset}.manifests`
+FROM ${manifests}
 GROUP BY day, tenant_id

@@ -10,5 +10,5 @@ SELECT
   APPROX_QUANTILES(budget.prompt_tokens, 100)[OFFSET(95)] AS prompt_tokens_p95,
   APPROX_QUANTILES(budget.used, 100)[OFFSET(50)] AS evidence_tokens_p50,
   APPROX_QUANTILES(budget.used, 100)[OFFSET(95)] AS evidence_tokens_p95
-FROM `${dataset}.manifests`
+FROM ${manifests}
 GROUP BY hour, tenant_id

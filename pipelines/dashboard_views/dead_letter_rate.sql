@@ -3,12 +3,12 @@
 -- One row per builder_version: input records = requests packed + dead letters.
 WITH packed AS (
   SELECT builder_version, COUNT(*) AS requests
-  FROM `${dataset}.manifests`
+  FROM ${manifests}
   GROUP BY builder_version
 ),
 dead AS (
   SELECT builder_version, COUNT(*) AS dead_letters
-  FROM `${dataset}.dead_letters`
+  FROM ${dead_letters}
   GROUP BY builder_version
 )
 SELECT

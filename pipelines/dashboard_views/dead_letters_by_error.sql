@@ -10,5 +10,5 @@ SELECT
   MIN(error) AS example_error,
   MIN(source) AS example_source,
   MIN(request_id) AS example_request_id
-FROM `${dataset}.dead_letters`
+FROM ${dead_letters}
 GROUP BY stage, error_pattern

@@ -8,5 +8,5 @@ SELECT
   COUNT(*) AS requests,
   COUNTIF(ARRAY_LENGTH(uncovered_facets) > 0) AS requests_with_uncovered_facets,
   SAFE_DIVIDE(COUNTIF(ARRAY_LENGTH(uncovered_facets) > 0), COUNT(*)) AS uncovered_share
-FROM `${dataset}.manifests`
+FROM ${manifests}
 GROUP BY day, tenant_id

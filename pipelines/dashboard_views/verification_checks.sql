@@ -8,5 +8,5 @@ SELECT
   COUNTIF(c.outcome = 'pass') AS passed,
   COUNTIF(c.outcome = 'fail') AS failed,
   COUNTIF(c.outcome = 'skip') AS skipped
-FROM `${dataset}.verifications` AS v, UNNEST(v.checks) AS c
+FROM ${verifications}, UNNEST(verifications.checks) AS c
 GROUP BY check_name

@@ -18,5 +18,5 @@ SELECT
     'no_leaked_ids' IN UNNEST(failed_checks) OR 'no_excluded_text' IN UNNEST(failed_checks)
   ) AS leaks,
   COUNTIF(status != 'succeeded') AS failed_by_api
-FROM `${dataset}.verifications`
+FROM ${verifications}
 GROUP BY day, tenant_id

@@ -20,7 +20,7 @@ from pipelines.options.config_file import load_config
 from pipelines.options.flags import Section, check_numbers, require
 from pipelines.options.input import GateOptions, InputOptions, resolve_input
 from pipelines.options.packing import PackingOptions, parse_event_time
-from pipelines.options.sinks import SinkOptions, resolve_sinks, resource_name
+from pipelines.options.sinks import SinkOptions, job_name, resolve_sinks, resource_name
 from pipelines.options.stored_run import StoredRunOptions
 from pipelines.options.stream import StreamOptions, StreamSource, resolve_stream
 from schemas import PackingConfig
@@ -89,6 +89,8 @@ class Settings(JobSettings):
     input_shape: InputShape
     output: str
     event_time: datetime
+    job: str
+    """The job this run is a run of (`--audit_job`, by default `--output`)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ def resolve(options: PipelineOptions) -> Settings:
         input_shape=options.view_as(InputOptions).input_shape,
         output=output,
         event_time=parse_event_time(options.view_as(PackingOptions).event_time),
+        job=job_name(options, output),
     )
 
 

@@ -73,8 +73,16 @@ class SinkOptions(PipelineOptions):
         ),
         Flag(
             "overwrite",
-            "Replace the files of an earlier run under --output (default: refuse).",
+            "Replace the files of an earlier run under --output, and with --bigquery_dataset "
+            "the rows of the job's earlier run (default: refuse).",
             switch=True,
+        ),
+        Flag(
+            "audit_job",
+            "Batch: the job this run is a run of in --bigquery_dataset; a rerun of the same "
+            "job replaces its rows (with --overwrite) or is refused (default: the --output "
+            "path).",
+            template=Param("Audit job name", r"^\S(.{0,1022}\S)?$"),
         ),
     )
 
@@ -124,6 +132,20 @@ def check_writable(location: str, flag: str = "output") -> None:
             f"--{flag} {location!r} cannot be written ({err.strerror or err}); "
             "choose a writable folder"
         ) from err
+
+
+def job_name(options: PipelineOptions, output: str) -> str:
+    """`--audit_job`, else `output` (absolute when local): what makes two batch runs runs of
+    the same job (`transforms.io.table_commit`)."""
+    named = options.view_as(SinkOptions).audit_job
+    if named is not None:
+        if not named.strip() or named != named.strip():
+            raise UsageError(
+                f"--audit_job {named!r} is empty or starts or ends with a space; "
+                "name the job, e.g. --audit_job=nightly, or leave the flag out"
+            )
+        return named
+    return output if "://" in output else os.path.abspath(output)
 
 
 def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:

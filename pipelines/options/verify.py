@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from packer.verify import SCOPES
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
 from pipelines.options.sinks import SinkOptions, check_writable, dataset_name, resource_name
 from pipelines.options.stored_run import StoredRunOptions
+from schemas.verification import Scope
 from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
 
@@ -33,6 +35,15 @@ class VerifyOptions(PipelineOptions):
             "max_failed",
             "Exit 1 when more answers than this fail (or prompts go unanswered): a count "
             "(0, 25) or a share (2%%).",
+        ),
+        Flag(
+            "scope",
+            "What a figure, date or quote is checked against: citation, the blocks its "
+            "sentence cites (and the citation checks run); packet, every block of the "
+            "prompt (for answers of prompts that asked for no citations; citation checks "
+            "skipped).",
+            default="citation",
+            choices=SCOPES,
         ),
     )
 
@@ -132,6 +143,7 @@ class VerifySettings:
     dataset: str | None
     limit: FailureLimit | None
     overwrite: bool
+    scope: Scope = "citation"
 
 
 def _require_files(pattern: str, what: str) -> None:
@@ -175,6 +187,7 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         dataset=sinks.bigquery_dataset,
         limit=limit,
         overwrite=sinks.overwrite,
+        scope=opts.scope,  # argparse allows only SCOPES
     )
 
 

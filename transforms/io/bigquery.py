@@ -329,10 +329,14 @@ class WriteToBigQueryRows(beam.PTransform):
 
 
 class LoadJobRows:
-    """Audit rows as BigQuery load jobs (batch on Dataflow); a failed load fails the job."""
+    """Audit rows as BigQuery load jobs (batch on Dataflow); a failed load fails the job.
 
-    def __init__(self, dataset: str) -> None:
+    `prefix` is put before each table's name (a batch run's staging tables,
+    `transforms.io.table_commit`)."""
+
+    def __init__(self, dataset: str, prefix: str = "") -> None:
         self._dataset = dataset
+        self._prefix = prefix
 
     def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
         _ = (
@@ -340,7 +344,7 @@ class LoadJobRows:
             | "ToRow" >> beam.Map(to_bigquery_row)
             | "Load"
             >> WriteToBigQuery(
-                f"{self._dataset}.{name}".replace(".", ":", 1),
+                f"{self._dataset}.{self._prefix}{name}".replace(".", ":", 1),
                 schema={"fields": bigquery_schema(OUTPUTS[name].model)},
                 method=WriteToBigQuery.Method.FILE_LOADS,
                 create_disposition=BigQueryDisposition.CREATE_NEVER,
@@ -351,11 +355,14 @@ class LoadJobRows:
 
 
 class InsertRows:
-    """Audit rows as BigQuery streaming inserts; the rows refused come back as dead letters."""
+    """Audit rows as BigQuery streaming inserts; the rows refused come back as dead letters.
 
-    def __init__(self, dataset: str) -> None:
+    `prefix` as `LoadJobRows`'."""
+
+    def __init__(self, dataset: str, prefix: str = "") -> None:
         self._dataset = dataset
+        self._prefix = prefix
 
     def write(self, rows: beam.PCollection, name: str, row_id: RowId | None) -> Written:
-        table_id = f"{self._dataset}.{name}"
+        table_id = f"{self._dataset}.{self._prefix}{name}"
         return Written(refused=rows | "Insert" >> WriteToBigQueryRows(table_id, row_id=row_id))

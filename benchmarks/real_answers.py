@@ -1,0 +1,445 @@
+"""Real model answers for the verification bench: AttributionBench claims packed and verified.
+
+    python -m benchmarks.verification --data-dir ../shared/data [--real-splits dev test500 test_ood]
+
+Each record of `real_answers/attributionbench_<split>.jsonl` (claims that real
+models and search engines wrote, each with the passages it rests on and a
+human judgment: `attributable` or not) becomes one request whose candidates are
+its references, packed by `evpack batch` (one catalog document per reference,
+no budget pressure: every reference is packed unless deduplication folds it
+into another). The claim is the answer: HAGRID's `[n]` is rewritten to the
+label the manifest gave the passage that starts with `[n]` (or the one it was
+folded into); a claim without markers cites every label of its packet after
+each sentence (the per-citation scope needs citations to check anything). A
+whole answer is a response whose every claim in the split is `attributable`
+(with at least two), and every sentence of which lies in a judged claim: it is
+verified against the packet of all their references.
+Answers are verified by `evpack verify` (`pipelines.verify.run`, in this
+process: the same code path as the command) in both scopes, as plain
+`{request_id, answer}` lines; in the packet scope the answer is the claim as
+written, markers removed.
+
+Measured: false flags on `attributable` claims (any check failing) by check
+and by source; the catch rate on `not attributable` claims that a
+deterministic check can reach, those stating a figure (a run of digits,
+separators ignored) that neither the references nor the question hold as a
+substring (a crude test on purpose: independent of the checker's own
+reading, and never counting a figure as absent that the text holds); how
+many `not attributable` claims no deterministic check can reach, by kind:
+a name (a capitalised word not opening the claim) absent from the references,
+a negation absent from them, or neither (every figure and name present: a
+meaning error). Records without references (75 HAGRID claims) cannot be
+packed and are counted apart.
+"""
+
+import hashlib
+import json
+import re
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.adapters import EVAL_TIME
+from packer.answer_sentences import split_sentences
+from packer.answers import parse_prompt_line
+from pipelines import batch, verify
+from schemas import ManifestRow
+from transforms.record_files import matching_files, read_parquet
+
+SPLITS = ("dev", "test500", "test_ood")
+TUNING_SPLIT = "dev"
+SCOPES = ("citation", "packet")
+TENANT = "bench"
+GROUP = "readers"
+TARGET_CLAIM_FALSE_FLAGS = 0.01
+TARGET_WHOLE_FALSE_FLAGS = 0.03
+TARGET_CATCH_RATE = 0.95
+_MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+"""HAGRID's citation markers: `[2]`, `[1, 3]`."""
+_LEADING_MARKER = re.compile(r"^\s*\[(\d{1,3})\]\s*")
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_ITEM = re.compile(r"^\s*\d{1,2}[.)]\s")
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}")
+_NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One judged claim (or whole answer) as the bench verifies it."""
+
+    request_id: str
+    source: str
+    attributable: bool
+    text: str
+    question: str
+    references: tuple[str, ...]
+    whole: bool = False
+
+
+def load(data_dir: Path, split: str) -> list[dict[str, Any]]:
+    path = data_dir / "real_answers" / f"attributionbench_{split}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def claims_of(records: Sequence[dict[str, Any]]) -> list[Claim]:
+    """Every record with references as a claim, and every whole answer the split holds."""
+    claims = []
+    by_response: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for n, r in enumerate(records):
+        if not r["references"]:
+            continue
+        claims.append(
+            Claim(
+                f"c{n:05d}",
+                r["src_dataset"],
+                r["attribution_label"] == "attributable",
+                r["claim"],
+                r["question"] or "",
+                tuple(r["references"]),
+            )
+        )
+        by_response[(r["src_dataset"], r["question"], r["response"])].append(r)
+    for n, ((source, question, response), group) in enumerate(sorted(by_response.items())):
+        if len(group) < 2 or any(r["attribution_label"] != "attributable" for r in group):
+            continue
+        judged = [_folded(r["claim"]) for r in group]
+        sentences = [_folded(s) for s in split_sentences(response)]
+        if not all(any(s in c or c in s for c in judged) for s in sentences):
+            continue  # a sentence nobody judged
+        references = tuple(dict.fromkeys(ref for r in group for ref in r["references"]))
+        claims.append(Claim(f"w{n:05d}", source, True, response, question, references, True))
+    return claims
+
+
+def _folded(text: str) -> str:
+    return " ".join(_MARKER.sub("", text).split()).casefold()
+
+
+def _reference_text(reference: str) -> str:
+    return _LEADING_MARKER.sub("", reference, count=1)
+
+
+def request_and_documents(claim: Claim) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The claim's request (its references as candidates) and one catalog document each."""
+    when = (EVAL_TIME - timedelta(days=30)).isoformat()
+    candidates, documents = [], []
+    for i, reference in enumerate(claim.references):
+        document = f"{claim.request_id}-r{i}"
+        text = _reference_text(reference)
+        candidates.append(
+            {
+                "evidence_id": document,
+                "tenant_id": TENANT,
+                "document_id": document,
+                "revision_id": "r1",
+                "chunk_id": f"{document}#0",
+                "source_url": f"bench://{document}",
+                "effective_at": when,
+                "span": {"start": 0, "end": len(text)},
+                "text": text,
+                "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "retrieval_score": 1.0 - i / 1000,
+            }
+        )
+        documents.append(
+            {
+                "tenant_id": TENANT,
+                "document_id": document,
+                "allowed_groups": [GROUP],
+                "revisions": [{"revision_id": "r1", "effective_at": when}],
+            }
+        )
+    request = {
+        "request_id": claim.request_id,
+        "tenant_id": TENANT,
+        "principal": {"user_id": "bench", "groups": [GROUP]},
+        "question": claim.question.strip() or "(no question)",
+        "event_time": EVAL_TIME.isoformat(),
+        "candidates": candidates,
+    }
+    return request, documents
+
+
+CONFIG = "tokenizer: cl100k_base\ninput_limit: 60000\nreserved_answer: 512\n"
+"""No budget pressure: every reference fits (the longest packet is some 20,000 tokens)."""
+
+
+def pack(claims: Sequence[Claim], work: Path) -> Path:
+    """`evpack batch` over the claims' requests; returns the run directory."""
+    lines, catalog = [], []
+    for claim in claims:
+        request, documents = request_and_documents(claim)
+        lines.append(json.dumps(request))
+        catalog.extend(json.dumps(d) for d in documents)
+    (work / "requests.jsonl").write_text("\n".join(lines) + "\n")
+    (work / "catalog.jsonl").write_text("\n".join(catalog) + "\n")
+    (work / "config.yaml").write_text(CONFIG)
+    run = work / "run"
+    batch.run(
+        [
+            f"--input={work / 'requests.jsonl'}",
+            f"--catalog={work / 'catalog.jsonl'}",
+            f"--config={work / 'config.yaml'}",
+            f"--output={run}",
+            "--prompt_format=openai_batch",
+            f"--event_time={EVAL_TIME.isoformat()}",
+        ]
+    )
+    return run
+
+
+def labels_of(run: Path) -> dict[str, dict[str, str]]:
+    """Each request's evidence ids (and those folded into them) by the label shown."""
+    labels: dict[str, dict[str, str]] = {}
+    for f in matching_files(f"{run}/manifests/*.parquet"):
+        for row in read_parquet(f).to_pylist():
+            manifest = ManifestRow.model_validate(row)
+            labels[manifest.request_id] = {
+                i: e.label for e in manifest.evidence for i in (e.evidence_id, *e.derived_from)
+            }
+    return labels
+
+
+def cited_answer(claim: Claim, labels: dict[str, str]) -> str:
+    """The claim with `[n]` as the label of its passage, or each sentence citing every label."""
+    numbers = {}
+    for i, reference in enumerate(claim.references):
+        marker = _LEADING_MARKER.match(reference)
+        if marker:
+            numbers.setdefault(marker[1], f"{claim.request_id}-r{i}")
+    if _MARKER.search(claim.text) and numbers:
+
+        def label(m: re.Match[str]) -> str:
+            cited = [numbers.get(n.strip()) for n in m[1].split(",")]
+            if not all(cited):
+                return m[0]
+            return "[" + ", ".join(labels.get(e or "", "E0") for e in cited) + "]"
+
+        return _MARKER.sub(label, claim.text)
+    every = ", ".join(sorted(set(labels.values()), key=lambda x: (len(x), x)))
+    return " ".join(f"{s} [{every}]" for s in split_sentences(claim.text))
+
+
+def plain_answer(claim: Claim) -> str:
+    return _MARKER.sub("", claim.text)
+
+
+def verified(
+    run: Path,
+    answers: dict[str, str],
+    scope: str,
+    work: Path,
+    offending: dict[str, list[str]],
+) -> dict[str, list[str]]:
+    """`evpack verify` over plain answer lines: each request's failed checks (and into
+    `offending`, what failed them)."""
+    path = work / f"answers-{scope}.jsonl"
+    path.write_text(
+        "".join(json.dumps({"request_id": k, "answer": v}) + "\n" for k, v in answers.items())
+    )
+    out = work / f"verified-{scope}"
+    verify.run(
+        [f"--answers={path}", f"--run={run}", f"--output={out}", f"--scope={scope}", "--overwrite"]
+    )
+    failed: dict[str, list[str]] = {}
+    for f in matching_files(f"{out}/verifications/*/*.parquet"):
+        for row in read_parquet(f, columns=["request_id", "failed_checks", "checks"]).to_pylist():
+            failed[row["request_id"]] = row["failed_checks"]
+            offending[row["request_id"]] = [
+                f"{c['name']}: {c['offending']}" for c in row["checks"] if c["outcome"] == "fail"
+            ]
+    return failed
+
+
+def _figures(text: str) -> set[str]:
+    """Digit runs, separators dropped; not a list item's number ("4. Turn it on")."""
+    text = _ITEM.sub("", text)
+    return {m[0].replace(",", "").rstrip(".") for m in _DIGITS.finditer(text)}
+
+
+def reachable(claim: Claim) -> bool:
+    """Whether a figure of the claim is absent, as digits, from the references and question."""
+    held = (" ".join(claim.references) + " " + claim.question).replace(",", "")
+    return any(f not in held for f in _figures(plain_answer(claim)))
+
+
+def unreachable_kind(claim: Claim) -> str:
+    """Why no deterministic check reaches a wrong claim, roughly (see the module docstring)."""
+    held = " ".join(claim.references) + " " + claim.question
+    text = plain_answer(claim)
+    if not _figures(text) and not any(q in text for q in '"“'):
+        kind = "no figure or quote"
+    else:
+        kind = "figures present"
+    if any(name not in held for name in _NAME.findall(text)):
+        return f"{kind}: a name absent"
+    if _NEGATION.search(text) and not _NEGATION.search(held):
+        return f"{kind}: negation"
+    return f"{kind}: meaning"
+
+
+def _rate(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
+
+
+def measure_split(claims: Sequence[Claim], unreferenced: int, work: Path) -> dict[str, Any]:
+    """Pack and verify one split in both scopes; false flags, catch rate, unreachable errors."""
+    run = pack(claims, work)
+    labels = labels_of(run)
+    packed = [c for c in claims if c.request_id in labels]
+    result: dict[str, Any] = {"claims": sum(not c.whole for c in claims) + unreferenced}
+    result["without_references"] = unreferenced
+    result["not_packed"] = len(claims) - len(packed)
+    for scope in SCOPES:
+        if scope == "citation":
+            answers = {c.request_id: cited_answer(c, labels[c.request_id]) for c in packed}
+        else:
+            answers = {c.request_id: plain_answer(c) for c in packed}
+        offending: dict[str, list[str]] = {}
+        failed = verified(run, answers, scope, work, offending)
+        result[scope] = scope_figures(packed, failed, offending)
+    prompts = {}
+    for f in matching_files(f"{run}/prompts/*.jsonl"):
+        for line in Path(f).read_text().splitlines():
+            prompt = parse_prompt_line(line)
+            prompts[prompt.key] = len(prompt.blocks)
+    result["blocks"] = sum(prompts.values())
+    return result
+
+
+def scope_figures(
+    claims: Sequence[Claim], failed: dict[str, list[str]], offending: dict[str, list[str]]
+) -> dict[str, Any]:
+    """False flags by check and source, catch rate, and what no check reaches."""
+    good = [c for c in claims if c.attributable and not c.whole]
+    whole = [c for c in claims if c.whole]
+    bad = [c for c in claims if not c.attributable]
+    by_check: Counter[str] = Counter(n for c in good for n in failed.get(c.request_id, []))
+    by_source: dict[str, list[bool]] = defaultdict(list)
+    for c in good:
+        by_source[c.source].append(bool(failed.get(c.request_id)))
+    reach = [c for c in bad if reachable(c)]
+    unreached = Counter(unreachable_kind(c) for c in bad if not reachable(c))
+    missed_bad = [c for c in reach if not failed.get(c.request_id)]
+    return {
+        "attributable": len(good),
+        "false_flag_rate": _rate([bool(failed.get(c.request_id)) for c in good]),
+        "false_flags_by_check": dict(by_check.most_common()),
+        "false_flags_by_source": {
+            k: {"n": len(v), "rate": _rate(v)} for k, v in sorted(by_source.items())
+        },
+        "whole_answers": len(whole),
+        "whole_false_flag_rate": _rate([bool(failed.get(c.request_id)) for c in whole]),
+        "not_attributable": len(bad),
+        "flagged_not_attributable": _rate([bool(failed.get(c.request_id)) for c in bad]),
+        "reachable": len(reach),
+        "catch_rate": _rate([bool(failed.get(c.request_id)) for c in reach]),
+        "unreachable": sum(unreached.values()),
+        "unreachable_by_kind": dict(sorted(unreached.items())),
+        "examples_flagged": [
+            f"{offending[c.request_id]}: {c.text[:300]}"
+            for c in (*good, *whole)
+            if failed.get(c.request_id)
+        ][:40],
+        "examples_missed": [c.text[:200] for c in missed_bad][:5],
+    }
+
+
+def measure(data_dir: Path, splits: Sequence[str]) -> dict[str, Any]:
+    result: dict[str, Any] = {"tuned_on": TUNING_SPLIT}
+    for split in splits:
+        records = load(data_dir, split)
+        unreferenced = sum(1 for r in records if not r["references"])
+        with tempfile.TemporaryDirectory(prefix=f"real-answers-{split}-") as work:
+            result[split] = measure_split(claims_of(records), unreferenced, Path(work))
+    result["targets"] = {
+        "claim_false_flags": TARGET_CLAIM_FALSE_FLAGS,
+        "whole_answer_false_flags": TARGET_WHOLE_FALSE_FLAGS,
+        "catch_rate": TARGET_CATCH_RATE,
+    }
+    return result
+
+
+def summary(result: dict[str, Any]) -> str:
+    lines = [f"real answers (AttributionBench; rules tuned on {result['tuned_on']} only)"]
+    for split in SPLITS:
+        if split not in result:
+            continue
+        r = result[split]
+        lines.append(
+            f"  {split}: {r['claims']} claims ({r['without_references']} without references, "
+            f"{r['not_packed']} not packed)"
+        )
+        for scope in SCOPES:
+            s = r[scope]
+            lines.append(
+                f"    {scope:<8} false flags {s['false_flag_rate']:.4f} of {s['attributable']} "
+                f"{s['false_flags_by_check']}; whole answers {s['whole_false_flag_rate']:.4f} "
+                f"of {s['whole_answers']}; catch {s['catch_rate']:.4f} of {s['reachable']} "
+                f"reachable; unreachable {s['unreachable']} of {s['not_attributable']}"
+            )
+    return "\n".join(lines)
+
+
+def met(ok: bool) -> str:
+    """A target's verdict in a report table."""
+    return "met" if ok else "missed"
+
+
+def report_section(result: dict[str, Any]) -> list[str]:
+    """The real-answer part of REPORT.md's verification section."""
+    targets = result["targets"]
+    rows, sources, kinds = [], [], []
+    for split in SPLITS:
+        if split not in result:
+            continue
+        r = result[split]
+        for scope in SCOPES:
+            s = r[scope]
+            claim_target = (
+                split == TUNING_SPLIT or s["false_flag_rate"] <= targets["claim_false_flags"]
+            )
+            rows.append(
+                f"| {split} | {scope} | {s['attributable']} | {s['false_flag_rate']:.4f} "
+                f"({'tuning split' if split == TUNING_SPLIT else met(claim_target)}) | "
+                f"{s['false_flags_by_check'] or 'none'} | {s['whole_answers']} | "
+                f"{s['whole_false_flag_rate']:.4f} | {s['reachable']} | {s['catch_rate']:.4f} | "
+                f"{s['unreachable']} of {s['not_attributable']} |"
+            )
+            sources += [
+                f"| {split} | {scope} | {name} | {v['n']} | {v['rate']:.4f} |"
+                for name, v in s["false_flags_by_source"].items()
+            ]
+        kinds += [
+            f"| {split} | {kind} | {n} |"
+            for kind, n in r["citation"]["unreachable_by_kind"].items()
+        ]
+    return [
+        "### Real model answers",
+        "",
+        f"AttributionBench claims (rules tuned on `{result['tuned_on']}` only), packed by "
+        "`evpack batch` and verified by `evpack verify` in both scopes. Targets: false flags "
+        f"<= {targets['claim_false_flags']} on attributable claims, <= "
+        f"{targets['whole_answer_false_flags']} on whole answers, catch rate >= "
+        f"{targets['catch_rate']} on the reachable not-attributable claims.",
+        "",
+        "| split | scope | attributable | false flags | by check | whole answers | whole "
+        "false flags | reachable wrong | caught | unreachable wrong |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "| split | scope | source | attributable | false flags |",
+        "|---|---|---|---|---|",
+        *sources,
+        "",
+        "| split | not attributable, no check reaches it, roughly | claims |",
+        "|---|---|---|",
+        *kinds,
+        "",
+        __doc__.split("\n\n", 2)[2].strip(),
+        "",
+    ]

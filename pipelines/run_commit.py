@@ -1,0 +1,118 @@
+"""A finished batch run's last steps, in order: decide whether it failed, commit its
+files, then its BigQuery rows (`pipelines.batch.run` calls them).
+
+Every condition that makes `evpack batch` exit 1 is decided before the first file
+moves and before any BigQuery commit, so a failed `--overwrite` rerun leaves the
+earlier run whole. The files commit first: a BigQuery commit that fails after it
+leaves the tables as they were and says so (rerunning with `--overwrite` makes
+both agree again); the other order would leave rows whose files never came.
+Rejected: deciding the gates after the commit (the earlier run was already
+replaced by the time the run said it failed).
+"""
+
+from pipelines.command import CommandFailed
+from pipelines.options.jobs import Settings
+from pipelines.summary import RunSummary
+from schemas.run import RunRecord
+from schemas.tables import BATCH_FILE_TYPES
+from transforms.io.bigquery import create_audit_tables
+from transforms.io.table_commit import (
+    TableRun,
+    check_rerun,
+    commit_tables,
+    create_staging,
+    describe,
+)
+from transforms.sinks import audit_sink
+from transforms.staging import commit
+
+
+class RunFailed(CommandFailed):
+    """The run failed after it started writing (the pipeline, a gate or a commit); the
+    message says what it left behind, and `summary`, when the pipeline finished, what it
+    did."""
+
+    def __init__(self, message: str, summary: RunSummary | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+def ready_tables(settings: Settings) -> None:
+    """With `--create_tables`, the dataset and audit tables, created or brought up to date."""
+    if settings.create_tables:
+        create_audit_tables(settings.sinks.dataset)
+
+
+def table_run(settings: Settings) -> TableRun | None:
+    """Where this run stages and commits its audit rows in BigQuery (None: as files)."""
+    if settings.sinks.dataset is None or audit_sink(settings.sinks) == "files":
+        return None
+    return TableRun(settings.sinks.dataset, settings.job, settings.run_id)
+
+
+def prepare_tables(settings: Settings, tables: TableRun | None, overwrite: bool) -> list[str]:
+    """Before the pipeline: the audit tables ready, the job's earlier run (refused unless
+    `overwrite`, `RerunRefused`), and this run's staging tables; returns the job's runs
+    the commit replaces."""
+    ready_tables(settings)
+    if tables is None:
+        return []
+    earlier = check_rerun(tables, overwrite)
+    create_staging(tables)
+    return earlier
+
+
+def decide_failure(
+    staged: RunSummary, max_dead_letter_percent: float, staging: str, tables: TableRun | None
+) -> None:
+    """Raise `RunFailed` when the finished run must exit 1 (no prompt made, dead letters
+    over `--max_dead_letter_percent`); `staged` summarizes it in its folder `staging`.
+
+    Decided from the finished pipeline's counts before anything is committed, so a failed
+    `--overwrite` rerun leaves the earlier run whole. Rejected: deciding after the commit
+    (the earlier run was already replaced by the time the run said it failed)."""
+    failure = staged.hopeless(max_dead_letter_percent)
+    if failure is None:
+        return
+    raise RunFailed(
+        f"{failure}; nothing of this run was committed ({_untouched(tables)}); its files "
+        f"are under {staging}/, safe to delete; see the top errors and hints above",
+        summary=staged,
+    )
+
+
+def _untouched(tables: TableRun | None) -> str:
+    where = "the earlier outputs are as they were"
+    return where if tables is None else f"{where}, and so are the tables of {tables.dataset}"
+
+
+def commit_files(output: str, staging: str, replaced: list[str]) -> None:
+    """Move the staged files into `output`, all or nothing (`transforms.staging.commit`)."""
+    try:
+        commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced)
+    except Exception as err:
+        raise RunFailed(
+            f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
+            f"found it (nothing of this run moved in); this run's files are under "
+            f"{output}/{staging}/"
+        ) from err
+
+
+def commit_rows(
+    tables: TableRun | None, record: RunRecord, output: str, earlier: list[str]
+) -> str | None:
+    """Commit the staged BigQuery rows and the run `record` in one transaction, replacing
+    the job's `earlier` run (`transforms.io.table_commit`); what it committed, for the
+    summary (None: no rows go to BigQuery)."""
+    if tables is None:
+        return None
+    try:
+        commit_tables(tables, record, earlier)
+    except Exception as err:
+        raise RunFailed(
+            f"the BigQuery commit failed ({type(err).__name__}: {err}); the tables of "
+            f"{tables.dataset} are as they were (nothing of run {tables.run_id} is in them), "
+            f"while its files are committed under {output}; rerun with --overwrite, "
+            f"its staging tables {tables.prefix}* are kept until they expire"
+        ) from err
+    return describe(tables, earlier)
