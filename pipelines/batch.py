@@ -22,7 +22,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from packer.version import BUILDER_VERSION
-from pipelines.command import run_command
+from pipelines.command import CommandFailed, run_command
 from pipelines.options.flags import check_numbers
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
