@@ -22,13 +22,13 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineResult
 
 from packer.version import BUILDER_VERSION
-from pipelines.command import run_command
+from pipelines.command import CommandFailed, run_command
 from pipelines.options.flags import check_numbers
 from pipelines.options.help import CommandHelp
 from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
-from pipelines.options.sinks import SinkOptions
+from pipelines.options.sinks import SinkOptions, require_reachable
 from pipelines.run_commit import (
     RunFailed,
     commit_files,
@@ -43,6 +43,7 @@ from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
+from transforms.delivery import DeliveryReport, deliver_outbox
 from transforms.exclusion_counts import CountExclusions
 from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.io.table_commit import (
@@ -62,6 +63,7 @@ from transforms.progress import (
 )
 from transforms.record_files import ReadRecords, matching_files
 from transforms.run_metrics import PromptTokenPercentiles
+from transforms.sinks import PromptDelivery
 from transforms.staging import (
     acquire,
     commit_finished,
@@ -93,18 +95,29 @@ class FinalCommit:
     then fail the job when the run is hopeless (`pipelines.summary.hopeless_run`), as
     `evpack batch` exits 1: nobody waits for a Dataflow job to read its summary, so its
     final state is what says the run failed. Committed first, so the dead letters are
-    there to read; a retried step finds its commit made and fails again."""
+    there to read; a retried step finds its commit made and fails again. Only a run
+    that is not hopeless delivers its prompts to `topic`, if one is named
+    (`transforms.delivery`), so a failed run never starts paid generations."""
 
     staging: str
     output: str
     overwrite: bool
     max_dead_letter_percent: float = 100.0
+    topic: str | None = None
+    run_id: str = ""
+    timeout_seconds: float = 0
 
     def __call__(self, records_in: int, prompts_out: int, dead_letters: int) -> None:
         commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
         hopeless = hopeless_run(records_in, prompts_out, dead_letters, self.max_dead_letter_percent)
         if hopeless is not None:
             raise RunFailed(f"{hopeless}; the outputs are committed under {self.output}")
+        if self.topic is not None:
+            failure = deliver_outbox(
+                self.output, self.topic, self.run_id, self.timeout_seconds
+            ).failure()
+            if failure is not None:
+                raise RuntimeError(failure)
 
 
 def run_record(settings: Settings) -> RunRecord:
@@ -160,6 +173,7 @@ def build(
         prompt_limits=FORMATS[settings.config.prompt_format].limits,
         count_exclusions=CountExclusions(),
         run_id=settings.run_id,
+        delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=False),
     )
     outputs = write_outputs(packed, letters, plan)
     written = outputs.files
@@ -223,6 +237,9 @@ class BatchRun:
 
     settings: Settings
     summary: RunSummary
+    delivery: DeliveryReport | None = None
+    """What became of the prompts for `--prompts_topic`; None without one, or when the run
+    was refused (then nothing is published)."""
 
 
 def start(
@@ -260,6 +277,12 @@ def start(
             settings.output,
             overwrite,
             options.view_as(GateOptions).max_dead_letter_percent,
+            settings.sinks.prompts_topic,
+            settings.run_id,
+            settings.sink_timeout_seconds,
+        )
+        require_reachable(
+            options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
         )
         ready_tables(settings)
     pin_local_runner(options, BATCH_RUNNER)
@@ -295,6 +318,9 @@ def run(argv: list[str] | None = None) -> BatchRun:
     overwrite = options.view_as(SinkOptions).overwrite
     staging = staging_name(settings.run_id)
     output = settings.output
+    require_reachable(
+        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
+    )
     tables = table_run(settings)
     lock = acquire(output, staging)
     try:
@@ -310,12 +336,13 @@ def run(argv: list[str] | None = None) -> BatchRun:
                 drop_staging(tables)
             raise
         rows = commit_rows(tables, run_record(settings), output, earlier)
+        delivery = deliver(settings)  # every check passed, the run is committed: publish
     finally:
         release(lock)
     summary = _summary(result, started, output)
     if rows is not None:
         summary = replace(summary, outputs={**summary.outputs, "bigquery": rows})
-    return BatchRun(settings=settings, summary=summary)
+    return BatchRun(settings=settings, summary=summary, delivery=delivery)
 
 
 def _summary(result: PipelineResult, started: float, where: str) -> RunSummary:
@@ -351,6 +378,16 @@ def _finished(
     return result
 
 
+def deliver(settings: Settings) -> DeliveryReport | None:
+    """Publish a committed run's prompts to `--prompts_topic`, if named
+    (`transforms.delivery`): only once every check that can refuse the run has passed and
+    the run is committed."""
+    topic = settings.sinks.prompts_topic
+    if topic is None:
+        return None
+    return deliver_outbox(settings.output, topic, settings.run_id, settings.sink_timeout_seconds)
+
+
 def _run_and_print(argv: list[str]) -> int:
     try:
         finished = run(argv)
@@ -359,6 +396,11 @@ def _run_and_print(argv: list[str]) -> int:
             print(failed.summary.render())
         raise
     print(finished.summary.render())
+    if finished.delivery is not None:
+        print("\n".join(finished.delivery.lines()))
+        failure = finished.delivery.failure()
+        if failure is not None:
+            raise CommandFailed(failure)
     return 0
 
 

@@ -14,20 +14,26 @@ specific to streaming.
 """
 
 import logging
+import shutil
 import sys
+import tempfile
+import threading
+import time
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
 
-from pipelines.command import run_command
+from pipelines.command import CommandFailed, run_command
 from pipelines.options.help import CommandHelp
 from pipelines.options.jobs import JOB_SECTIONS, StreamSettings, resolve_streaming
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
+from pipelines.options.sinks import require_reachable
 from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import catalog_provider
 from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.bigquery import RecentRequestIds, create_audit_tables
+from transforms.io.publish import PUBLISH_STAGE, RefusalBoard
 from transforms.io.pubsub import (
     ReadRequestRecords,
     emulator_receives_large_messages,
@@ -35,6 +41,7 @@ from transforms.io.pubsub import (
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.run_metrics import SummarizeWindows
+from transforms.sinks import PromptDelivery
 from transforms.stream_parse import ParseRequestStream
 
 LOCAL_PULL_MESSAGES = 10
@@ -50,8 +57,9 @@ LOCAL_KILL_LIMIT = (
 _LOG = logging.getLogger(__name__)
 
 
-def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
-    """Wire the streaming job into `pipeline`."""
+def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None = None) -> None:
+    """Wire the streaming job into `pipeline`; with `board`, its publishers note there what
+    their topics refused as a whole (`transforms.io.publish.RefusalBoard`, for `watch`)."""
     stream = settings.stream
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
         stream.subscription, stream.timestamp_attribute, settings.max_record_bytes
@@ -79,6 +87,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings) -> None:
             stream.window_seconds, stream.allowed_lateness_seconds
         ),
         run_id=settings.run_id,
+        delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=True, board=board),
         dead_letter_topic=stream.dead_letter_topic,
     )
     dead_letters = write_outputs(packed, letters, plan).dead_letters
@@ -98,19 +107,96 @@ def run(argv: list[str] | None = None, *, wait: bool = True) -> PipelineResult:
     settings = resolve_streaming(options)
     if options.view_as(StandardOptions).runner == STREAMING_RUNNER:
         _LOG.warning("%s", LOCAL_KILL_LIMIT)
+    stream = settings.stream
+    require_reachable(
+        options,
+        settings.sinks,
+        settings.sink_timeout_seconds,
+        settings.create_tables,
+        topics={"dead_letter_topic": stream.dead_letter_topic},
+        subscriptions={"subscription": stream.subscription},
+    )
     if settings.create_tables:
         create_audit_tables(settings.sinks.dataset)
     emulator_receives_large_messages()
     pipeline = beam.Pipeline(options=options)
-    build(pipeline, settings)
+    local = options.view_as(StandardOptions).runner == STREAMING_RUNNER
+    board = tempfile.mkdtemp(prefix="evpack-publish-") if local and wait else None
+    build(pipeline, settings, board)
     result = pipeline.run()
-    if wait:
+    if board is None:
+        return result
+    try:
+        watch(result, board)
+    except KeyboardInterrupt:
+        _LOG.info("stopping; the local Pub/Sub reader may take up to 30 s to let go")
+        result.cancel()
+    finally:
+        shutil.rmtree(board, ignore_errors=True)
+    return result
+
+
+SETTLE_SECONDS = 5.0
+"""Once a topic refused the job as a whole, how long no worker may have published (every
+message pulled is delivered or dead-lettered) before the job stops."""
+STOP_WITHIN_SECONDS = 60.0
+"""The longest a job goes on after such a refusal (messages keep arriving): it stops then."""
+
+
+class TopicRefused(CommandFailed):
+    """A topic refused the job's messages as a whole: missing, forbidden or out of reach."""
+
+
+def stop_line(refused: dict[tuple[str, str], int]) -> str:
+    """The one line a job stopped by `watch` exits with."""
+    parts = [f"{topic} refused {n} messages ({cause})" for (topic, cause), n in refused.items()]
+    return (
+        f"{'; '.join(parts)}: each is a dead letter at stage {PUBLISH_STAGE} with its message, "
+        "and a refused prompt's request has no manifest; fix the topic (create it, grant "
+        "roles/pubsub.publisher, or make it reachable) and restart: requests already "
+        "delivered are not packed again"
+    )
+
+
+def watch(result: PipelineResult, board: str, settle_seconds: float = SETTLE_SECONDS) -> None:
+    """Wait for the job; stop it (exit 1, `TopicRefused`) once a topic refused it as a whole
+    and what it pulled is delivered or dead-lettered.
+
+    A missing or forbidden topic refuses every later message too: going on
+    would only turn the whole stream into dead letters, where stopping leaves
+    the messages not yet pulled in the subscription for the restart. The job
+    stops once no worker published for `settle_seconds` (every pulled message
+    is through, its dead letter published), or `STOP_WITHIN_SECONDS` after
+    the first refusal. The workers note both on the `board`
+    (`transforms.io.publish.RefusalBoard`). The local runner's wait has no
+    timeout, so it waits on a thread while this one reads the board.
+    Dataflow: the launcher does not wait there; each refused prompt is still
+    a dead letter, and the `topic_refused_all|TOPIC|CAUSE` counter is the one
+    to alert on.
+    """
+    failure: list[BaseException] = []
+
+    def wait() -> None:
         try:
             result.wait_until_finish()
-        except KeyboardInterrupt:
-            _LOG.info("stopping; the local Pub/Sub reader may take up to 30 s to let go")
+        except BaseException as err:  # handed to the caller's thread below
+            failure.append(err)
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    first = None
+    while waiter.is_alive():
+        waiter.join(timeout=1.0)
+        reading = RefusalBoard.read(board)
+        if not reading.refused:
+            continue
+        now = time.time()
+        first = first or now
+        if now - reading.last_publish >= settle_seconds or now - first >= STOP_WITHIN_SECONDS:
             result.cancel()
-    return result
+            raise TopicRefused(stop_line(RefusalBoard.read(board).refused))
+    if failure:
+        raise failure[0]
 
 
 def _run(argv: list[str]) -> int:

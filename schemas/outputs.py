@@ -40,6 +40,35 @@ class PromptMessage(_Output):
     config_hash: str
 
 
+class QueuedPrompt(_Output):
+    """A prompt staged for the generation topic by a batch run (`outbox/`): the line as
+    the topic gets it and the facts its message attributes carry. The run publishes it
+    only once the run is committed (`pipelines.delivery`)."""
+
+    request_id: str
+    tenant_id: str
+    builder_version: str
+    prompt_sha256: str
+    line: str
+    conflicts: list[list[str]]
+    uncovered_facets: list[str]
+
+
+class Delivery(_Output):
+    """One prompt of the outbox a batch run delivered to its topic (`deliveries/`): with
+    the Pub/Sub message id, or as a duplicate of a prompt an earlier run delivered
+    (same request id and prompt hash), which is not sent again."""
+
+    request_id: str
+    prompt_sha256: str
+    run_id: str
+    topic: str
+    outcome: Literal["delivered", "duplicate"]
+    message_id: str | None
+    delivered_by: str
+    """The run whose message the consumer got: this run, or the earlier one."""
+
+
 class BudgetLedger(_Output):
     """The token ledger of one prompt, counted with the configured tokenizer."""
 
@@ -178,6 +207,7 @@ DeadLetterStage = Literal[
     "format",
     "write",
     "bigquery_insert",
+    "publish",
     "answer",
     "prompt",
     "convert",

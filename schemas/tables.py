@@ -14,10 +14,12 @@ from pydantic import BaseModel
 
 from schemas.outputs import (
     DeadLetter,
+    Delivery,
     ExclusionCount,
     ExclusionRecord,
     ManifestRow,
     PromptMessage,
+    QueuedPrompt,
 )
 from schemas.run import RunRecord
 from schemas.verification import VerificationRow
@@ -47,6 +49,8 @@ OUTPUTS: dict[str, Output] = {
         Output("verifications", VerificationRow, "parquet", "event_time"),
         Output("verify_dead_letters", DeadLetter, "jsonl"),
         Output("runs", RunRecord, "jsonl", "event_time", ("job",)),
+        Output("outbox", QueuedPrompt, "jsonl"),
+        Output("deliveries", Delivery, "jsonl"),
     )
 }
 
@@ -56,8 +60,11 @@ AUDIT_TABLES: dict[str, Output] = {n: o for n, o in OUTPUTS.items() if o.partiti
 PACK_OUTPUTS = ("prompts", "manifests", "exclusions", "exclusion_counts", "dead_letters")
 """What a packing run (batch or streaming) writes."""
 
-BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs")
-"""What a batch run writes: the packing outputs and its run record."""
+BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs", "outbox")
+"""What a batch run writes: the packing outputs, its run record, and with
+`--prompts_topic` the prompts staged for the topic (`outbox`). Not among them:
+`deliveries/`, what was published after the commit; it outlives a rerun, which
+reads it to send no prompt twice."""
 
 BATCH_FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
 """The outputs of a batch run as files under its output, and the file type of each."""

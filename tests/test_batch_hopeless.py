@@ -158,6 +158,7 @@ def _summary(prompts: int, letters: int) -> RunSummary:
         prompts_out=prompts,
         candidates_in=0,
         evidence_packed=0,
+        evidence_folded=0,
         dead_letters={"parse": letters} if letters else {},
         excluded={},
         prompt_tokens_p50=None,

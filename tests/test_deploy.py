@@ -73,6 +73,7 @@ VALID: dict[str, list[str]] = {
     "window_seconds": ["60"],
     "allowed_lateness_seconds": ["0", "3600"],
     "dedup_ttl_seconds": ["86400"],
+    "sink_timeout_seconds": ["60", "1", "900"],
 }
 """Values each parameter's regex must accept (choices are checked from the parser)."""
 
@@ -101,6 +102,7 @@ INVALID: dict[str, list[str]] = {
     "window_seconds": ["0"],
     "allowed_lateness_seconds": ["-5"],
     "dedup_ttl_seconds": ["0"],
+    "sink_timeout_seconds": ["0", "-5", "1e3"],
 }
 
 

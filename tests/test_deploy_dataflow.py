@@ -117,8 +117,10 @@ def test_batch_to_bigquery_and_pubsub_translates_with_load_jobs() -> None:
     for table in ("WriteManifests", "WriteExclusions", "WriteCounts", "WriteDeadLetters"):
         assert f"{table}/Load" in steps, table
         assert f"{table}/Insert" not in steps, table
-    assert "PublishPrompts" in top_level_steps(job)
-    assert "WritePrompts" not in top_level_steps(job)
+    # prompts are staged with the run and published by its commit step, never before it
+    top = top_level_steps(job)
+    assert "StagePrompts" in top and "Commit" in top
+    assert "PublishPrompts" not in top and "WritePrompts" not in top
 
 
 @pytest.mark.parametrize("mode", ["side_input", "bigtable"])

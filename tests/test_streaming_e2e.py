@@ -111,7 +111,14 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
                 "tenant_id": requests[body["request_id"]].tenant_id,
                 "builder_version": BUILDER_VERSION,
             }
-            assert set(prompt.attributes) == {*routing, "conflicts", "uncovered_facets"}
+            assert set(prompt.attributes) == {
+                *routing,
+                "conflicts",
+                "uncovered_facets",
+                "run_id",
+                "prompt_sha256",
+            }
+            assert len(prompt.attributes["prompt_sha256"]) == 64
         # Every other record is a dead letter: each malformed one with its stage and
         # reason, each redelivery as a duplicate of its request_id.
         assert len(letters) == expected_letters

@@ -14,15 +14,26 @@ from apache_beam.testing import test_stream
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 from apache_beam.utils.timestamp import Timestamp
+from google.api_core.exceptions import (
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceUnavailable,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import BUILDER_VERSION
 from pipelines.options.jobs import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
+from schemas._types import is_identifier
 from schemas.prompt_formats import PromptLine
 from tests.factories import candidate, document, request
+from tests.strategies import markup
 from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
 from transforms.exclusion_counts import WindowedExclusionCounts
+from transforms.io.publish import failure_kind, unpublished, unusable_counter, unusable_topic
 from transforms.io.pubsub import (
     dead_letter_message,
     event_timestamp,
@@ -224,12 +235,16 @@ def test_messages_carry_routing_attributes() -> None:
         builder_version=BUILDER_VERSION,
         config_hash="c",
     )
-    line = PromptLine("q1", "acme", BUILDER_VERSION, prompt.model_dump_json(), (("E1", "E2"),))
-    message = prompt_message(line)
+    line = PromptLine(
+        "q1", "acme", BUILDER_VERSION, prompt.model_dump_json(), (("E1", "E2"),), (), "ab12"
+    )
+    message = prompt_message(line, "run-7")
     assert message.attributes == {
         "request_id": "q1",
         "tenant_id": "acme",
         "builder_version": BUILDER_VERSION,
+        "run_id": "run-7",
+        "prompt_sha256": "ab12",
         "conflicts": '[["E1","E2"]]',
         "uncovered_facets": "[]",
     }
@@ -311,3 +326,32 @@ def test_streaming_options_say_what_to_fix(tmp_path: Path, flag: str, message: s
     bad = [a for a in args if not a.startswith(name + "=")] + [flag]
     with pytest.raises(ValueError, match=message):
         resolve_streaming(PipelineOptions(bad))
+
+
+@given(
+    data=st.binary(max_size=300) | markup.map(lambda t: t.encode("utf-8", "surrogatepass")),
+    attributes=st.dictionaries(
+        markup | st.just("request_id"), markup | st.just("$5 to $10 {x} %s"), max_size=4
+    ),
+    reason=markup,
+)
+def test_a_refused_message_is_kept_whole_in_its_dead_letter(
+    data: bytes, attributes: dict[str, str], reason: str
+) -> None:
+    letter = unpublished(PubsubMessage(data, attributes), reason, "projects/p/topics/t")
+    kept = json.loads(DeadLetter.model_validate_json(letter.model_dump_json()).payload)
+    assert kept["attributes"] == attributes
+    assert kept["data"] == data.decode("utf-8", "backslashreplace")
+    assert letter.stage == "publish" and letter.source == "projects/p/topics/t"
+    named = attributes.get("request_id")
+    assert letter.request_id == (named if is_identifier(named) else None)
+
+
+def test_a_topic_wide_refusal_counter_names_its_topic_and_cause() -> None:
+    topic = "projects/p-1/topics/a.b_c~d%e+f"
+    assert unusable_topic(unusable_counter(topic, "NotFound")) == (topic, "NotFound")
+    assert unusable_topic("prompts_delivered") is None
+    assert failure_kind(NotFound("gone")) == "topic"
+    assert failure_kind(PermissionDenied("no")) == "topic"
+    assert failure_kind(InvalidArgument("too big")) == "message"
+    assert failure_kind(ServiceUnavailable("down")) == "transient"

@@ -19,7 +19,9 @@ from transforms.verify_stream import VerifyAnswerStream
 def _prompt(request_id: str) -> PubsubMessage:
     prompt = PromptMessage.model_validate({**PROMPT.model_dump(), "request_id": request_id})
     line = format_line(prompt, 100, "anthropic_batch")
-    return prompt_message(PromptLine(request_id, "acme", "b", line, (("E1", "E2"),), ("sla",)))
+    return prompt_message(
+        PromptLine(request_id, "acme", "b", line, (("E1", "E2"),), ("sla",)), "run-1"
+    )
 
 
 def _answer(request_id: str, text: str) -> PubsubMessage:

@@ -8,11 +8,18 @@ Prompts and audit rows go where `transforms.sinks` chooses; exclusions are
 counted by the job's own counter (the whole run in batch, per window in
 streaming).
 
+Where prompts are published (streaming), each request's `Packed` line and
+audit rows go to the topic together: the manifest and exclusions of a
+prompt the topic refused are never written, and the prompt is a `publish`
+dead letter instead (`transforms.io.publish`), so the manifests say which
+prompts the queue has (a restart remembers exactly those).
+
 Dead letters are collected in one place, as Beam's error-handler idiom does:
 each stage adds its dead-letter collection to the job's `DeadLetters`, which
 `write_outputs` flattens once, counts and writes. A job with a dead-letter
 topic (streaming) cuts each letter to fit a message and publishes all of
-them, with those the dead_letters table refused; without one (batch) the
+them, with those the dead_letters table refused (one the topic refuses is
+kept in the table, and logged); without one (batch) the
 refused ones stay in JSONL files beside the table. Rejected: a tuple of
 dead-letter collections listed by hand in each job (batch listed 9,
 streaming 6, and a new stage's letters were easy to leave out); one
@@ -20,7 +27,7 @@ PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
 ... under one step, and the Dataflow job graph names them at the top level).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -32,9 +39,10 @@ from schemas.prompt_formats import FileLimits
 from schemas.tables import OUTPUTS
 from transforms.dead_letters import bounded
 from transforms.io.base import RowId
-from transforms.io.pubsub import PublishMessages, dead_letter_message
+from transforms.io.publish import PublishWithOutcomes
+from transforms.io.pubsub import dead_letter_message
 from transforms.io.row_files import WriteArrowBatches, WriteJsonl
-from transforms.pack import PackOutputs
+from transforms.pack import Packed, PackOutputs, unpacked
 from transforms.run_metrics import CountDeadLetters
 from transforms.sink_rows import (
     EncodableRows,
@@ -44,6 +52,8 @@ from transforms.sink_rows import (
     prompt_line_encoder,
 )
 from transforms.sinks import (
+    PromptDelivery,
+    SentPrompts,
     Sinks,
     WriteAuditRows,
     audit_sink,
@@ -79,7 +89,10 @@ class OutputPlan:
     count_exclusions: beam.PTransform
     """Exclusion records -> `ExclusionCount` rows (per run, or per window)."""
     run_id: str
-    """This run's id, stamped on every audit row it writes (`with_run_id`)."""
+    """This run's id, stamped on every audit row it writes (`with_run_id`) and on each
+    prompt message."""
+    delivery: PromptDelivery
+    """How prompts for a topic leave the job (published now, or staged)."""
     dead_letter_topic: str | None = None
     """Streaming: every dead letter, cut to fit a message, is also published here."""
 
@@ -96,29 +109,55 @@ class WrittenOutputs:
 
 def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -> WrittenOutputs:
     """Check and write prompts, manifests, exclusions, their counts, then every dead letter."""
-    sinks = plan.sinks
     letters.add(packed.dead_letters)
-    files = []
-    prompts = _encodable(packed.lines, "Prompts", "prompts", prompt_line_encoder, letters).rows
-    prompt_files = write_prompts(prompts, sinks, plan.prompt_limits)
-    if prompt_files is not None:
-        files.append(prompt_files)
+    sent, manifests, exclusions = _send_prompts(packed, letters, plan)
+    files = [] if sent.files is None else [sent.files]
+    files += _write_audit_rows(manifests, exclusions, letters, plan)
+    dead_letters, letter_files = _write_dead_letters(letters, plan)
+    return WrittenOutputs(dead_letters, files + letter_files)
+
+
+def _send_prompts(
+    packed: PackOutputs, letters: DeadLetters, plan: OutputPlan
+) -> tuple[SentPrompts, beam.PCollection, beam.PCollection]:
+    """Send the prompts that encode to their sink; with them, the manifests and exclusion
+    rows of the prompts the sink took (all of them, but where it may refuse)."""
+    encodable = _encodable(packed.packed, "Prompts", "prompts", _packed_line_encoder, letters).rows
+    sent = write_prompts(encodable, plan.sinks, plan.prompt_limits, plan.delivery, plan.run_id)
+    if sent.refused is not None:
+        letters.add(sent.refused)
+    if sent.delivered is encodable:
+        return sent, packed.manifests, packed.exclusions
+    _, manifests, exclusions = unpacked(sent.delivered)
+    return sent, manifests, exclusions
+
+
+def _write_audit_rows(
+    manifests: beam.PCollection[ManifestRow],
+    exclusions: beam.PCollection[ExclusionRecord],
+    letters: DeadLetters,
+    plan: OutputPlan,
+) -> list[beam.PCollection]:
+    """Stamp, check and write the manifests, the exclusion rows and their counts; the files
+    written. Bounded rows going to files are written from the Arrow batches their check
+    already made."""
+    sinks = plan.sinks
     stamp = with_run_id(plan.run_id)
-    manifests = _encodable(
-        packed.manifests | "RunOfManifests" >> beam.Map(stamp),
+    checked_manifests = _encodable(
+        manifests | "RunOfManifests" >> beam.Map(stamp),
         "Manifests",
         "manifests",
         arrow_encoder(ManifestRow),
         letters,
     )
-    exclusions = _encodable(
-        packed.exclusions | "RunOfExclusions" >> beam.Map(stamp),
+    checked_exclusions = _encodable(
+        exclusions | "RunOfExclusions" >> beam.Map(stamp),
         "Exclusions",
         "exclusions",
         arrow_encoder(ExclusionRecord),
         letters,
     )
-    counted = exclusions.rows | "CountExclusions" >> plan.count_exclusions
+    counted = checked_exclusions.rows | "CountExclusions" >> plan.count_exclusions
     counts = _encodable(
         counted | "RunOfCounts" >> beam.Map(stamp),
         "Counts",
@@ -127,10 +166,11 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         letters,
     )
     audit: tuple[tuple[str, str, SinkRows, RowId | None], ...] = (
-        ("WriteManifests", "manifests", manifests, manifest_row_id),
-        ("WriteExclusions", "exclusions", exclusions, exclusion_row_id),
+        ("WriteManifests", "manifests", checked_manifests, manifest_row_id),
+        ("WriteExclusions", "exclusions", checked_exclusions, exclusion_row_id),
         ("WriteCounts", "exclusion_counts", counts, None),
     )
+    files = []
     for label, name, checked, row_id in audit:
         if checked.encoded is not None and audit_sink(sinks) == "files":
             model = OUTPUTS[name].model
@@ -141,6 +181,16 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         writer = WriteAuditRows(name, sinks, row_id)
         letters.add(checked.rows | label >> writer)
         files += _written(writer)
+    return files
+
+
+def _write_dead_letters(
+    letters: DeadLetters, plan: OutputPlan
+) -> tuple[beam.PCollection[DeadLetter], list[beam.PCollection]]:
+    """Stamp, count and write every dead letter of the job (published, bounded, when a
+    topic is named); the counted dead letters and the files written."""
+    sinks = plan.sinks
+    stamp = with_run_id(plan.run_id)
     dead_letters = (
         letters.flatten()
         | "RunOfDeadLetters" >> beam.Map(stamp)
@@ -150,17 +200,24 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
         dead_letters = dead_letters | "Bound" >> beam.Map(bounded)
     writer = WriteAuditRows("dead_letters", sinks)
     refused = dead_letters | "WriteDeadLetters" >> writer | "RunOfRefused" >> beam.Map(stamp)
-    files += _written(writer)
+    files = _written(writer)
     if plan.dead_letter_topic is not None:
         _ = (
             (dead_letters, refused | "BoundRejected" >> beam.Map(bounded))
             | "DeadLettersToPublish" >> beam.Flatten()
-            | "PublishDeadLetters" >> PublishMessages(plan.dead_letter_topic, dead_letter_message)
+            | "PublishDeadLetters"
+            >> PublishWithOutcomes(
+                plan.dead_letter_topic,
+                dead_letter_message,
+                plan.delivery.timeout_seconds,
+                "dead_letters_published",
+                plan.delivery.board,
+            )
         )
     elif sinks.dataset is not None:  # what the dead_letters table refuses stays in the files
         output = _require_output(sinks, "dead_letters")
         files.append(refused | "KeepRefusedDeadLetters" >> WriteJsonl(output, "dead_letters"))
-    return WrittenOutputs(dead_letters, files)
+    return dead_letters, files
 
 
 def with_run_id(run_id: str) -> Callable[[Row], Row]:
@@ -190,6 +247,11 @@ def _encodable(
     checked = rows | f"Encode{label}" >> EncodableRows(sink, encode)
     letters.add(checked.dead_letters)
     return checked
+
+
+def _packed_line_encoder(packed: Sequence[Packed]) -> object:
+    """A request's prompt line as its sink encodes it."""
+    return prompt_line_encoder([p.line for p in packed])
 
 
 def _written(writer: WriteAuditRows) -> list[beam.PCollection]:

@@ -62,10 +62,8 @@ from transforms.collector import make_full_collections_rare
 from transforms.dead_letters import dead_letter
 from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
-MANIFESTS = "manifests"
-EXCLUSIONS = "exclusions"
 PROMPTS = "prompts"
-LINES = "prompt_lines"
+PACKED = "packed"
 PROGRESS_SECONDS = 30.0
 
 _LOG = logging.getLogger(__name__)
@@ -82,7 +80,7 @@ def load_runtime(config: PackingConfig) -> PackerRuntime:
 
 
 class PackDoFn(beam.DoFn):
-    """Element -> prompt (main output), its line, manifest, exclusion rows; or a dead letter."""
+    """Element -> prompt (main output) and its `Packed` line and audit rows; or a dead letter."""
 
     def __init__(
         self,
@@ -171,10 +169,7 @@ class PackDoFn(beam.DoFn):
         self._prompt_tokens.update(result.prompt.prompt_tokens)
         self._progress()
         yield result.prompt
-        yield pvalue.TaggedOutput(LINES, line)
-        yield pvalue.TaggedOutput(MANIFESTS, result.manifest)
-        for record in result.exclusions:
-            yield pvalue.TaggedOutput(EXCLUSIONS, record)
+        yield pvalue.TaggedOutput(PACKED, Packed(line, result.manifest, tuple(result.exclusions)))
 
     def _line(self, result: PackResult) -> PromptLine | DeadLetter:
         """The prompt in the configured format, or a dead letter when it is too long."""
@@ -199,6 +194,7 @@ class PackDoFn(beam.DoFn):
             text,
             tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
             tuple(manifest.uncovered_facets),
+            manifest.prompt_sha256,
         )
 
     def _progress(self) -> None:
@@ -224,14 +220,45 @@ def _pack_letter(request: Request, error: str) -> DeadLetter:
 
 
 @dataclass(frozen=True)
+class Packed:
+    """One request's prompt line with the audit rows that record it.
+
+    They travel together to the prompt's sink, so where prompts are published
+    a manifest and exclusions are written only for a prompt the queue took
+    (`transforms.job_outputs`). Rejected: joining the delivered request ids
+    back to the manifests (a streaming join needs windows or state for what is
+    one element already).
+    """
+
+    line: PromptLine
+    manifest: ManifestRow
+    exclusions: tuple[ExclusionRecord, ...]
+
+    @property
+    def request_id(self) -> str:
+        return self.line.request_id
+
+
+@dataclass(frozen=True)
 class PackOutputs:
-    """The outputs of packing: prompts (as messages and as formatted lines) and audit rows."""
+    """The outputs of packing: prompts (as messages, and as formatted lines with their audit
+    rows, `packed`), the same lines and rows apart, and dead letters."""
 
     prompts: beam.PCollection[PromptMessage]
+    packed: beam.PCollection[Packed]
     lines: beam.PCollection[PromptLine]
     manifests: beam.PCollection[ManifestRow]
     exclusions: beam.PCollection[ExclusionRecord]
     dead_letters: beam.PCollection[DeadLetter]
+
+
+def unpacked(packed: beam.PCollection[Packed]) -> tuple[beam.PCollection, ...]:
+    """The lines, manifests and exclusion rows of `packed`, each a collection of its own."""
+    return (
+        packed | "Lines" >> beam.Map(lambda p: p.line),
+        packed | "Manifests" >> beam.Map(lambda p: p.manifest),
+        packed | "Exclusions" >> beam.FlatMap(lambda p: p.exclusions),
+    )
 
 
 class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
@@ -258,12 +285,9 @@ class PackRequests(beam.PTransform[beam.PCollection[Request], "PackOutputs"]):
         attached = self._source.attach(requests)
         fn = PackDoFn(self._config, attached.open_reader, self._event_time)
         outputs = attached.elements | "Pack" >> beam.ParDo(fn, *attached.side_inputs).with_outputs(
-            LINES, MANIFESTS, EXCLUSIONS, DEAD_LETTERS, main=PROMPTS
+            PACKED, DEAD_LETTERS, main=PROMPTS
         )
+        lines, manifests, exclusions = unpacked(outputs[PACKED])
         return PackOutputs(
-            prompts=outputs[PROMPTS],
-            lines=outputs[LINES],
-            manifests=outputs[MANIFESTS],
-            exclusions=outputs[EXCLUSIONS],
-            dead_letters=outputs[DEAD_LETTERS],
+            outputs[PROMPTS], outputs[PACKED], lines, manifests, exclusions, outputs[DEAD_LETTERS]
         )

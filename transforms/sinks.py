@@ -6,6 +6,10 @@ Sources and sinks are choices, not pipelines; both jobs read the same flags:
   `--output` (Parquet, JSONL for dead letters; in streaming, one set of files
   per `--window_seconds` window);
 - prompts go to `--prompts_topic` when named, else to files under `--output`.
+  A streaming job publishes each prompt and writes its manifest and
+  exclusions only once the topic took it (`transforms.io.publish`); a batch
+  job stages them as `outbox/` files, published once the run is committed
+  (`pipelines.delivery`), so a run that is refused publishes nothing.
 
 BigQuery: streaming inserts (`transforms.io.bigquery`) everywhere the
 emulator may stand in, and batch load jobs (`WriteToBigQuery` with
@@ -28,12 +32,15 @@ from dataclasses import dataclass
 import apache_beam as beam
 
 from schemas import DeadLetter
+from schemas.outputs import QueuedPrompt
 from schemas.prompt_formats import FileLimits, PromptLine
 from transforms.io.base import AuditSink, RowId
 from transforms.io.bigquery import InsertRows, LoadJobRows
 from transforms.io.prompt_files import WritePromptLines
-from transforms.io.pubsub import PublishMessages, prompt_message
-from transforms.io.row_files import FileRows
+from transforms.io.publish import PublishWithOutcomes
+from transforms.io.pubsub import prompt_message
+from transforms.io.row_files import FileRows, WriteJsonl
+from transforms.pack import Packed
 
 
 @dataclass(frozen=True)
@@ -131,13 +138,67 @@ class WriteAuditRows(beam.PTransform):
         return rows.pipeline | "NoneRefused" >> beam.Create([]).with_output_types(DeadLetter)
 
 
+def queued(line: PromptLine) -> QueuedPrompt:
+    """A prompt line as the batch job stages it for the topic (`outbox/`)."""
+    return QueuedPrompt(
+        request_id=line.request_id,
+        tenant_id=line.tenant_id,
+        builder_version=line.builder_version,
+        prompt_sha256=line.prompt_sha256,
+        line=line.line,
+        conflicts=[list(group) for group in line.conflicts],
+        uncovered_facets=list(line.uncovered),
+    )
+
+
+@dataclass(frozen=True)
+class PromptDelivery:
+    """How the prompts leave a job: published now by the job (streaming), with
+    `timeout_seconds` to reach the topic; else staged for later."""
+
+    timeout_seconds: float
+    publish_now: bool
+    board: str | None = None
+    """A local streaming run: the `RefusalBoard` its launcher watches."""
+
+
+@dataclass(frozen=True)
+class SentPrompts:
+    """What the prompts' sink made of them: the packed requests whose prompt it took
+    (whose audit rows are then written), the dead letters of those it refused, the files."""
+
+    delivered: beam.PCollection[Packed]
+    refused: beam.PCollection[DeadLetter] | None = None
+    files: beam.PCollection | None = None
+
+
 def write_prompts(
-    prompts: beam.PCollection[PromptLine], sinks: Sinks, limits: FileLimits
-) -> beam.PCollection | None:
-    """Prompts to `--prompts_topic` when named, else prompt files; the files written, if any."""
-    if sinks.prompts_topic is not None:
-        _ = prompts | "PublishPrompts" >> PublishMessages(sinks.prompts_topic, prompt_message)
-        return None
+    packed: beam.PCollection[Packed],
+    sinks: Sinks,
+    limits: FileLimits,
+    delivery: PromptDelivery,
+    run_id: str,
+) -> SentPrompts:
+    """Prompts published to `--prompts_topic` (streaming; each message names `run_id`),
+    staged as `outbox/` files for it (batch), or written as prompt files."""
+    topic = sinks.prompts_topic
+    if topic is not None and delivery.publish_now:
+        published = packed | "PublishPrompts" >> PublishWithOutcomes(
+            topic,
+            lambda p: prompt_message(p.line, run_id),
+            delivery.timeout_seconds,
+            "prompts_delivered",
+            delivery.board,
+        )
+        return SentPrompts(published.delivered, published.refused)
     if sinks.output is None:
         raise ValueError("no sink for prompts: pass --output or --prompts_topic")
-    return prompts | "WritePrompts" >> WritePromptLines(sinks.output, "prompts", limits)
+    if topic is not None:
+        files = packed | "Queue" >> beam.Map(lambda p: queued(p.line))
+        return SentPrompts(
+            packed, files=files | "StagePrompts" >> WriteJsonl(sinks.output, "outbox")
+        )
+    lines = packed | "PromptLines" >> beam.Map(lambda p: p.line)
+    return SentPrompts(
+        packed, files=lines | "WritePrompts" >> WritePromptLines(sinks.output, "prompts", limits)
+    )

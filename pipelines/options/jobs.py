@@ -48,7 +48,14 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
         (
             SinkOptions,
             frozenset(
-                {"output", "prompts_topic", "bigquery_dataset", "audit_sink", "create_tables"}
+                {
+                    "output",
+                    "prompts_topic",
+                    "bigquery_dataset",
+                    "audit_sink",
+                    "create_tables",
+                    "sink_timeout_seconds",
+                }
             ),
         ),
         (CatalogOptions, None),
@@ -82,6 +89,8 @@ class JobSettings:
     max_record_bytes: int
     run_id: str
     """This run's id (`schemas.run.new_run_id`), made once when the flags are resolved."""
+    sink_timeout_seconds: int
+    """How long a named sink may stay unreachable (`--sink_timeout_seconds`)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,7 @@ def resolve_job(options: PipelineOptions, *, streaming: bool) -> JobSettings:
         config=load_config(packing.config, packing.prompt_format, packing.model),
         max_record_bytes=options.view_as(InputOptions).max_record_bytes,
         run_id=new_run_id(),
+        sink_timeout_seconds=options.view_as(SinkOptions).sink_timeout_seconds,
     )
 
 

@@ -4,9 +4,9 @@ import argparse
 import os
 import tempfile
 
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions, TestOptions
 
-from pipelines.command import UsageError
+from pipelines.command import CommandFailed, UsageError
 from pipelines.options.flags import (
     GCS_FOLDER,
     PROJECT,
@@ -17,6 +17,8 @@ from pipelines.options.flags import (
     pubsub_regex,
 )
 from schemas.tables import BATCH_OUTPUTS, LATER_OUTPUTS
+from transforms.io.publish import DEFAULT_SINK_TIMEOUT_SECONDS
+from transforms.io.reachability import dataset_problem, pubsub_problems
 from transforms.record_files import matching_files
 from transforms.run_folder import escaping_links, glob_characters
 from transforms.sinks import AUDIT_SINKS, Sinks, audit_sink
@@ -61,6 +63,16 @@ class SinkOptions(PipelineOptions):
             default=True,
             type=parse_bool,
             template=Param("Create audit tables", "^(true|false)$"),
+        ),
+        Flag(
+            "sink_timeout_seconds",
+            "How long a named sink (Pub/Sub topic, BigQuery dataset) may stay unreachable: "
+            "checked at start, and the bound of each publish's retries; past it the run "
+            "fails (exit 1) naming the sink.",
+            default=DEFAULT_SINK_TIMEOUT_SECONDS,
+            type=int,
+            bound="positive",
+            template=Param("Sink timeout (seconds)", "^[1-9][0-9]{0,5}$"),
         ),
         Flag(
             "overwrite",
@@ -224,3 +236,26 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
     sinks = Sinks(output, dataset, topic, loads, window_seconds, opts.audit_sink)
     AUDIT_SINKS[audit_sink(sinks)](sinks)  # a location the chosen backend needs is named
     return sinks
+
+
+def require_reachable(
+    options: PipelineOptions,
+    sinks: Sinks,
+    timeout_seconds: float,
+    create_tables: bool,
+    *,
+    topics: dict[str, str | None] | None = None,
+    subscriptions: dict[str, str | None] | None = None,
+) -> None:
+    """Fail the run (exit 1) naming each named sink that is missing or cannot be reached
+    within `timeout_seconds` (`transforms.io.reachability`): the prompts topic, the
+    BigQuery dataset, and the job's other `topics` and `subscriptions` (flag -> name).
+    Not for a Dataflow dry run (`--dry_run`): it builds the job request and runs nothing."""
+    if options.view_as(TestOptions).dry_run:
+        return
+    named_topics = {"prompts_topic": sinks.prompts_topic, **(topics or {})}
+    problems = pubsub_problems(named_topics, subscriptions or {}, timeout_seconds)
+    found = dataset_problem(sinks.dataset, timeout_seconds, create_tables)
+    problems += [found] if found else []
+    if problems:
+        raise CommandFailed("; ".join(problems))

@@ -183,3 +183,5 @@ class PromptLine:
     line: str
     conflicts: tuple[tuple[str, ...], ...] = ()
     uncovered: tuple[str, ...] = ()
+    prompt_sha256: str = ""
+    """The manifest's `prompt_sha256`: a consumer's deduplication key with the request id."""

@@ -6,15 +6,18 @@ array. Its timestamp is the event-time attribute when the publisher sets one
 `event_time`/`as_of` is packed at that timestamp.
 
 Outgoing messages carry their routing facts as attributes so subscribers can
-filter without parsing: `request_id`, `tenant_id`, `builder_version` on
-prompts (with `conflicts` and `uncovered_facets` for verification); `stage`,
-`request_id`, `builder_version` on dead letters.
+filter without parsing: `request_id`, `tenant_id`, `builder_version`,
+`run_id` and `prompt_sha256` on prompts (with `conflicts` and
+`uncovered_facets` for verification; a consumer deduplicates on
+`request_id` + `prompt_sha256`); `stage`, `request_id`, `builder_version` on
+dead letters. They are published by `transforms.io.publish`, with an outcome
+per message.
 """
 
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,7 +25,7 @@ from typing import Any
 import apache_beam as beam
 import grpc
 from apache_beam import pvalue
-from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub, WriteToPubSub
+from apache_beam.io.gcp.pubsub import PubsubMessage, ReadFromPubSub
 from apache_beam.transforms.window import TimestampedValue
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Timestamp
@@ -100,9 +103,11 @@ ATTRIBUTE_BYTES = 1024
 """Pub/Sub's limit on one attribute value."""
 
 
-def prompt_message(prompt: PromptLine) -> PubsubMessage:
+def prompt_message(prompt: PromptLine, run_id: str) -> PubsubMessage:
     """The generation-queue message of one prompt, in the configured prompt format.
 
+    `run_id` (the job's, `schemas.run.new_run_id`) and `prompt_sha256` (the
+    manifest's) let a consumer tell a rerun's copy of a prompt from a new one.
     Attributes `conflicts` (JSON label groups) and `uncovered_facets` (JSON list)
     carry what verification needs beyond the prompt text; one longer than an
     attribute may be is left out (the verifier then skips that check).
@@ -111,6 +116,8 @@ def prompt_message(prompt: PromptLine) -> PubsubMessage:
         "request_id": prompt.request_id,
         "tenant_id": prompt.tenant_id,
         "builder_version": prompt.builder_version,
+        "run_id": run_id,
+        "prompt_sha256": prompt.prompt_sha256,
     }
     for name, value in (("conflicts", prompt.conflicts), ("uncovered_facets", prompt.uncovered)):
         encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -213,19 +220,3 @@ class ReadRequestRecords(beam.PTransform):
             | "Split" >> beam.ParDo(self._split).with_outputs(DEAD_LETTERS, main="records")
         )
         return StreamRecords(split.records, split[DEAD_LETTERS])
-
-
-class PublishMessages(beam.PTransform):
-    """Each element as one message on a topic, shaped by `to_message` (prompts, dead letters)."""
-
-    def __init__(self, topic: str, to_message: Callable[[Any], PubsubMessage]) -> None:
-        super().__init__()
-        self._topic = topic
-        self._to_message = to_message
-
-    def expand(self, elements: beam.PCollection[Any]) -> beam.pvalue.PDone:
-        return (
-            elements
-            | "ToMessage" >> beam.Map(self._to_message)
-            | "Publish" >> WriteToPubSub(self._topic, with_attributes=True)
-        )
