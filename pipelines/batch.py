@@ -29,6 +29,7 @@ from pipelines.options.input import GateOptions
 from pipelines.options.jobs import BATCH_SECTIONS, Settings, resolve, settings_summary
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, require_reachable
+from pipelines.own_commit import FinalCommit, commit_last
 from pipelines.run_commit import (
     RunFailed,
     commit_files,
@@ -38,7 +39,7 @@ from pipelines.run_commit import (
     ready_tables,
     table_run,
 )
-from pipelines.summary import RunSummary, hopeless_run, sampled_letters, summarize
+from pipelines.summary import RunSummary, sampled_letters, summarize
 from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
@@ -66,7 +67,6 @@ from transforms.run_metrics import PromptTokenPercentiles
 from transforms.sinks import PromptDelivery
 from transforms.staging import (
     acquire,
-    commit_finished,
     files_under,
     release,
     run_files,
@@ -87,37 +87,6 @@ def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
     """The pack step, the catalog where the chosen mode keeps it (see `--catalog_mode`)."""
     provider = catalog_provider(p, settings.catalog, streaming=False)
     return PackRequests(settings.config, provider, settings.event_time)
-
-
-@dataclass(frozen=True)
-class FinalCommit:
-    """A job's own last step: commit `staging` into `output` once every file is written,
-    then fail the job when the run is hopeless (`pipelines.summary.hopeless_run`), as
-    `evpack batch` exits 1: nobody waits for a Dataflow job to read its summary, so its
-    final state is what says the run failed. Committed first, so the dead letters are
-    there to read; a retried step finds its commit made and fails again. Only a run
-    that is not hopeless delivers its prompts to `topic`, if one is named
-    (`transforms.delivery`), so a failed run never starts paid generations."""
-
-    staging: str
-    output: str
-    overwrite: bool
-    max_dead_letter_percent: float = 100.0
-    topic: str | None = None
-    run_id: str = ""
-    timeout_seconds: float = 0
-
-    def __call__(self, records_in: int, prompts_out: int, dead_letters: int) -> None:
-        commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
-        hopeless = hopeless_run(records_in, prompts_out, dead_letters, self.max_dead_letter_percent)
-        if hopeless is not None:
-            raise RunFailed(f"{hopeless}; the outputs are committed under {self.output}")
-        if self.topic is not None:
-            failure = deliver_outbox(
-                self.output, self.topic, self.run_id, self.timeout_seconds
-            ).failure()
-            if failure is not None:
-                raise RuntimeError(failure)
 
 
 def run_record(settings: Settings) -> RunRecord:
@@ -190,30 +159,6 @@ def build(
             "DeadLetters": outputs.dead_letters,
         }
         commit_last(p, final_commit, counted, written)
-
-
-def commit_last(
-    p: beam.Pipeline,
-    final_commit: FinalCommit,
-    counted: dict[str, beam.PCollection],
-    written: list[beam.PCollection],
-) -> None:
-    """The job's own last step: `final_commit` once every file of `written` is written,
-    with the counts of records read, prompts made and dead letters (in that order)."""
-    counts = [
-        beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
-        for name, rows in counted.items()
-    ]
-    _ = (
-        p
-        | "CommitOnce" >> beam.Create([final_commit])
-        | "Commit"
-        >> beam.Map(
-            lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
-            *counts,
-            *[beam.pvalue.AsList(files) for files in written],
-        )
-    )
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:

@@ -33,11 +33,12 @@ from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import catalog_provider
 from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.bigquery import RecentRequestIds, create_audit_tables
-from transforms.io.publish import PUBLISH_STAGE, RefusalBoard
+from transforms.io.publish import PUBLISH_STAGE
 from transforms.io.pubsub import (
     ReadRequestRecords,
     emulator_receives_large_messages,
 )
+from transforms.io.refusal_board import RefusalBoard
 from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
 from transforms.pack import PackRequests
 from transforms.run_metrics import SummarizeWindows
@@ -59,7 +60,7 @@ _LOG = logging.getLogger(__name__)
 
 def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None = None) -> None:
     """Wire the streaming job into `pipeline`; with `board`, its publishers note there what
-    their topics refused as a whole (`transforms.io.publish.RefusalBoard`, for `watch`)."""
+    their topics refused as a whole (`transforms.io.refusal_board.RefusalBoard`, for `watch`)."""
     stream = settings.stream
     read = pipeline | "ReadRequests" >> ReadRequestRecords(
         stream.subscription, stream.timestamp_attribute, settings.max_record_bytes
@@ -168,7 +169,7 @@ def watch(result: PipelineResult, board: str, settle_seconds: float = SETTLE_SEC
     stops once no worker published for `settle_seconds` (every pulled message
     is through, its dead letter published), or `STOP_WITHIN_SECONDS` after
     the first refusal. The workers note both on the `board`
-    (`transforms.io.publish.RefusalBoard`). The local runner's wait has no
+    (`transforms.io.refusal_board.RefusalBoard`). The local runner's wait has no
     timeout, so it waits on a thread while this one reads the board.
     Dataflow: the launcher does not wait there; each refused prompt is still
     a dead letter, and the `topic_refused_all|TOPIC|CAUSE` counter is the one

@@ -115,7 +115,7 @@ def hopeless_run(
 ) -> str | None:
     """Why a batch run must not pass as a success, or None: it made no prompt, or more than
     `max_dead_letter_percent` of its records are dead letters. The one rule of the local
-    summary and of a Dataflow job's own last step (`pipelines.batch.FinalCommit`)."""
+    summary and of a Dataflow job's own last step (`pipelines.own_commit.FinalCommit`)."""
     if prompts_out == 0:
         return f"no prompt was made from {records_in} records read"
     share = 100 * dead_letters / max(records_in, 1)

@@ -33,13 +33,14 @@ from tests.strategies import markup
 from transforms.catalog.refresh import RefreshingCatalog
 from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
 from transforms.exclusion_counts import WindowedExclusionCounts
-from transforms.io.publish import failure_kind, unpublished, unusable_counter, unusable_topic
+from transforms.io.publish import failure_kind, unpublished
 from transforms.io.pubsub import (
     dead_letter_message,
     event_timestamp,
     prompt_message,
     split_payload,
 )
+from transforms.io.refusal_board import unusable_counter, unusable_topic
 from transforms.request_records import REMEMBERED
 from transforms.stream_parse import ParseRequestStream
 
