@@ -15,7 +15,7 @@ FormatName = Literal[FORMAT_NAMES]
 """Our prompt messages, or the input line of one provider's batch API (`schemas.prompt_formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "slot", "name"]
+ConflictRule = Literal["copy", "polarity", "slot", "name"]
 
 
 class _Config(BaseModel):
@@ -67,7 +67,8 @@ class DedupConfig(_Config):
     `conflict_similarity` are the shares of canonical words two passages must
     share, in order, to be a reprint or, when a fact differs, a conflict.
     `conflict_rules` switches conflict detection on rule by rule: `copy` (a
-    copy of one report with a fact or stance changed), `slot` (two documents
+    copy of one report with a fact or stance changed), `polarity` (two documents
+    making one statement, one negated: `packer.polarity`), `slot` (two documents
     answering the question's number or date slot differently), `name` (the
     same for a name: "who", "where"); `packer.slot_conflicts`. `slot` and
     `name` are off by default: measured at 2,048 tokens (`benchmarks.meaning`)

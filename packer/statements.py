@@ -1,0 +1,111 @@
+"""What each sentence of a passage states: its content words and its polarity.
+
+A statement is a complete sentence (`packer.units`) read as the set of its
+content words (canonical, neither stopwords nor wording nor polarity words)
+and whether it is negated (an odd number of negation words: `not`, `never`,
+`no` (`no longer`), `n't`, `cannot`, ...; "it is not guaranteed that X is not
+free" is two negations and affirms). Two statements of different documents
+that share most of their content words and differ in polarity say one thing
+and its opposite (`packer.polarity`); a conflict member's statement closest
+to its partner's is the unit that states its side (`side_unit`). A function
+of the text alone: a worker's `PackerRuntime` memoizes it per distinct text.
+Rejected: counting any negation word as a flip ("neither ... nor" is one
+negation, so `nor` is not counted), and reading polarity from the whole
+passage (one negated sentence among ten is the passage's only disagreement).
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packer.records import MODALS, STOPWORDS, canonical_words
+from packer.units import Sentence
+
+NEGATORS = frozenset(
+    ("not", "no", "never", "t", "cannot", "neither", "none", "nobody", "nothing", "nowhere")
+)
+"""Words that flip a statement's polarity (`t` is what is left of "n't")."""
+_WORDING = frozenset(
+    ("has", "have", "had", "been", "being", "be", "am", "do", "done", "said", "says", "also",
+     "then", "than", "so", "but", "just", "nor", "longer", "any", "ever", "yet", "still")
+)  # fmt: skip
+_NOT_CONTENT = STOPWORDS | _WORDING | NEGATORS | MODALS
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One complete sentence: its offsets, content words and polarity."""
+
+    start: int
+    end: int
+    content: frozenset[str]
+    negated: bool
+
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+
+
+def negations(words: Sequence[str]) -> int:
+    """Negation words among canonical `words`; `no` before a number is the abbreviation
+    of "number" ("No. 5")."""
+    return sum(
+        1
+        for k, w in enumerate(words)
+        if w in NEGATORS and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
+    )
+
+
+def statements_of(text: str, sentences: Sequence[Sentence]) -> tuple[Statement, ...]:
+    """The complete sentences of `text` (its `sentences`) as statements. A negation inside
+    double quotes is a title's or a speaker's ("Don't Drink the Water"), not the
+    sentence's polarity."""
+    out = []
+    for sentence in sentences:
+        if not sentence.complete:
+            continue
+        written = text[sentence.start : sentence.end]
+        words = canonical_words(written)
+        unquoted = (
+            canonical_words(_QUOTED.sub(" ", written))
+            if '"' in written or "“" in written
+            else words
+        )
+        negated = negations(unquoted) % 2 == 1
+        content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
+        out.append(Statement(sentence.start, sentence.end, content, negated))
+    return tuple(out)
+
+
+def same_statement(a: Statement, b: Statement) -> bool:
+    """Whether two statements say the same thing, polarity aside: at least three content
+    words in common, covering at least `SAME_SHARE` of the smaller one and half of the
+    larger (an added qualifier such as "it is not guaranteed that" keeps it one statement).
+    """
+    common = len(a.content & b.content)
+    small, large = sorted((len(a.content), len(b.content)))
+    return common >= 3 and common >= SAME_SHARE * small and common >= LARGER_SHARE * large
+
+
+SAME_SHARE = 0.8
+"""The share of the smaller statement's content words the larger must hold."""
+LARGER_SHARE = 0.67
+"""The share of the larger statement's content words the two must share."""
+
+
+def side_unit(mine: Sequence[Statement], theirs: Sequence[Statement]) -> Statement | None:
+    """The statement of a conflict member nearest one of its partner's: the sentence
+    where the two sides meet (the negated sentence, the changed figure), the unit that
+    states this member's side. Prefers statements whose polarity differs from the
+    partner's nearest, then more shared words, then the earlier. None when no statement
+    shares two content words with the partner's."""
+    best: tuple[int, int, int] | None = None
+    found = None
+    for k, statement in enumerate(mine):
+        for other in theirs:
+            common = len(statement.content & other.content)
+            if common < 2:
+                continue
+            key = (int(statement.negated != other.negated), common, -k)
+            if best is None or key > best:
+                best, found = key, statement
+    return found
