@@ -92,20 +92,29 @@ LARGER_SHARE = 0.67
 """The share of the larger statement's content words the two must share."""
 
 
-def side_unit(mine: Sequence[Statement], theirs: Sequence[Statement]) -> Statement | None:
-    """The statement of a conflict member nearest one of its partner's: the sentence
-    where the two sides meet (the negated sentence, the changed figure), the unit that
-    states this member's side. Prefers statements whose polarity differs from the
-    partner's nearest, then more shared words, then the earlier. None when no statement
-    shares two content words with the partner's."""
+def side_unit(
+    mine: Sequence[Statement], theirs: Sequence[Statement], terms: frozenset[str] = frozenset()
+) -> Statement | None:
+    """The statement of a conflict member where it departs from its partner: of the
+    statements the partner does not also make (same content words and polarity), the
+    one nearest one of the partner's (the changed figure, the negated sentence), the
+    unit that states this member's side. Prefers a polarity opposite to that nearest
+    statement's, then more content words shared with it plus question `terms` held, then
+    the earlier. None when no such statement shares two content words with the partner.
+    Rejected: the nearest statement whatever it says (a sentence both sides share is
+    nearest of all, and says nothing of this side)."""
+    said = {(o.content, o.negated) for o in theirs}
     best: tuple[int, int, int] | None = None
     found = None
     for k, statement in enumerate(mine):
+        if (statement.content, statement.negated) in said:
+            continue
+        held = len(statement.content & terms)
         for other in theirs:
             common = len(statement.content & other.content)
             if common < 2:
                 continue
-            key = (int(statement.negated != other.negated), common, -k)
+            key = (int(statement.negated != other.negated), common + held, -k)
             if best is None or key > best:
                 best, found = key, statement
     return found

@@ -70,11 +70,11 @@ class DedupConfig(_Config):
     copy of one report with a fact or stance changed), `polarity` (two documents
     making one statement, one negated: `packer.polarity`), `slot` (two documents
     answering the question's number or date slot differently), `name` (the
-    same for a name: "who", "where"); `packer.slot_conflicts`. `slot` and
-    `name` are off by default: measured at 2,048 tokens (`benchmarks.meaning`)
-    they cut RAMDocs pair precision from 0.71 to 0.36 for recall 0.45 -> 0.52
-    and reach ConflictNQ precision 0.55 at recall 0.043 (figures and caps in
-    `packer.slot_conflicts`).
+    same for a name: "who", "where"); `packer.slot_conflicts`. `copy` and
+    `polarity` are on by default; `slot` and `name` are off: measured at
+    2,048 tokens (`benchmarks.meaning`) they cut RAMDocs pair precision from
+    0.71 to 0.36 for recall 0.45 -> 0.52 and reach ConflictNQ precision 0.55
+    at recall 0.043 (figures and caps in `packer.slot_conflicts`).
     """
 
     levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
@@ -83,7 +83,7 @@ class DedupConfig(_Config):
     shingle_words: int = Field(default=3, ge=1, le=10)
     reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
     conflict_similarity: float = Field(default=0.65, gt=0.0, le=1.0)
-    conflict_rules: Items[ConflictRule] = ("copy",)
+    conflict_rules: Items[ConflictRule] = ("copy", "polarity")
 
 
 ResolutionPolicy = Literal["keep_both", "authority"]
