@@ -8,6 +8,7 @@ byte of the result.
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from packer.answer_evidence import answer_kind
 from packer.catalog import Catalog
 from packer.dedup import deduplicate
 from packer.gates import Exclusion, apply_gates
@@ -250,6 +251,8 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         conflict_alone=conflict_alone,
         conflict_lacking=conflict_lacking,
         conflict_sides=config.enable_sentence_units,
+        answer_kind=answer_kind(request.question),
+        claim_units=config.enable_sentence_units,
         sentence_units=config.enable_sentence_units,
         subject_links=config.enable_subject_links,
         named_sources=sources,

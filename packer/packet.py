@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from packer.answer_evidence import AnswerKind, answers
 from packer.layout import BlockCosts
 from packer.records import Evidence, fold_case
 from packer.runtime import Memos
@@ -37,6 +38,10 @@ class SelectionPolicy:
     fit: the first member taken pays for it); `conflict_lacking` what saying so adds to a
     note on more members."""
     conflict_lacking: int = 0
+    answer_kind: AnswerKind | None = None
+    """What answers the question (`answer_evidence.answer_kind`)."""
+    claim_units: bool = False
+    """A passage's smaller unit is chosen by answer evidence too (`unit_of`)."""
     conflict_sides: bool = False
     """A conflict partner that does not fit whole goes in as the sentence stating its side
     (`statements.side_unit`)."""
@@ -295,7 +300,9 @@ class Packet:
         A run is worth the question terms it holds, twice those the packet
         lacks, and something more from a new document; a run that holds none
         of the question's terms is worth nothing (the per-document cap still
-        applies).
+        applies). With `claim_units`, a sentence that answers the question
+        (`answer_evidence.answers`) is worth two terms more, and a run that
+        opens with a pronoun takes the sentence before it when that fits.
         """
         if index in self.taken or self.capped(index):
             return None
@@ -303,7 +310,14 @@ class Packet:
         sentences = self.memos.sentences(text)
         terms = self._terms[index]
         held = [_contained(terms, s.folded) for s in sentences]
-        missing = terms - self.covered_terms
+        kind = self.policy.answer_kind
+        if kind is not None and self.policy.claim_units:
+            claims = self.memos.typed_claims(text)
+            held = [
+                h | _ANSWERS if answers(c, kind, h, self.policy.question_terms) else h
+                for h, c in zip(held, claims, strict=True)
+            ]
+        missing = (terms - self.covered_terms) | _ANSWERS
         fresh = 0.5 if self._doc_ids[index] not in self.docs else 0.0
         room = self.remaining - self.costs.label_cost - self.note_cost(index)
 
@@ -321,9 +335,15 @@ class Packet:
         found = best_unit(sentences, held, value, fits, room)
         if found is None:
             return None
-        start, end = span(*found)
+        first, last = found
+        if self.policy.claim_units and first > 0:
+            leaned = context_start(text, sentences[first].start, sentences)
+            if leaned is not None and fits(first - 1, last):
+                first -= 1  # the sentence a pronoun leans on
+        start, end = span(first, last)
         tokens = self.costs.exact(index, text[start:end])  # cached by the fit test
-        return Unit((start, end), tokens, frozenset().union(*held[found[0] : found[1] + 1]))
+        held_terms = frozenset().union(*held[first : last + 1]) - _ANSWERS
+        return Unit((start, end), tokens, held_terms)
 
     def reason_left_out(self, index: int) -> ExclusionReason:
         budget = self.policy.evidence_budget
@@ -341,6 +361,8 @@ class Packet:
 
 
 _NONE: frozenset[str] = frozenset()
+_ANSWERS = frozenset(("\x00answers",))
+"""Held by a sentence that answers the question: no text's term can be this word."""
 
 
 def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
