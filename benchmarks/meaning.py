@@ -34,7 +34,8 @@ Three measurements, written to `results/meaning.json` and the report:
   with any `polarity` group;
 - cost: `deduplicate` (every dedup level and conflict rule) per request at 10
   and 50 candidates (RAMDocs questions, their documents padded with other
-  questions' documents), with and without the `slot` and `name` rules, on a cold runtime
+  questions' documents), with the `copy` rule alone, with `polarity`, and with
+  the `slot` and `name` rules, on a cold runtime
   (claims not yet memoized) and a warm one; median of repeats of the process's
   CPU time (other jobs on the machine do not count).
 """
@@ -385,7 +386,7 @@ def cost(data_dir: Path, runtime: PackerRuntime, repeat: int = 5) -> list[dict[s
         catalog = Catalog(catalog_documents(padded))
         gated = [apply_gates(r, sorted(r.candidates, key=lambda c: c.evidence_id), catalog,
                              EVAL_TIME, runtime.memos)[0] for r in padded]  # fmt: skip
-        for rules in (("copy",), ("copy", "slot", "name")):
+        for rules in (("copy",), ("copy", "polarity"), ("copy", "slot", "name")):
             config = DedupConfig(conflict_rules=rules)
             for state in ("cold", "warm"):
                 times = []

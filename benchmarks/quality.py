@@ -105,6 +105,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-units": {"enable_sentence_units": False},
     "no-subject-links": {"enable_subject_links": False},
     "no-source-links": {"enable_source_links": False},
+    "no-claim-units": {"enable_claim_units": False},
+    "no-conflict-sides": {"enable_conflict_sides": False},
+    "no-polarity": {"dedup": {"conflict_rules": ("copy",)}},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
@@ -586,6 +589,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(summary(rows))
     print("\n".join(t.line() for t in targets.evaluate(rows)))
+    for verdict in targets.rule_verdicts(rows):
+        print(f"rule {verdict.pop('rule')}: {verdict}")
     print(f"\n{seconds_by_packer(rows)}")
     print(f"{len(rows)} rows in {time.perf_counter() - started:.1f} s")
     if not args.no_write:

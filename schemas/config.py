@@ -161,6 +161,8 @@ class PackingConfig(_Config):
     enable_sentence_units: bool = True
     enable_subject_links: bool = True
     enable_source_links: bool = True
+    enable_claim_units: bool = True
+    enable_conflict_sides: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":
