@@ -297,7 +297,7 @@ def _negation_case(
     by_id = {c.evidence_id: c for c in request.candidates}
     for evidence_id in gold:
         original = by_id[evidence_id]
-        for statement in runtime.memos.statements(original.text):
+        for statement in runtime.memos.statements(original.text).all:
             sentence = original.text[statement.start : statement.end]
             edited = negate(sentence, index) if len(statement.content) >= 3 else None
             if edited is None:

@@ -276,8 +276,8 @@ class Packet:
         nearest one of the partner's, `statements.side_unit`) with the sentence before it
         when it opens with a pronoun and both fit; None when none fits."""
         text = self.records[index].text
-        statements = self.memos.statements(text)
-        theirs = self.memos.statements(self.records[partner].text)
+        statements = self.memos.statements(text).all
+        theirs = self.memos.statements(self.records[partner].text).all
         side = side_unit(statements, theirs, self.policy.question_terms)
         if side is None:
             return None
@@ -312,10 +312,12 @@ class Packet:
         held = [_contained(terms, s.folded) for s in sentences]
         kind = self.policy.answer_kind
         if kind is not None and self.policy.claim_units:
-            claims = self.memos.typed_claims(text)
+            terms_asked = self.policy.question_terms
             held = [
-                h | _ANSWERS if answers(c, kind, h, self.policy.question_terms) else h
-                for h, c in zip(held, claims, strict=True)
+                h | _ANSWERS
+                if answers(text[s.start : s.end], s.folded, kind, h, terms_asked)
+                else h
+                for h, s in zip(held, sentences, strict=True)
             ]
         missing = (terms - self.covered_terms) | _ANSWERS
         fresh = 0.5 if self._doc_ids[index] not in self.docs else 0.0

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from packer.records import TextFacts, text_facts, title_key
 from packer.sketch import blank_sketch, lsh_bands
-from packer.statements import Statement, statements_of
+from packer.statements import Statements, statements_of
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
@@ -56,7 +56,7 @@ class Memos:
         self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
             TYPED_CLAIMS_ENTRIES
         )(claims_of)
-        self.statements: Callable[[str], tuple[Statement, ...]] = lru_cache(STATEMENTS_ENTRIES)(
+        self.statements: Callable[[str], Statements] = lru_cache(STATEMENTS_ENTRIES)(
             self._statements
         )
         self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
@@ -64,7 +64,7 @@ class Memos:
         )
         self.blank_sketch: Callable[[int], MinHash] = lru_cache(CONFIG_ENTRIES)(blank_sketch)
 
-    def _statements(self, text: str) -> tuple[Statement, ...]:
+    def _statements(self, text: str) -> Statements:
         return statements_of(text, self.sentences(text))
 
 

@@ -55,7 +55,17 @@ def negations(words: Sequence[str]) -> int:
     )
 
 
-def statements_of(text: str, sentences: Sequence[Sentence]) -> tuple[Statement, ...]:
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """A passage's statements, the content words of all of them, and its negated ones
+    (what a polarity pair starts from: most passages have none)."""
+
+    all: tuple[Statement, ...]
+    words: frozenset[str]
+    negated: tuple[Statement, ...]
+
+
+def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
     """The complete sentences of `text` (its `sentences`) as statements. A negation inside
     double quotes is a title's or a speaker's ("Don't Drink the Water"), not the
     sentence's polarity."""
@@ -73,7 +83,8 @@ def statements_of(text: str, sentences: Sequence[Sentence]) -> tuple[Statement, 
         negated = negations(unquoted) % 2 == 1
         content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
         out.append(Statement(sentence.start, sentence.end, content, negated))
-    return tuple(out)
+    words = frozenset().union(*(x.content for x in out))
+    return Statements(tuple(out), words, tuple(x for x in out if x.negated))
 
 
 def same_statement(a: Statement, b: Statement) -> bool:

@@ -4,7 +4,7 @@ import pytest
 
 from packer.answer_evidence import answer_kind, answers
 from packer.records import question_terms
-from packer.typed_claims import claims_of
+from packer.units import sentences_of
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,18 @@ PASSAGE = (
 )
 def test_the_sentence_that_answers(question, answering):
     terms = question_terms(question)
-    claims = claims_of(PASSAGE)
     kind = answer_kind(question) or "date"
-    held = [frozenset(t for t in terms if t in " ".join(c.words)) for c in claims]
-    assert [answers(c, kind, h, terms) for c, h in zip(claims, held, strict=True)] == answering
+    found = []
+    for s in sentences_of(PASSAGE):
+        held = frozenset(t for t in terms if t in s.folded)
+        found.append(answers(PASSAGE[s.start : s.end], s.folded, kind, held, terms))
+    assert found == answering
+
+
+def test_a_name_answers_who_when_it_is_no_word_of_the_question():
+    terms = question_terms("Who directed the film Big Girl?")
+    held = frozenset({"directed"})
+    said = "The film was directed by Renuka Jeyapalan in 2005."
+    assert answers(said, said.lower(), "name", held, terms)
+    echo = "The film Big Girl was directed in 2005."
+    assert not answers(echo, echo.lower(), "name", held, terms)
