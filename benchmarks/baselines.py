@@ -21,7 +21,7 @@ from benchmarks.adapters import EVAL_TIME
 from packer import Catalog, PackerRuntime, PackResult, pack_request
 from packer.layout import PromptLayout, parse_blocks
 from packer.records import Evidence, text_facts
-from schemas import Candidate, PackingConfig, Request
+from schemas import Candidate, ExclusionReason, PackingConfig, Request
 
 # The rule of thumb users apply to turn a token budget into Haystack's word threshold.
 WORDS_PER_TOKEN = 0.75
@@ -48,6 +48,8 @@ class Packed:
     conflicts: tuple[frozenset[str], ...] | None = None
     conflict_groups: tuple[frozenset[str], ...] | None = None
     excluded: dict[str, int] | None = None
+    noted_missing: frozenset[str] | None = None
+    """Conflict members the prompt's notes say were left out (None: the packer does not say)."""
 
     @property
     def kept(self) -> set[str]:
@@ -118,6 +120,11 @@ class OurPacker:
             ),
             conflict_groups=tuple(frozenset(c.evidence_ids) for c in result.manifest.conflicts),
             excluded={x.reason: x.count for x in result.manifest.excluded},
+            noted_missing=frozenset(
+                x.evidence_id
+                for x in result.exclusions
+                if x.reason == ExclusionReason.CONFLICT_SIDE_OVER_BUDGET
+            ),
         )
 
 

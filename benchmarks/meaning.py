@@ -25,15 +25,25 @@ Three measurements, written to `results/meaning.json` and the report:
   is the share of misinformation/fake passages grouped with a correct/real
   one. On HotpotQA and MultiHop-RAG, which hold no conflicts, the share of
   requests with any flag (all false);
+- polarity: a negation set built from the sets without conflicts (HotpotQA,
+  MultiHop-RAG): in each request one sentence of a gold passage is negated
+  (`not` after its verb, "It is not true that ...", or its negation taken
+  out, in turn) and put, as a new document, before another candidate's text;
+  a request counts as flagged when a conflict group of rule `polarity` holds
+  the original and the edited passage. False flags: the unedited requests
+  with any `polarity` group;
 - cost: `deduplicate` (every dedup level and conflict rule) per request at 10
   and 50 candidates (RAMDocs questions, their documents padded with other
-  questions' documents), with and without the `slot` and `name` rules, on a cold runtime
+  questions' documents), with the `copy` rule alone, with `polarity`, and with
+  the `slot` and `name` rules, on a cold runtime
   (claims not yet memoized) and a warm one; median of repeats of the process's
   CPU time (other jobs on the machine do not count).
 """
 
 import argparse
+import hashlib
 import json
+import re
 import statistics
 import sys
 import time
@@ -183,6 +193,8 @@ def _pack_all(
 
 RULE_SETS = {
     "copy": ("copy",),
+    "polarity": ("polarity",),
+    "copy+polarity": ("copy", "polarity"),
     "slot": ("slot",),
     "name": ("name",),
     "copy+slot": ("copy", "slot"),
@@ -252,6 +264,101 @@ def conflicts(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> dict
     return out
 
 
+_VERB = re.compile(r" (is|was|are|were|has|had|have|can|will|does|did|could|would|should|must) ")
+_NEGATED = re.compile(r" (?:not|never|no longer) | cannot |n't ")
+
+
+def negate(sentence: str, style: int) -> str | None:
+    """The sentence said the other way: its negation taken out when it has one, else
+    `not` after its first verb (`style` even; `can` -> `cannot`) or "It is not true
+    that ..." (`style` odd). None when there is no verb to negate."""
+    found = _NEGATED.search(sentence)
+    if found:
+        replacement = " can " if found.group() == " cannot " else " "
+        if found.group() == "n't ":
+            return None
+        return sentence[: found.start()] + replacement + sentence[found.end() :]
+    if style % 2:
+        return f"It is not true that {sentence[0].lower()}{sentence[1:]}"
+    verb = _VERB.search(sentence)
+    if verb is None:
+        return None
+    word = verb.group(1)
+    negated = "cannot" if word == "can" else f"{word} not"
+    return sentence[: verb.start()] + f" {negated} " + sentence[verb.end() :]
+
+
+def _negation_case(
+    request: Request, gold: Sequence[str], index: int, runtime: PackerRuntime
+) -> tuple[Request, str, str] | None:
+    """The request with one more candidate: a sentence of the first gold passage that
+    can be negated, negated, before another document's text. (request, original id,
+    edited id), or None when no sentence of a gold passage takes a negation."""
+    by_id = {c.evidence_id: c for c in request.candidates}
+    for evidence_id in gold:
+        original = by_id[evidence_id]
+        for statement in runtime.memos.statements(original.text).all:
+            sentence = original.text[statement.start : statement.end]
+            edited = negate(sentence, index) if len(statement.content) >= 3 else None
+            if edited is None:
+                continue
+            other = next(c for c in request.candidates if c.document_id != original.document_id)
+            text = f"{edited} {other.text}"
+            candidate = other.model_copy(
+                update={
+                    "evidence_id": f"{evidence_id}~neg",
+                    "document_id": f"{original.document_id}~neg",
+                    "chunk_id": f"{original.document_id}~neg#0",
+                    "text": text,
+                    "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                    "span": None,
+                    "title": None,
+                }
+            )
+            update = {"candidates": (*request.candidates, candidate)}
+            return request.model_copy(update=update), evidence_id, candidate.evidence_id
+    return None
+
+
+def polarity(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> list[dict[str, Any]]:
+    """The negation set: per set, edited requests flagged by the `polarity` rule (and by
+    any rule), and unedited requests with a `polarity` group (all false)."""
+    sets = {
+        "hotpotqa": [(c.request, sorted(c.supporting)) for c in hotpotqa_cases(data_dir, limit)],
+        "multihop_rag": [
+            (c.request, sorted(c.evidence)) for c in multihop_cases(data_dir, limit) if c.evidence
+        ],
+    }
+    config = PackingConfig(
+        max_evidence_tokens=BUDGET, dedup=DedupConfig(conflict_rules=("copy", "polarity"))
+    )
+    rows = []
+    for name, cases in sets.items():
+        edited = [
+            e for i, (r, gold) in enumerate(cases) if (e := _negation_case(r, gold, i, runtime))
+        ]
+        manifests = _pack_all([r for r, _, _ in edited], runtime, config)
+        by_rule, by_any = [], []
+        for (_, original, negated), manifest in zip(edited, manifests, strict=True):
+            groups = [(set(c.evidence_ids), c.rules) for c in manifest.conflicts]
+            by_rule.append(any({original, negated} <= g and "polarity" in r for g, r in groups))
+            by_any.append(any({original, negated} <= g for g, _ in groups))
+        plain = _pack_all([r for r, _ in cases], runtime, config)
+        rows.append(
+            {
+                "dataset": name,
+                "edited_requests": len(edited),
+                "flagged_polarity": _share(by_rule),
+                "flagged_any_rule": _share(by_any),
+                "requests": len(plain),
+                "false_flags": _share(
+                    [any("polarity" in c.rules for c in m.conflicts) for m in plain]
+                ),
+            }
+        )
+    return rows
+
+
 def _padded(cases: list[Request], size: int) -> list[Request]:
     """Each request's candidates padded to `size` with other requests' (a small set
     reuses them, renamed, so that evidence ids stay distinct)."""
@@ -279,7 +386,7 @@ def cost(data_dir: Path, runtime: PackerRuntime, repeat: int = 5) -> list[dict[s
         catalog = Catalog(catalog_documents(padded))
         gated = [apply_gates(r, sorted(r.candidates, key=lambda c: c.evidence_id), catalog,
                              EVAL_TIME, runtime.memos)[0] for r in padded]  # fmt: skip
-        for rules in (("copy",), ("copy", "slot", "name")):
+        for rules in (("copy",), ("copy", "polarity"), ("copy", "slot", "name")):
             config = DedupConfig(conflict_rules=rules)
             for state in ("cold", "warm"):
                 times = []
@@ -377,6 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "targets": TARGETS,
             "perturbation": perturbation(args.data_dir, args.limit or 500, runtime),
             "conflicts": conflicts(args.data_dir, args.limit, runtime),
+            "polarity": polarity(args.data_dir, args.limit, runtime),
             "cost": cost(args.data_dir, runtime),
         }
     except DataMissingError as error:

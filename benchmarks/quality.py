@@ -26,7 +26,13 @@ it, or a copy it was folded into, was shown; shares are % of requests:
   metric, which every packer can score); both
   sides kept and flagged (a conflict group the packer flagged among the shown
   passages holds the real passage and a fake; packers that do not flag score 0);
-- every set: `mid_sentence_cut`, requests where some block shows less than
+- every set: `partial_answer`, of the blocks showing part of a passage whose
+  whole text holds a gold answer string (HotpotQA's, RAMDocs' gold answers,
+  ConflictNQ's real short answer; MultiHop-RAG's facts are single sentences),
+  the share that show it; `conflict_silent`, requests where a flagged
+  conflict group has a member shown and another neither shown nor named as
+  left out (`conflict_side_over_budget`: the prompt notes it), for packers
+  that flag; `mid_sentence_cut`, requests where some block shows less than
   its passage and does not end at a sentence end of the original; mean and
   max context tokens (our exact ledger; for the others, their context string
   counted with tiktoken), mean tokens of evidence text inside them (the rest
@@ -99,6 +105,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-units": {"enable_sentence_units": False},
     "no-subject-links": {"enable_subject_links": False},
     "no-source-links": {"enable_source_links": False},
+    "no-claim-units": {"enable_claim_units": False},
+    "no-conflict-sides": {"enable_conflict_sides": False},
+    "no-polarity": {"dedup": {"conflict_rules": ("copy",)}},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
@@ -156,6 +165,25 @@ def ends_at_sentence(shown: str, text: str) -> bool:
 def mid_sentence_cut(packed: Packed, texts: dict[str, str]) -> bool:
     """Some block shows part of its passage, cut inside a sentence."""
     return any(not ends_at_sentence(s, texts[e]) for e, s in packed.shown.items())
+
+
+def partial_answers(packed: Packed, texts: dict[str, str], answers: Sequence[str]) -> list[bool]:
+    """For each block that shows part of a passage holding an answer: does the part?"""
+    return [
+        any(contains(shown, a) for a in answers)
+        for e, shown in packed.shown.items()
+        if not _same(shown, texts[e]) and any(contains(texts[e], a) for a in answers)
+    ]
+
+
+def silent_side(packed: Packed) -> bool:
+    """A flagged conflict group with a member shown and another left out unannounced."""
+    noted = packed.noted_missing or frozenset()
+    kept = packed.kept
+    return any(
+        group & kept and any(e not in kept and e not in noted for e in group)
+        for group in packed.conflict_groups or ()
+    )
 
 
 def _share(flags: Sequence[bool]) -> float | None:
@@ -273,6 +301,11 @@ def detection_metrics(cases: Sequence[Any], packs: Sequence[Packed], sides: Side
     }
 
 
+def _spans(answers: Sequence[str]) -> tuple[str, ...]:
+    """Answer strings a passage can hold (yes/no are not)."""
+    return tuple(a for a in answers if normalize(a) not in {"yes", "no"})
+
+
 @dataclass(frozen=True)
 class Dataset:
     """One evaluation set: how to load it, score packs, and what its headline metric is.
@@ -286,15 +319,23 @@ class Dataset:
     primary: str
     gold: Callable[[Any], frozenset[str]]
     sides: Sides | None = None
+    answers: Callable[[Any], Sequence[str]] = lambda case: ()
 
 
 DATASETS: dict[str, Dataset] = {
-    "hotpotqa": Dataset(hotpotqa_cases, hotpot_metrics, "both_supporting", lambda c: c.supporting),
+    "hotpotqa": Dataset(
+        hotpotqa_cases,
+        hotpot_metrics,
+        "both_supporting",
+        lambda c: c.supporting,
+        answers=lambda c: _spans(c.answers),
+    ),
     "hotpotqa-notitle": Dataset(
         partial(hotpotqa_cases, titles=False),
         hotpot_metrics,
         "both_supporting",
         lambda c: c.supporting,
+        answers=lambda c: _spans(c.answers),
     ),
     "ramdocs": Dataset(
         ramdocs_cases,
@@ -302,6 +343,7 @@ DATASETS: dict[str, Dataset] = {
         "all_gold_present",
         lambda c: c.correct,
         sides=lambda c: (c.misinfo, c.correct),
+        answers=lambda c: c.gold_answers,
     ),
     "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence", lambda c: c.evidence),
     "conflict_nq": Dataset(
@@ -310,6 +352,7 @@ DATASETS: dict[str, Dataset] = {
         "both_kept",
         lambda c: frozenset([c.real]),
         sides=lambda c: (c.fakes, frozenset([c.real])),
+        answers=lambda c: (c.real_short_answer,),
     ),
 }
 
@@ -426,6 +469,11 @@ def score_row(
     data = DATASETS[dataset]
     used = tokens_used(packs, count)
     cut = [mid_sentence_cut(p, _texts(c)) for c, p in zip(cases, packs, strict=True)]
+    partial_hits = [
+        hit
+        for c, p in zip(cases, packs, strict=True)
+        for hit in partial_answers(p, _texts(c), data.answers(c))
+    ]
     row: dict[str, Any] = {
         "dataset": dataset,
         "packer": spec.name,
@@ -435,12 +483,16 @@ def score_row(
         "primary": data.primary,
         **data.score(cases, packs, used),
         "mid_sentence_cut": _share(cut),
+        "partial_blocks": len(partial_hits),
+        "partial_answer": _share(partial_hits),
         "mean_blocks": round(sum(len(p.shown) for p in packs) / len(packs), 2),
         "empty_prompts": _share([not p.shown for p in packs]),
         **token_stats(packs, budget, count),
     }
     if all(p.excluded is not None for p in packs):
         row["excluded_per_request"] = exclusions(packs)
+    if all(p.conflict_groups is not None for p in packs):
+        row["conflict_silent"] = _share([silent_side(p) for p in packs])
     if data.sides is not None and all(p.conflict_groups is not None for p in packs):
         row.update(detection_metrics(cases, packs, data.sides))
     return row
@@ -537,6 +589,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(summary(rows))
     print("\n".join(t.line() for t in targets.evaluate(rows)))
+    for verdict in targets.rule_verdicts(rows):
+        print(f"rule {verdict.pop('rule')}: {verdict}")
     print(f"\n{seconds_by_packer(rows)}")
     print(f"{len(rows)} rows in {time.perf_counter() - started:.1f} s")
     if not args.no_write:

@@ -634,6 +634,15 @@ def quality_section(results: dict) -> list[str]:
     rows = results["rows"]
     detected = [r for r in rows if "conflict_pairs" in r and r["packer"] == targets.OURS]
     ablations, ablation_columns = ablation_rows(rows)
+    verdicts = targets.rule_verdicts(rows)
+    sets = list(by_dataset(rows))
+    verdict_columns = [
+        ("rule", "rule"),
+        *((d, d) for d in sets),
+        ("sets_gained", "sets gained"),
+        ("worst_cell", "worst cell"),
+        ("verdict", "verdict"),
+    ]
     lost = targets.losses(rows)
     out = [
         "## Packing quality",
@@ -693,6 +702,15 @@ def quality_section(results: dict) -> list[str]:
         "them; their effect on answers needs a generator and is not measured here.",
         "",
         table(ablations, ablation_columns),
+        "",
+        "### Does each rule generalize? (ours minus the rule switched off, points)",
+        "",
+        "Per set, the primary metric of ours with defaults minus the variant with the",
+        "rule off, summed over budgets; worst cell = the lowest single difference. A",
+        f"rule stays on by default only if it gains on at least {targets.RULE_SETS_GAINED}",
+        f"sets and loses more than {targets.RULE_WORST_LOSS:g} point in no cell.",
+        "",
+        table(verdicts, verdict_columns) if verdicts else "No ablation in this run.",
         "",
         "### How the records were mapped",
         "",

@@ -242,3 +242,43 @@ def evaluate(rows: Sequence[Row]) -> list[Target]:
             85.0,
         ),
     ]
+
+
+RULE_SETS_GAINED = 3
+"""A rule stays on by default only if switching it off loses on at least this many sets,"""
+RULE_WORST_LOSS = 1.0
+"""and switching it off gains more than this many points in no cell."""
+
+
+def rule_verdicts(rows: Sequence[Row]) -> list[Row]:
+    """Per selection rule (each `ours-no-*`, `ours-dedup-no-*` and `ours-zero-*` variant:
+    the rule switched off), what the rule is worth: per dataset, the points ours with
+    defaults is above the variant, summed over budgets (the rule gains on a set when this
+    is above 0), the worst cell, and whether it stays on by default (gains on at least
+    `RULE_SETS_GAINED` sets and loses more than `RULE_WORST_LOSS` in no cell)."""
+    base = {(r["dataset"], r["budget"]): r for r in rows if r["packer"] == OURS}
+    by_rule: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        name = row["packer"]
+        ours = base.get((row["dataset"], row["budget"]))
+        if not name.startswith(("ours-no-", "ours-dedup-no-", "ours-zero-")) or ours is None:
+            continue
+        mine, theirs = ours[ours["primary"]], row[row["primary"]]
+        if mine is not None and theirs is not None:
+            by_rule.setdefault(name, {}).setdefault(row["dataset"], []).append(mine - theirs)
+    out = []
+    for name, sets in by_rule.items():
+        gains = {d: round(sum(v), 1) for d, v in sets.items()}
+        worst = round(min(min(v) for v in sets.values()), 1)
+        gained = sum(1 for g in gains.values() if g > 0)
+        keep = gained >= RULE_SETS_GAINED and worst >= -RULE_WORST_LOSS
+        out.append(
+            {
+                "rule": name.removeprefix("ours-"),
+                **gains,
+                "sets_gained": gained,
+                "worst_cell": worst,
+                "verdict": "stays on" if keep else "fails",
+            }
+        )
+    return out

@@ -21,6 +21,7 @@
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from packer.polarity import polarity_conflicts
 from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
 from packer.runtime import Memos
@@ -39,7 +40,8 @@ class Deduplicated:
     folded_reason: dict[str, ExclusionReason] = field(default_factory=dict)
     conflicts: list[tuple[str, ...]] = field(default_factory=list)
     conflict_kinds: list[tuple[str, ...]] = field(default_factory=list)
-    """Per conflict group, the rules that found it: `copy`, `number`, `date`."""
+    """Per conflict group, the rules that found it: `copy`, `polarity`, `number`, `date`,
+    `name`."""
 
 
 def _best_first(records: list[Evidence]) -> list[Evidence]:
@@ -243,6 +245,9 @@ def deduplicate(
     if "copy" in config.conflict_rules:
         for pair in copies:
             pairs[pair].add("copy")
+    if "polarity" in config.conflict_rules:
+        for i, j in polarity_conflicts(kept, memos):
+            pairs[(kept[i].evidence_id, kept[j].evidence_id)].add("polarity")
     if question:
         for i, j, kind in slot_conflicts(kept, question, memos, config.conflict_rules):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add(kind)

@@ -178,8 +178,13 @@ class PromptLayout:
         return f"Question: {escape(question, inline=True)}"
 
     @staticmethod
-    def conflict_note(labels: Sequence[str]) -> str:
-        return f"Conflicting evidence: {', '.join(labels)} disagree; report both sides.\n"
+    def conflict_note(labels: Sequence[str], left_out: bool = False) -> str:
+        """The note on one conflict group: its packed members' labels, and whether a
+        member was left out for lack of room (never one side silently)."""
+        named = ", ".join(labels)
+        if left_out:
+            return f"Conflicting evidence: {named} and a passage left out disagree; say so.\n"
+        return f"Conflicting evidence: {named} disagree; report both sides.\n"
 
     @staticmethod
     def facets_note(shown: Sequence[str], more: int) -> str:
@@ -191,11 +196,18 @@ class PromptLayout:
         return f"Required facets without evidence: {names}{rest}.\n"
 
     def notes(
-        self, conflicts: Sequence[Sequence[str]], facets_note: str, has_evidence: bool
+        self,
+        conflicts: Sequence[Sequence[str]],
+        facets_note: str,
+        has_evidence: bool,
+        left_out: Sequence[bool] = (),
     ) -> str:
-        """Notes on this packet: no evidence, conflicts to show, facets without evidence."""
+        """Notes on this packet: no evidence, conflicts to show (`left_out`: for each, whether
+        a member was left out), facets without evidence."""
         head = "" if has_evidence else NO_EVIDENCE + "\n"
-        return head + "".join(self.conflict_note(g) for g in conflicts) + facets_note
+        lacking = list(left_out) or [False] * len(conflicts)
+        notes = "".join(self.conflict_note(g, x) for g, x in zip(conflicts, lacking, strict=True))
+        return head + notes + facets_note
 
     def user(self, blocks: Sequence[str], notes: str, question: str) -> str:
         """The user message: evidence first, then the notes, the question last.
@@ -237,11 +249,14 @@ class PromptLayout:
         """Exact tokens of a block body; header and text determine it, so they key its count."""
         return self.tokens.count_rendered((header, text), lambda: self.body(header, text))
 
-    def conflict_note_tokens(self, widest: str) -> tuple[int, int]:
-        """Tokens of a two-member conflict note, and what each further member adds,
-        with every label priced at the widest."""
+    def conflict_note_tokens(self, widest: str) -> tuple[int, int, int, int]:
+        """Tokens of a two-member conflict note, what each further member adds, a note on
+        one packed member whose partners were left out, and what saying so adds to a note
+        on more (every label priced at the widest)."""
         pair = self.count(self.conflict_note([widest, widest]))
-        return pair, pair - self.count(self.conflict_note([widest]))
+        alone = self.count(self.conflict_note([widest], left_out=True))
+        lacking = max(0, self.count(self.conflict_note([widest, widest], left_out=True)) - pair)
+        return pair, pair - self.count(self.conflict_note([widest])), alone, lacking
 
     def shortest_facets_tokens(self, missing: int) -> int:
         """Tokens of the shortest facets note on `missing` facets ("and N more")."""
@@ -262,6 +277,7 @@ class PromptLayout:
         uncovered: Sequence[str],
         room: int,
         has_evidence: bool,
+        left_out: Sequence[bool] = (),
     ) -> tuple[str, int, bool]:
         """The notes of a packet, their tokens, and whether they are whole.
 
@@ -269,7 +285,7 @@ class PromptLayout:
         left) allows after the conflict notes; the notes are not whole when not
         even the shortest facets note fits.
         """
-        head = self.notes(conflicts, "", has_evidence)
+        head = self.notes(conflicts, "", has_evidence, left_out)
         tokens = self.count(head)
         facets = self.facets_within(uncovered, room - tokens) if uncovered else ""
         return head + facets, tokens + self.count(facets), bool(facets) or not uncovered

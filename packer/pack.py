@@ -8,6 +8,7 @@ byte of the result.
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from packer.answer_evidence import answer_kind
 from packer.catalog import Catalog
 from packer.dedup import deduplicate
 from packer.gates import Exclusion, apply_gates
@@ -105,17 +106,17 @@ def _render(chosen: list[Evidence], bodies: dict[str, tuple[str, int]], frame: _
 
     Prompt tokens are `base` plus the counts of the parts the evidence and
     notes add (the parts add up exactly, see `packer.layout`). A conflict note
-    names only packed members; the uncovered facets are listed as far as the
-    room left allows. `fits` says whether the whole stays within the budget.
+    names only packed members, and says so when a member was left out (a group
+    with one member packed is noted too: never one side silently); the
+    uncovered facets are listed as far as the room left allows. `fits` says
+    whether the whole stays within the budget.
     """
     layout = frame.layout
     ordered = order_records(chosen, frame.config.order_policy)
     labels = {r.evidence_id: f"E{i}" for i, r in enumerate(ordered, start=1)}
-    conflict_labels = [
-        [labels[e] for e in group if e in labels]
-        for group in frame.conflicts
-        if sum(e in labels for e in group) > 1
-    ]
+    shown = [([labels[e] for e in g if e in labels], len(g)) for g in frame.conflicts]
+    conflict_labels = [g for g, _ in shown if g]
+    left_out = [len(g) < size for g, size in shown if g]
     covered = {f for r in ordered for f in r.facets}
     uncovered = sorted(f for f in set(frame.request.facets) if f not in covered)
     blocks = []
@@ -127,7 +128,7 @@ def _render(chosen: list[Evidence], bodies: dict[str, tuple[str, int]], frame: _
         block_tokens[record.evidence_id] = layout.label_tokens(label) + body_tokens
     room = frame.budget - sum(block_tokens.values())
     notes, note_tokens, whole = layout.notes_within(
-        conflict_labels, uncovered, room, has_evidence=bool(ordered)
+        conflict_labels, uncovered, room, bool(ordered), left_out
     )
     added = sum(block_tokens.values()) + note_tokens
     fits = added <= frame.budget and whole
@@ -204,6 +205,7 @@ def pack_request(
     budget, base = _evidence_budget(request, config, limits, layout)
     frame = _Frame(request, config, layout, survivors.resolved.conflicts, base, budget)
     rendered, left_out = _choose(survivors.kept, frame, as_of, runtime.memos)
+    _name_left_out_sides(left_out, rendered, frame.conflicts)
     for record in survivors.kept:
         reason = left_out.get(record.evidence_id)
         if reason is not None:
@@ -226,11 +228,26 @@ def pack_request(
     return assemble(packed)
 
 
+def _name_left_out_sides(
+    left_out: dict[str, ExclusionReason], rendered: Rendered, conflicts: list[tuple[str, ...]]
+) -> None:
+    """A member of a conflict group left out while another is packed is left out as
+    `conflict_side_over_budget` (whatever the room it lacked: the budget, its document's
+    cap, its size), so the manifest names the side the prompt's note says is missing."""
+    for group in conflicts:
+        if any(e in rendered.labels for e in group):
+            for e in group:
+                if e in left_out:
+                    left_out[e] = ExclusionReason.CONFLICT_SIDE_OVER_BUDGET
+
+
 def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -> SelectionPolicy:
     """The selection knobs for this request: the config's, and the budget less the
     notes known before selection."""
     config, layout, request = frame.config, frame.layout, frame.request
-    conflict_note, conflict_member = layout.conflict_note_tokens(widest)
+    conflict_note, conflict_member, conflict_alone, conflict_lacking = layout.conflict_note_tokens(
+        widest
+    )
     publishers = {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
     sources = (
         publisher_segments(request.question, publishers)
@@ -248,6 +265,11 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         question=" ".join(canonical_words(request.question)),
         conflict_note=conflict_note,
         conflict_member=conflict_member,
+        conflict_alone=conflict_alone,
+        conflict_lacking=conflict_lacking,
+        conflict_sides=config.enable_sentence_units and config.enable_conflict_sides,
+        answer_kind=answer_kind(request.question),
+        claim_units=config.enable_sentence_units and config.enable_claim_units,
         sentence_units=config.enable_sentence_units,
         subject_links=config.enable_subject_links,
         named_sources=sources,

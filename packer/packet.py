@@ -5,11 +5,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from packer.answer_evidence import AnswerKind, answers
 from packer.layout import BlockCosts
-from packer.records import Evidence
+from packer.records import Evidence, fold_case
 from packer.runtime import Memos
+from packer.statements import side_unit
 from packer.subjects import on_named_day, publisher_of, subject_of
-from packer.units import best_unit
+from packer.units import best_unit, context_start
 from schemas import ExclusionReason, UtilityWeights
 
 
@@ -31,6 +33,18 @@ class SelectionPolicy:
     conflict_note: int = 0
     """Tokens of a two-member conflict note; `conflict_member` each further member."""
     conflict_member: int = 0
+    conflict_alone: int = 0
+    """Tokens of the note on a conflict member packed without its partners (they did not
+    fit: the first member taken pays for it); `conflict_lacking` what saying so adds to a
+    note on more members."""
+    conflict_lacking: int = 0
+    answer_kind: AnswerKind | None = None
+    """What answers the question (`answer_evidence.answer_kind`)."""
+    claim_units: bool = False
+    """A passage's smaller unit is chosen by answer evidence too (`unit_of`)."""
+    conflict_sides: bool = False
+    """A conflict partner that does not fit whole goes in as the sentence stating its side
+    (`statements.side_unit`)."""
     sentence_units: bool = False
     subject_links: bool = False
     """Untitled passages link by the name they open with (`subject_of`)."""
@@ -184,11 +198,19 @@ class Packet:
         )
 
     def note_cost(self, index: int) -> int:
-        """Tokens the conflict notes grow by if item `index` is taken."""
-        taken = sum(1 for other in self.partners.get(index, ()) if other in self.taken)
-        if not taken:
+        """Tokens the conflict notes grow by if item `index` is taken. The first member
+        of a group pays for the note on one member whose partners were left out (it is
+        rendered unless a partner follows); a second turns it into the note on two, and
+        each further one adds its label."""
+        partners = self.partners.get(index)
+        if not partners:
             return 0
-        return self.policy.conflict_note if taken == 1 else self.policy.conflict_member
+        taken = sum(1 for other in partners if other in self.taken)
+        if not taken:
+            return self.policy.conflict_alone
+        if taken == 1:
+            return self.policy.conflict_note - self.policy.conflict_alone
+        return self.policy.conflict_member
 
     def may_fit(self, index: int) -> bool:
         """False once the item cannot fit; resolves its exact count when it might."""
@@ -225,12 +247,52 @@ class Packet:
                 self.linked.add(other)
                 self.newly_linked.append(other)
 
-    def take_with_partners(self, index: int) -> None:
-        """Take an item, then its conflict partners if they fit: both sides stay visible."""
-        self.take(index)
-        for other in self.partners.get(index, ()):
+    def take_with_partners(self, index: int, unit: Unit | None = None) -> None:
+        """Take an item (whole or as a `unit`), then its conflict partners before anything
+        else: whole if they fit, else (`conflict_sides`) as the sentence that states their
+        side. A partner that still does not fit is left out, and the note saying so is
+        paid for (`note_cost`, `conflict_lacking`): never one side silently. The cap
+        on a document's blocks does not hold a partner back."""
+        self.take(index, unit)
+        partners = [p for p in self.partners.get(index, ()) if p not in self.taken]
+        if not partners or (unit is not None and not self.policy.conflict_sides):
+            return
+        lifted, self.cap_lifted = self.cap_lifted, True
+        for other in partners:
             if self.may_fit(other):
                 self.take(other)
+            elif self.policy.conflict_sides:
+                side = self.side_unit_of(other, index)
+                if side is not None:
+                    self.take(other, side)
+        self.cap_lifted = lifted
+        group = [index, *self.partners[index]]
+        taken = sum(p in self.taken for p in group)
+        if 1 < taken < len(group):
+            self.remaining -= self.policy.conflict_lacking
+
+    def side_unit_of(self, index: int, partner: int) -> Unit | None:
+        """Item `index` as the sentence stating its side against `partner` (the statement
+        nearest one of the partner's, `statements.side_unit`) with the sentence before it
+        when it opens with a pronoun and both fit; None when none fits."""
+        text = self.records[index].text
+        statements = self.memos.statements(text).all
+        theirs = self.memos.statements(self.records[partner].text).all
+        side = side_unit(statements, theirs, self.policy.question_terms)
+        if side is None:
+            return None
+        spans = [(side.start, side.end)]
+        context = context_start(text, side.start, self.memos.sentences(text))
+        if context is not None:
+            spans.insert(0, (context, side.end))
+        for start, end in spans:
+            if (start, end) == (0, len(text)):
+                continue  # the whole passage, which did not fit
+            tokens = self.costs.exact(index, text[start:end])
+            if tokens + self.note_cost(index) <= self.remaining:
+                terms = _contained(self._terms[index], fold_case(text[start:end]))
+                return Unit((start, end), tokens, terms)
+        return None
 
     def unit_of(self, index: int) -> Unit | None:
         """The best run of complete sentences of item `index` that fits now.
@@ -238,7 +300,9 @@ class Packet:
         A run is worth the question terms it holds, twice those the packet
         lacks, and something more from a new document; a run that holds none
         of the question's terms is worth nothing (the per-document cap still
-        applies).
+        applies). With `claim_units`, a sentence that answers the question
+        (`answer_evidence.answers`) is worth two terms more, and a run that
+        opens with a pronoun takes the sentence before it when that fits.
         """
         if index in self.taken or self.capped(index):
             return None
@@ -246,7 +310,16 @@ class Packet:
         sentences = self.memos.sentences(text)
         terms = self._terms[index]
         held = [_contained(terms, s.folded) for s in sentences]
-        missing = terms - self.covered_terms
+        kind = self.policy.answer_kind
+        if kind is not None and self.policy.claim_units:
+            terms_asked = self.policy.question_terms
+            held = [
+                h | _ANSWERS
+                if answers(text[s.start : s.end], s.folded, kind, h, terms_asked)
+                else h
+                for h, s in zip(held, sentences, strict=True)
+            ]
+        missing = (terms - self.covered_terms) | _ANSWERS
         fresh = 0.5 if self._doc_ids[index] not in self.docs else 0.0
         room = self.remaining - self.costs.label_cost - self.note_cost(index)
 
@@ -264,9 +337,15 @@ class Packet:
         found = best_unit(sentences, held, value, fits, room)
         if found is None:
             return None
-        start, end = span(*found)
+        first, last = found
+        if self.policy.claim_units and first > 0:
+            leaned = context_start(text, sentences[first].start, sentences)
+            if leaned is not None and fits(first - 1, last):
+                first -= 1  # the sentence a pronoun leans on
+        start, end = span(first, last)
         tokens = self.costs.exact(index, text[start:end])  # cached by the fit test
-        return Unit((start, end), tokens, frozenset().union(*held[found[0] : found[1] + 1]))
+        held_terms = frozenset().union(*held[first : last + 1]) - _ANSWERS
+        return Unit((start, end), tokens, held_terms)
 
     def reason_left_out(self, index: int) -> ExclusionReason:
         budget = self.policy.evidence_budget
@@ -284,6 +363,8 @@ class Packet:
 
 
 _NONE: frozenset[str] = frozenset()
+_ANSWERS = frozenset(("\x00answers",))
+"""Held by a sentence that answers the question: no text's term can be this word."""
 
 
 def _contained(terms: frozenset[str], text: str) -> frozenset[str]:

@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from packer.equivalence import same_fact
 from packer.records import (
     MEANING_WORDS,
     MONTHS,
@@ -37,10 +38,14 @@ from schemas import DedupConfig
 Verdict = Literal["reprint", "conflict"]
 
 
-def _differences(
-    a: list[str], b: list[str], least: float = 0.0
-) -> tuple[float, list[tuple[list[str], list[str]]]]:
-    """How much of the two word sequences agree, in order, and the differing stretches.
+Stretch = tuple[list[str], list[str], tuple[list[str], list[str], list[str], list[str]]]
+"""A differing stretch of two word sequences: (left, right, context: the words just before
+and after it on the left, then on the right)."""
+
+
+def _differences(a: list[str], b: list[str], least: float = 0.0) -> tuple[float, list[Stretch]]:
+    """How much of the two word sequences agree, in order, and the differing stretches
+    with two words of context before and three after (a currency, a scale and a unit).
 
     Sequences whose shared words alone (difflib's `quick_ratio`, an upper bound
     of the ratio) fall below `least` are not aligned: (that bound, no stretches).
@@ -50,13 +55,15 @@ def _differences(
     if bound < least:
         return bound, []
     diffs = [
-        (a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+        (
+            a[i1:i2],
+            b[j1:j2],
+            (a[max(0, i1 - 2) : i1], a[i2 : i2 + 3], b[max(0, j1 - 2) : j1], b[j2 : j2 + 3]),
+        )
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
     ]
     return matcher.ratio(), diffs
-
-
-def _initials(words: list[str]) -> str:
-    return "".join(w[0] for w in words)
 
 
 _FUNCTION_WORDS = (
@@ -128,11 +135,10 @@ def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | N
         return None
     facts_a, facts_b = fact_words(a.text), fact_words(b.text)
     replaced = extra = swapped = False
-    for left, right in diffs:
-        if len(left) == 1 and len(right) > 1 and left[0] == _initials(right):
-            continue  # "us" for "united states": one name spelled two ways
-        if len(right) == 1 and len(left) > 1 and right[0] == _initials(left):
-            continue
+    for left, right, context in diffs:
+        named = facts_a.issuperset(left) and facts_b.issuperset(right)
+        if same_fact(left, right, context, named):
+            continue  # "5 km" for "3.1 miles", "us" for "united states": one fact
         fact_left = any(w in facts_a for w in left)
         fact_right = any(w in facts_b for w in right)
         if fact_left and fact_right and _names_subject(a, left) and _names_subject(b, right):

@@ -2,7 +2,7 @@
 
 Retrieval returns the same passages to many questions, so packing remembers
 what it computed per distinct text: token counts (in the `TokenCounter`),
-the facts of a text, its sentences, its typed claims, the link key of a
+the facts of a text, its sentences and statements, its typed claims, the link key of a
 title; and what depends on the config alone: the MinHash LSH bands and
 permutations (`packer.sketch`). Those memos
 live here, as instance caches, and nowhere else in `packer/`:
@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from packer.records import TextFacts, text_facts, title_key
 from packer.sketch import Permutations, lsh_bands, permutations
+from packer.statements import Statements, statements_of
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of
@@ -34,6 +35,7 @@ TEXT_FACTS_ENTRIES = 32_768
 SENTENCES_ENTRIES = 8_192
 TITLE_ENTRIES = 65_536
 TYPED_CLAIMS_ENTRIES = 8_192
+STATEMENTS_ENTRIES = 8_192
 CONFIG_ENTRIES = 16
 """Memos keyed by config values alone (a worker packs with one config, a test with a few)."""
 
@@ -50,10 +52,16 @@ class Memos:
         self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
             TYPED_CLAIMS_ENTRIES
         )(claims_of)
+        self.statements: Callable[[str], Statements] = lru_cache(STATEMENTS_ENTRIES)(
+            self._statements
+        )
         self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
             lsh_bands
         )
         self.permutations: Callable[[int], Permutations] = lru_cache(CONFIG_ENTRIES)(permutations)
+
+    def _statements(self, text: str) -> Statements:
+        return statements_of(text, self.sentences(text))
 
 
 class PackerRuntime:

@@ -172,10 +172,7 @@ def _greedy(state: Packet) -> None:
                 units[i] = unit
             heapq.heappush(heap, (-fresh, i))
             continue
-        if unit is None:
-            state.take_with_partners(i)
-        else:
-            state.take(i, unit)
+        state.take_with_partners(i, unit)
         # A link only raises a priority: give the linked items a fresh entry.
         for j in state.newly_linked:
             heapq.heappush(heap, (-state.priority(j, units.get(j)), j))

@@ -15,7 +15,7 @@ FormatName = Literal[FORMAT_NAMES]
 """Our prompt messages, or the input line of one provider's batch API (`schemas.prompt_formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "slot", "name"]
+ConflictRule = Literal["copy", "polarity", "slot", "name"]
 
 
 class _Config(BaseModel):
@@ -40,13 +40,20 @@ class UtilityWeights(_Config):
     that publisher is packed; `t` is then the share of the question's terms
     said of that publisher that the candidate holds (`packer.subjects`).
     Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules).
+
+    `new_source` was 0.25: a bonus every unpacked document gets, so per token
+    it favours short passages. Switched off (ablation `zero-new_source`) it
+    gains on four of five sets (ConflictNQ both sides kept +4.9/+10.4 at
+    150/256) but loses 1.8 on hotpotqa-notitle at 512; at 0.15 every cell of
+    every set stays within 0.4 points of 0.25 and ConflictNQ gains 2.0/4.2/0.6
+    at 150/256/512 (0.1: notitle -1.2 at 1,024).
     """
 
     relevance: float = 1.0
     new_facet: float = 0.5
     new_question_terms: float = 1.0
     linked: float = 1.0
-    new_source: float = 0.25
+    new_source: float = 0.15
     authority: float = 0.2
     recency: float = 0.1
     redundancy: float = 0.25
@@ -67,13 +74,14 @@ class DedupConfig(_Config):
     `conflict_similarity` are the shares of canonical words two passages must
     share, in order, to be a reprint or, when a fact differs, a conflict.
     `conflict_rules` switches conflict detection on rule by rule: `copy` (a
-    copy of one report with a fact or stance changed), `slot` (two documents
+    copy of one report with a fact or stance changed), `polarity` (two documents
+    making one statement, one negated: `packer.polarity`), `slot` (two documents
     answering the question's number or date slot differently), `name` (the
-    same for a name: "who", "where"); `packer.slot_conflicts`. `slot` and
-    `name` are off by default: measured at 2,048 tokens (`benchmarks.meaning`)
-    they cut RAMDocs pair precision from 0.71 to 0.36 for recall 0.45 -> 0.52
-    and reach ConflictNQ precision 0.55 at recall 0.043 (figures and caps in
-    `packer.slot_conflicts`).
+    same for a name: "who", "where"); `packer.slot_conflicts`. `copy` and
+    `polarity` are on by default; `slot` and `name` are off: measured at
+    2,048 tokens (`benchmarks.meaning`) they cut RAMDocs pair precision from
+    0.71 to 0.36 for recall 0.45 -> 0.52 and reach ConflictNQ precision 0.55
+    at recall 0.043 (figures and caps in `packer.slot_conflicts`).
     """
 
     levels: Items[DedupLevel] = ("exact", "overlap", "adjacent", "near", "reprint")
@@ -82,7 +90,7 @@ class DedupConfig(_Config):
     shingle_words: int = Field(default=3, ge=1, le=10)
     reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
     conflict_similarity: float = Field(default=0.65, gt=0.0, le=1.0)
-    conflict_rules: Items[ConflictRule] = ("copy",)
+    conflict_rules: Items[ConflictRule] = ("copy", "polarity")
 
 
 ResolutionPolicy = Literal["keep_both", "authority"]
@@ -160,6 +168,8 @@ class PackingConfig(_Config):
     enable_sentence_units: bool = True
     enable_subject_links: bool = True
     enable_source_links: bool = True
+    enable_claim_units: bool = True
+    enable_conflict_sides: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

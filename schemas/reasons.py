@@ -42,4 +42,5 @@ class ExclusionReason(StrEnum):
     LOWER_AUTHORITY = "lower_authority"
     PER_DOCUMENT_CAP = "per_document_cap"
     OVER_BUDGET = "over_budget"
+    CONFLICT_SIDE_OVER_BUDGET = "conflict_side_over_budget"
     OVERSIZED = "oversized"

@@ -2,10 +2,18 @@
 
 from collections.abc import Callable, Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.units import Sentence, best_unit, complete, sentence_spans, sentences_of
+from packer.units import (
+    Sentence,
+    best_unit,
+    complete,
+    context_start,
+    sentence_spans,
+    sentences_of,
+)
 
 
 def _sentences(text: str) -> list[str]:
@@ -131,3 +139,21 @@ def test_incremental_run_scores_pick_the_run_a_fresh_union_picks(
     assert best_unit(sentences, held, value, fits, room) == _reference(
         sentences, held, value, fits, room
     )
+
+
+@pytest.mark.parametrize(
+    ("second", "leans"),
+    [
+        ("He moved to Paris in 1901.", True),
+        ("They won the cup twice.", True),
+        ("It was released in 1994.", True),
+        ("It is not true that the bridge opened in 1932.", False),  # an expletive "it"
+        ("Its roof was rebuilt in 1950.", False),
+        ("Paris was his home after 1901.", False),
+    ],
+)
+def test_a_unit_opening_with_a_subject_pronoun_leans_on_the_sentence_before(second, leans):
+    text = f"Jean Dupont was a French painter. {second}"
+    sentences = sentences_of(text)
+    start = sentences[1].start
+    assert context_start(text, start, sentences) == (0 if leans else None)

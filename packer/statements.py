@@ -1,0 +1,131 @@
+"""What each sentence of a passage states: its content words and its polarity.
+
+A statement is a complete sentence (`packer.units`) read as the set of its
+content words (canonical, neither stopwords nor wording nor polarity words)
+and whether it is negated (an odd number of negation words: `not`, `never`,
+`no` (`no longer`), `n't`, `cannot`, ...; "it is not guaranteed that X is not
+free" is two negations and affirms). Two statements of different documents
+that share most of their content words and differ in polarity say one thing
+and its opposite (`packer.polarity`); a conflict member's statement closest
+to its partner's is the unit that states its side (`side_unit`). A function
+of the text alone: a worker's `PackerRuntime` memoizes it per distinct text.
+Rejected: counting any negation word as a flip ("neither ... nor" is one
+negation, so `nor` is not counted), and reading polarity from the whole
+passage (one negated sentence among ten is the passage's only disagreement).
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packer.records import MODALS, STOPWORDS, canonical_words
+from packer.units import Sentence
+
+NEGATORS = frozenset(
+    ("not", "no", "never", "t", "cannot", "neither", "none", "nobody", "nothing", "nowhere")
+)
+"""Words that flip a statement's polarity (`t` is what is left of "n't")."""
+_WORDING = frozenset(
+    ("has", "have", "had", "been", "being", "be", "am", "do", "done", "said", "says", "also",
+     "then", "than", "so", "but", "just", "nor", "longer", "any", "ever", "yet", "still")
+)  # fmt: skip
+_NOT_CONTENT = STOPWORDS | _WORDING | NEGATORS | MODALS
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One complete sentence: its offsets, content words and polarity."""
+
+    start: int
+    end: int
+    content: frozenset[str]
+    negated: bool
+
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+
+
+def negations(words: Sequence[str]) -> int:
+    """Negation words among canonical `words`; `no` before a number is the abbreviation
+    of "number" ("No. 5")."""
+    return sum(
+        1
+        for k, w in enumerate(words)
+        if w in NEGATORS and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """A passage's statements, the content words of all of them, and its negated ones
+    (what a polarity pair starts from: most passages have none)."""
+
+    all: tuple[Statement, ...]
+    words: frozenset[str]
+    negated: tuple[Statement, ...]
+
+
+def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
+    """The complete sentences of `text` (its `sentences`) as statements. A negation inside
+    double quotes is a title's or a speaker's ("Don't Drink the Water"), not the
+    sentence's polarity."""
+    out = []
+    for sentence in sentences:
+        if not sentence.complete:
+            continue
+        written = text[sentence.start : sentence.end]
+        words = canonical_words(written)
+        unquoted = (
+            canonical_words(_QUOTED.sub(" ", written))
+            if '"' in written or "“" in written
+            else words
+        )
+        negated = negations(unquoted) % 2 == 1
+        content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
+        out.append(Statement(sentence.start, sentence.end, content, negated))
+    words = frozenset().union(*(x.content for x in out))
+    return Statements(tuple(out), words, tuple(x for x in out if x.negated))
+
+
+def same_statement(a: Statement, b: Statement) -> bool:
+    """Whether two statements say the same thing, polarity aside: at least three content
+    words in common, covering at least `SAME_SHARE` of the smaller one and half of the
+    larger (an added qualifier such as "it is not guaranteed that" keeps it one statement).
+    """
+    common = len(a.content & b.content)
+    small, large = sorted((len(a.content), len(b.content)))
+    return common >= 3 and common >= SAME_SHARE * small and common >= LARGER_SHARE * large
+
+
+SAME_SHARE = 0.8
+"""The share of the smaller statement's content words the larger must hold."""
+LARGER_SHARE = 0.67
+"""The share of the larger statement's content words the two must share."""
+
+
+def side_unit(
+    mine: Sequence[Statement], theirs: Sequence[Statement], terms: frozenset[str] = frozenset()
+) -> Statement | None:
+    """The statement of a conflict member where it departs from its partner: of the
+    statements the partner does not also make (same content words and polarity), the
+    one nearest one of the partner's (the changed figure, the negated sentence), the
+    unit that states this member's side. Prefers a polarity opposite to that nearest
+    statement's, then more content words shared with it plus question `terms` held, then
+    the earlier. None when no such statement shares two content words with the partner.
+    Rejected: the nearest statement whatever it says (a sentence both sides share is
+    nearest of all, and says nothing of this side)."""
+    said = {(o.content, o.negated) for o in theirs}
+    best: tuple[int, int, int] | None = None
+    found = None
+    for k, statement in enumerate(mine):
+        if (statement.content, statement.negated) in said:
+            continue
+        held = len(statement.content & terms)
+        for other in theirs:
+            common = len(statement.content & other.content)
+            if common < 2:
+                continue
+            key = (int(statement.negated != other.negated), common + held, -k)
+            if best is None or key > best:
+                best, found = key, statement
+    return found
