@@ -9,7 +9,7 @@ write answers would change packed prompts).
 import re
 from collections.abc import Iterator
 
-from packer.figures import MONTH
+from packer.written_dates import MONTH
 
 _CITATION = re.compile(r"\[([^\[\]\n]{1,200})\]|\(((?:\s*E\d+\s*(?:[,;–-]|and)?)+)\)")
 _LABEL_ITEM = re.compile(r"E\d+")

@@ -18,7 +18,7 @@ QUOTATION_WORDS = 4
 """A quoted span of this many words or more is a quotation, checked verbatim; a shorter
 one is a term in quotes ("the "chicken or egg" debate", ""STANAGs""), checked as words
 each present in a cited block, case- and inflection-insensitive
-(`packer.figures.word_forms`). Measured on the real answers' tuning split
+(`packer.quoted_terms.word_forms`). Measured on the real answers' tuning split
 (docs/verify.md)."""
 
 

@@ -11,15 +11,9 @@ answer, and so do numbers spelled out ("four", "twenty-one", "third", "two
 million" are found by "4", "21", "3rd", "2M"). A number is read beside any
 script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic
 word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
-0.45, unless the evidence writes 0.45 itself. Dates: "August 8, 2014", "8
-August 2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and
-"2014-08-08" (and "2014年8月8日") are one date; "August 2014" is a month and "August 8" a day of
-the year, each found in any fuller date of the same month or day. A numeric
-date ("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes
-a date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
-block that writes an unambiguous numeric date settles the order, otherwise any
-reading the block holds supports it. Nothing is guessed. Quoted phrases ("..."
-or “...”) compare case-folded, with quotes, dashes and spacing unified.
+0.45, unless the evidence writes 0.45 itself. Dates are read as
+`packer.written_dates` says. Nothing is guessed. Quoted phrases ("..." or
+“...”) compare case-folded, with quotes, dashes and spacing unified.
 Spelled-out numbers in an answer ("four") are not figures here: a
 deterministic check cannot tell them from prose ("one of them"), so they are
 left to entailment checks.
@@ -31,12 +25,11 @@ signs are no figures; a year range's second year is the whole year
 ("2022-23"); "c.1570" is 1570; the evidence's digits glued to a word
 ("responsive.2") and compound spelled numbers ("two thousand and five") are
 read; a short quoted term is matched as words in any inflection
-(`word_forms`).
+(`packer.quoted_terms`).
 
 Rejected: matching figures as substrings of the cited text ("40" would be
 found in "1400"), parsing numbers with locale rules (the evidence is
-English prose whatever its locale), and reading an ambiguous numeric date by
-the answer's language (a guess that fails silently).
+English prose whatever its locale).
 """
 
 import re
@@ -44,48 +37,12 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from packer.quoted_terms import text_words, word_forms
 from packer.spelled_numbers import spelled_numbers
+from packer.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
 
-_MONTHS = {
-    name: i + 1
-    for i, names in enumerate(
-        [
-            ("January", "Jan", "Januar"),
-            ("February", "Feb", "Februar"),
-            ("March", "Mar", "März"),
-            ("April", "Apr"),
-            ("May", "Mai"),
-            ("June", "Jun", "Juni"),
-            ("July", "Jul", "Juli"),
-            ("August", "Aug"),
-            ("September", "Sep", "Sept"),
-            ("October", "Oct", "Oktober"),
-            ("November", "Nov"),
-            ("December", "Dec", "Dezember"),
-        ]
-    )
-    for name in names
-}
-"""English month names and abbreviations, and the German names that differ."""
-MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_YEAR = r"\d{4}"
 _CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
 """Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
-_DATE = re.compile(
-    rf"(?=[\dJFMASOND])(?:(?<![\d./-])(?P<iso>(?P<iy>\d{{4}})(?P<isep>[-/.])(?P<im>0?[1-9]|1[0-2])(?P=isep)"
-    rf"(?P<id>0?[1-9]|[12]\d|3[01]))(?![\d./-]?\d)"
-    rf"|(?<![\d./-])(?P<na>\d{{1,2}})(?P<sep>[-/.])(?P<nb>\d{{1,2}})(?P=sep)"
-    rf"(?P<ny>\d{{4}}|\d{{2}})(?![\d./-]?\d)"
-    rf"|\b(?P<m1>{MONTH})\s+(?P<d1>{_DAY})(?:,?\s+(?P<y1>{_YEAR}))?(?![\d:])"
-    rf"|\b(?P<d2>{_DAY})\.?\s+(?:of\s+)?(?P<m2>{MONTH}),?(?:\s+(?P<y2>{_YEAR}))?(?!\d)"
-    rf"|\b(?P<m3>{MONTH}),?\s+(?P<y3>{_YEAR})\b"
-    r"|(?<!\d)(?:(?P<cy>\d{4})\s?[年년]\s?)?(?P<cm>1[0-2]|0?[1-9])\s?[月월]"
-    r"(?:\s?(?P<cd>3[01]|[12]\d|0?[1-9])\s?[日일])?)"
-)
-"""Every date form starts with a digit or a month's capital: the lookahead skips other
-positions before the alternatives are tried (a third of the checks' time without it).
-Chinese, Japanese and Korean dates ("2020年7月22日", "2020년 7월 22일") are dates too."""
 _SCALES = {
     "thousand": 10**3,
     "million": 10**6,
@@ -150,45 +107,6 @@ def _scale(match: re.Match[str]) -> str | None:
     if suffix == "m" and not match["cur"]:
         suffix = None  # "100m" is a distance; "$100m" a sum
     return match["scale"] or suffix or match["cjk"]
-
-
-def _numeric_readings(match: re.Match[str]) -> dict[str, tuple[str, ...]]:
-    """A numeric date's readings by order ("mdy", "dmy"): each the days it can be."""
-    a, b, year_text = int(match["na"]), int(match["nb"]), match["ny"]
-    years = [year_text] if len(year_text) == 4 else [f"19{year_text}", f"20{year_text}"]
-    readings: dict[str, tuple[str, ...]] = {}
-    for order, month, day in (("mdy", a, b), ("dmy", b, a)):
-        if 1 <= month <= 12 and 1 <= day <= 31:
-            readings[order] = tuple(f"{y}-{month:02d}-{day:02d}" for y in years)
-    return readings
-
-
-def _date_keys(match: re.Match[str]) -> tuple[str, ...]:
-    """A written date's canonical keys, most specific first: YYYY-MM-DD, YYYY-MM, MM-DD."""
-    g = match.groupdict()
-    if g["iso"]:
-        year, month, day = g["iy"], int(g["im"]), int(g["id"])
-    elif g["cm"]:
-        year, month, day = g["cy"] or "", int(g["cm"]), int(g["cd"] or 0)
-    else:
-        month_name = g["m1"] or g["m2"] or g["m3"]
-        month = _MONTHS[month_name.rstrip(".")]
-        day_text = g["d1"] or g["d2"]
-        day = int(re.sub(r"\D", "", day_text)) if day_text else 0
-        year = g["y1"] or g["y2"] or g["y3"] or ""
-    keys = []
-    if year and day:
-        keys.append(f"{year}-{month:02d}-{day:02d}")
-    if year:
-        keys.append(f"{year}-{month:02d}")
-    if day:
-        keys.append(f"--{month:02d}-{day:02d}")
-    return tuple(keys)
-
-
-def _day_keys(day: str) -> tuple[str, str, str]:
-    """The keys a full date YYYY-MM-DD is found by: itself, its month, its day of the year."""
-    return day, day[:7], "--" + day[5:]
 
 
 @dataclass(frozen=True)
@@ -280,16 +198,16 @@ def text_facts(text: str) -> TextFacts:
     numbers.update(number_value(m[1], m[2], None) for m in _GLUED.finditer(text))
     dates: set[str] = set()
     numeric: list[dict[str, tuple[str, ...]]] = []
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         if m["na"] is None:
-            dates.update(_date_keys(m))
+            dates.update(date_keys(m))
         else:
-            numeric.append(_numeric_readings(m))
+            numeric.append(numeric_readings(m))
     orders = {order for readings in numeric if len(readings) == 1 for order in readings}
     for readings in numeric:
         settled = [days for order, days in readings.items() if order in orders]
         for days in settled or readings.values():
-            dates.update(key for day in days for key in _day_keys(day))
+            dates.update(key for day in days for key in day_keys(day))
     values = tuple(sorted(v for v in map(_decimal, numbers) if v is not None))
     return TextFacts(
         frozenset(numbers),
@@ -386,50 +304,28 @@ def name_of(text: str, match: re.Match[str]) -> str:
     if not before.endswith((" ", "\u00a0")) or not before[:-1].strip():
         return ""
     word = _NAME_WORD.fullmatch(before[:-1].rsplit(None, 1)[-1])
-    if word and word[1].casefold() not in _NOT_NAMES and word[1].rstrip(".") not in _MONTHS:
+    if word and word[1].casefold() not in _NOT_NAMES and word[1].rstrip(".") not in MONTHS:
         return word[1].casefold()
     return ""
 
 
 _CIRCA = re.compile(r"(?<![\w.])(?:c|ca|approx)\.(?=\d)")
 """Circa before a year ("c.1570"): blanked, so the year is read though glued to the point."""
-_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("d", ""), ("ing", ""))
-"""Endings a word may carry or lack and still be the word ("STANAGs", "buses", "debated")."""
-
-
-def word_forms(word: str) -> frozenset[str]:
-    """A folded word, without its possessive, and the forms it has with its commonest
-    inflection taken off or put on ("stanags": "stanag"; "bus": "buses"). A quoted term
-    is in a text when a form of each of its words is one of the text's words."""
-    word = word.casefold().removesuffix("'s").removesuffix("’s")
-    forms = {word, word + "s", word + "es"}
-    for ending, replacement in _INFLECTIONS:
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            forms.add(word[: -len(ending)] + replacement)
-    return frozenset(forms)
-
-
-def text_words(text: str) -> frozenset[str]:
-    """A text's words, folded, without possessives."""
-    return frozenset(
-        w.removesuffix("'s").removesuffix("’s")
-        for w in re.findall(r"\w+(?:['’]s)?", text.casefold())
-    )
 
 
 def figure_facts(text: str) -> list[Fact]:
     """The dates and figures `text` states, each read once: a date's digits are no figure."""
     facts: list[Fact] = []
     spans = []
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         if m["na"] is not None:
-            readings = _numeric_readings(m)
+            readings = numeric_readings(m)
             if readings:
                 first = next(iter(readings.values()))[0]
                 facts.append(Fact("date", m[0], first, tuple(readings.items())))
                 spans.append(m.span())
             continue
-        keys = _date_keys(m)
+        keys = date_keys(m)
         if keys:  # a month alone ("3月") states no checkable date, and is no figure either
             facts.append(Fact("date", m[0], keys[0]))
         spans.append(m.span())

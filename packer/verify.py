@@ -40,56 +40,9 @@ from dataclasses import dataclass, field
 
 from packer.claims import Sentence, parse_answer
 from packer.figures import Fact, TextFacts, normalize_phrase, text_facts
+from packer.unavailable import SOURCES, UNAVAILABLE, abstains
 from schemas.reasons import ExclusionReason
 from schemas.verification import CheckName, CheckResult
-
-UNAVAILABLE_PHRASES = (
-    r"\b(?:no|not\s+any|not\s+enough|without|lack(?:s|ing)?(?:\s+any)?)\s+(?:\w+\s+){0,2}?"
-    r"(?:evidence|information|sources?|records?|data|details?|mentions?|references?"
-    r"|indications?|figures?|facts?)\b",
-    r"\b(?:not\s+possible|impossible)\s+to\s+(?:determine|tell|say|know|find|answer|confirm"
-    r"|establish)\b",
-    r"(?<![\w/])N/A(?![\w/])",
-    r"(?:\bnot|n't)\s+(?:(?:be|been|explicitly|directly|clearly|specifically)\s+)?(?:available"
-    r"|mentioned|stated|specified|provided|covered|given|found|known|addressed|included|listed"
-    r"|discussed|reported|disclosed|described|documented|present|contained|indicated|clear"
-    r"|identified|named|recorded|in\s+the\s+(?:evidence|sources?|records?|documents?))",
-    r"\b(?:unavailable|unknown|unclear|unspecified|unstated|unreported|undisclosed"
-    r"|unmentioned|insufficient)\b",
-    r"\b(?:do|does|did)(?:\s+not|n't)\s+(?:\w+ly\s+)?(?:say|state|mention|contain|cover"
-    r"|include|specify|address|provide|give|tell|answer|indicate|describe|explain|discuss"
-    r"|detail|list|show|report|reveal|disclose|offer|touch|appear|seem|have|hold|support"
-    r"|establish|confirm|identify|clarify|name|know|speak|refer)",
-    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable\s+to|was\s+unable\s+to"
-    r"|were\s+unable\s+to)\s+(?:be\s+)?(?:determine|determined|answer|answered|say|tell"
-    r"|find|found|locate|located|confirm|confirmed|identify|identified|verify|verified"
-    r"|establish|established|see|infer|inferred)",
-    r"\b(?:says?|said|tells?|contains?|mentions?|states?|reports?|offers?|gives?|provides?)"
-    r"\s+nothing\b",
-    r"\b(?:found|finds?|see|there\s+is|there's|there\s+was)\s+(?:nothing|no\s+mention)"
-    r"\s+(?:about|on|regarding|concerning|of|in|further|more|else|relevant|specific)\b",
-    r"\bnothing\s+(?:about|on|regarding|concerning|is\s+said|was\s+found|in\s+the)\b",
-    r"\b(?:silent|mute)\s+(?:on|about|regarding|as\s+to|concerning)\b",
-    r"\bnone\s+of\s+the\s+(?:sources|documents|evidence|passages|records|blocks|texts"
-    r"|articles|excerpts|results)\b",
-    r"\b(?:beyond|outside)\s+(?:the\s+)?scope\b",
-)
-"""How answers say the evidence does not hold something (an abstention, an uncovered
-facet): "no information on X", "X is not mentioned", "the documents do not say",
-"I could not find anything about X", "there is nothing about X", "the documents
-are silent on X", "none of the sources cover X", "X is unknown", "beyond the
-scope". A negated claim about the world ("the bridge was not built", "she has nothing
-to hide") is not one; a claim that happens to use one of these phrasings ("date of death
-unknown") reads as one: telling those apart needs a model. Tested phrase by phrase in
-tests/test_verify_reading.py."""
-_UNAVAILABLE = re.compile("|".join(UNAVAILABLE_PHRASES), re.IGNORECASE)
-_SOURCES = re.compile(
-    r"\b(?:sources?|evidence|records?|documents?|passages?|context|information|data|labels?"
-    r"|articles?|texts?|excerpts?|materials?|I|we)\b",
-    re.IGNORECASE,
-)
-"""What an answer names when it says the evidence lacks something ("the sources do not ...",
-"I could not find ...")."""
 
 _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
@@ -195,15 +148,6 @@ def check_answered(answer: str) -> CheckResult:
     return _result("answered", ["empty answer"] if empty else [], (), "the answer has no text")
 
 
-def abstains(sentences: list[Sentence]) -> bool:
-    """An answer that abstains: at least half its sentences say the evidence lacks something,
-    and no other sentence states a figure, date or quotation ("I'm sorry. The documents do
-    not say." abstains; "It rose 4%. The sources do not cover 2025." does not)."""
-    lacking = [bool(_UNAVAILABLE.search(s.text)) for s in sentences]
-    stated = any(s.facts for s, lacks in zip(sentences, lacking, strict=True) if not lacks)
-    return any(lacking) and not stated and 2 * sum(lacking) >= len(sentences)
-
-
 def check_cites_evidence(sentences: list[Sentence], packet: Packet, answer: str) -> CheckResult:
     """Any citation counts here (an unknown one fails `labels_exist`)."""
     if not packet.blocks:
@@ -271,7 +215,7 @@ def check_cited(sentences: list[Sentence], packet: Packet) -> CheckResult:
         for s in sentences
         if (stated := [f for f in s.facts if not _given(f, packet)])
         and not _valid_labels(s, packet)
-        and not (_UNAVAILABLE.search(s.text) and _SOURCES.search(s.text))
+        and not (UNAVAILABLE.search(s.text) and SOURCES.search(s.text))
     ]
     return _result(
         "factual_sentences_cited",
@@ -352,7 +296,7 @@ def check_uncovered(sentences: list[Sentence], packet: Packet) -> CheckResult:
     for facet in packet.uncovered:
         phrase = _words(facet).rstrip()  # "return-shipping" is named by "Return shipping costs"
         about = [s for s, text in folded if phrase.strip() and phrase in text]
-        answering = [s.text for s in about if not _UNAVAILABLE.search(s.text)]
+        answering = [s.text for s in about if not UNAVAILABLE.search(s.text)]
         if answering or not about:
             offending.append(facet)
             bad_sentences.extend(answering)
@@ -368,10 +312,10 @@ def check_abstention(sentences: list[Sentence], packet: Packet, answer: str) -> 
     if packet.blocks:
         return _skip("abstention", "the packet has evidence")
     citing = [s.text for s in sentences if s.labels]
-    abstains = bool(_UNAVAILABLE.search(answer))
+    said = bool(UNAVAILABLE.search(answer))
     return _result(
         "abstention",
-        [] if abstains else ["no abstention"],
+        [] if said else ["no abstention"],
         citing,
         "a packet without evidence must get an abstention without citations",
     )

@@ -23,7 +23,12 @@ def request_schema_text() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = CommandParser("evpack schema", __doc__)
-    parser.add_argument("--out", type=Path, default=DEFAULT_PATH, help="where to write")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_PATH,
+        help="where to write (default: request.schema.json in the installed `schemas` package)",
+    )
     parser.add_argument("--check", action="store_true", help="fail if the file is stale")
     return run_parsed(parser, _write, argv)
 

@@ -7,8 +7,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from packer.claims import QUOTATION_WORDS, sentence_facts
-from packer.figures import _MONTHS, _NOT_NAMES, text_facts
+from packer.figures import _NOT_NAMES, text_facts
 from packer.verify import CITATION_CHECKS, Packet, verify_answer
+from packer.written_dates import MONTHS
 
 
 def _verdict(answer: str, *blocks: str, given_text: str = "", scope: str = "citation"):
@@ -28,7 +29,7 @@ hostile = st.lists(
 """Markup, braces, `$`, `%`, control and bidi characters, unicode: no digit, no bracket,
 no quote, no full stop, so the sentence around it stays one sentence."""
 names = st.from_regex(r"[A-Z][a-z]{3,9}", fullmatch=True).filter(
-    lambda w: w.casefold() not in _NOT_NAMES and w not in _MONTHS
+    lambda w: w.casefold() not in _NOT_NAMES and w not in MONTHS
 )
 
 

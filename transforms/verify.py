@@ -327,6 +327,22 @@ class VerifyAnswers(beam.PTransform):
         self._requests = requests
         self._exclusions = exclusions
 
+    def _run_ids(self, manifests: beam.PCollection) -> beam.PCollection:
+        """The run's checkable evidence and document ids, as one frozenset (a side input)."""
+        ids = manifests | "RunIds" >> beam.FlatMap(run_ids_of)
+        if self._exclusions is not None:
+            extra = self._exclusions | "ExcludedIds" >> beam.FlatMap(
+                lambda x: [x.evidence_id, x.document_id or ""]
+            )
+            ids = (ids, extra) | "AllIds" >> beam.Flatten()
+        return (
+            ids
+            | "Checkable" >> beam.Filter(checkable_id)
+            | "Distinct" >> beam.Distinct()
+            | "IdSet" >> beam.combiners.ToSet()
+            | "Frozen" >> beam.Map(frozenset)
+        )
+
     @no_annotations
     def expand(self, answer_lines: beam.PCollection) -> VerifyOutputs:
         answers = answer_lines | "ParseAnswers" >> beam.ParDo(_ParseLines("answer")).with_outputs(
@@ -351,19 +367,7 @@ class VerifyAnswers(beam.PTransform):
             | "JoinKeys" >> beam.CoGroupByKey()
             | "Resolve" >> beam.FlatMap(_resolve).with_outputs(ROWS, DEAD_LETTERS, main="items")
         )
-        ids = manifests | "RunIds" >> beam.FlatMap(run_ids_of)
-        if self._exclusions is not None:
-            extra = self._exclusions | "ExcludedIds" >> beam.FlatMap(
-                lambda x: [x.evidence_id, x.document_id or ""]
-            )
-            ids = (ids, extra) | "AllIds" >> beam.Flatten()
-        run_ids = (
-            ids
-            | "Checkable" >> beam.Filter(checkable_id)
-            | "Distinct" >> beam.Distinct()
-            | "IdSet" >> beam.combiners.ToSet()
-            | "Frozen" >> beam.Map(frozenset)
-        )
+        run_ids = self._run_ids(manifests)
         groups: dict[str, beam.PCollection] = {
             "manifests": manifests | "KeyManifests" >> beam.Map(lambda m: (m.request_id, m)),
             "items": resolved.items,
