@@ -14,7 +14,7 @@ each sentence (the per-citation scope needs citations to check anything). A
 whole answer is a response whose every claim in the split is `attributable`
 (with at least two), and every sentence of which lies in a judged claim: it is
 verified against the packet of all their references.
-Answers are verified by `evpack verify` (`pipelines.verify.run`, in this
+Answers are verified by `evpack verify` (`pipelines.verification.verify.run`, in this
 process: the same code path as the command) in both scopes, as plain
 `{request_id, answer}` lines; in the packet scope the answer is the claim as
 written, markers removed.
@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.adapters import EVAL_TIME
-from packer.answer_sentences import split_sentences
-from packer.answers import parse_prompt_line
-from pipelines import batch, verify
+from packer.verification.answer_sentences import split_sentences
+from packer.verification.answers import parse_prompt_line
+from pipelines import batch
+from pipelines.verification import verify
 from schemas import ManifestRow
 from transforms.record_files import matching_files, read_parquet
 

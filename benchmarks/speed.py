@@ -299,11 +299,11 @@ def plain_job(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from packer.parsing.names import DEFAULT_MAX_RECORD_BYTES
+    from packer.parsing.request_records import parse_record
     from schemas import ExclusionRecord, ManifestRow
     from schemas.arrow import arrow_schema
     from schemas.prompt_formats import format_line
-    from transforms.names import DEFAULT_MAX_RECORD_BYTES
-    from transforms.request_records import parse_record
     from transforms.sink_rows import BATCH_ROWS, arrow_encoder
 
     config = PackingConfig(max_evidence_tokens=BUDGET)

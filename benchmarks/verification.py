@@ -39,7 +39,7 @@ evidence id, an empty or blank answer.
 
 Every answer is then a result line in each format (OpenAI, Anthropic,
 Vertex, Bedrock with an Anthropic model and as Converse, plain) read back
-by `packer.answers`; the API failure classes (`errored`, a success without
+by `packer.verification.answers`; the API failure classes (`errored`, a success without
 text) exist in the five API formats. A row's
 outcome depends only on its status, text and packet, so each distinct text
 is checked once per packet. Recall of a class is the share of its answers
@@ -85,10 +85,10 @@ from benchmarks.adapters import (
 )
 from benchmarks.real_answers import met
 from packer import Catalog, PackerRuntime, pack_request
-from packer.answer_sentences import cited_labels, split_sentences
-from packer.answers import parse_answer_line, parse_prompt_line
-from packer.claims import parse_answer
-from packer.verify import Packet, verify_answer
+from packer.verification.answer_sentences import cited_labels, split_sentences
+from packer.verification.answers import parse_answer_line, parse_prompt_line
+from packer.verification.checks import GivenPacket, verify_answer
+from packer.verification.claims import parse_answer
 from schemas import ManifestRow, PackingConfig, Request
 from schemas.arrow import arrow_schema
 from schemas.prompt_formats import FORMATS, format_line
@@ -137,7 +137,7 @@ class Case:
     """One packed request: its packet, and the evidence ids that are gold."""
 
     dataset: str
-    packet: Packet
+    packet: GivenPacket
     gold_labels: tuple[str, ...]
     label_of: dict[str, str]
 
@@ -180,7 +180,7 @@ def packed_cases(data_dir: Path, limit: int | None) -> Packed:
         }
         run_ids |= {c.evidence_id for c in request.candidates}
         run_ids |= {c.document_id for c in request.candidates if c.document_id}
-        packet = Packet(
+        packet = GivenPacket(
             request_id=request.request_id,
             blocks=blocks,
             conflicts=tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
@@ -329,11 +329,11 @@ def _changed_date(sentence: str) -> str | None:
     return None
 
 
-def _cited_blocks(sentence: str, packet: Packet) -> list[str]:
+def _cited_blocks(sentence: str, packet: GivenPacket) -> list[str]:
     return [packet.blocks[f"E{n}"] for n in _LABEL.findall(sentence) if f"E{n}" in packet.blocks]
 
 
-def _absent_number(value: int, sentence: str, packet: Packet) -> int:
+def _absent_number(value: int, sentence: str, packet: GivenPacket) -> int:
     """`value`, raised until no block the sentence cites holds it."""
     cited = " ".join(_cited_blocks(sentence, packet)).replace(",", "")
     while re.search(rf"(?<![\d,.]){value}(?![\d])", cited):
@@ -341,7 +341,7 @@ def _absent_number(value: int, sentence: str, packet: Packet) -> int:
     return value
 
 
-def _changed_figure(sentence: str, packet: Packet) -> str | None:
+def _changed_figure(sentence: str, packet: GivenPacket) -> str | None:
     """The sentence with a plain number (not in a date) raised until no cited block holds it."""
     body = _LABEL.sub("", sentence)
     if any(pattern.search(body) for pattern, _, _ in _DATES):
@@ -433,7 +433,7 @@ def _digits(sentences: list[str]) -> list[str] | None:
     return None
 
 
-def _cjk(sentences: list[str], packet: Packet, change: bool) -> list[str] | None:
+def _cjk(sentences: list[str], packet: GivenPacket, change: bool) -> list[str] | None:
     """A factual sentence said in Chinese: "the figure is N" with its citations."""
     for i in _cited(sentences):
         numbers = [f for f in parse_answer(sentences[i])[0].facts if f.kind == "number"]
@@ -473,7 +473,7 @@ ABSTENTIONS = (
 """How answers say the evidence does not hold something, as a style of a correct answer."""
 
 
-def _abstaining(sentences: list[str], packet: Packet, pick: int) -> list[str] | None:
+def _abstaining(sentences: list[str], packet: GivenPacket, pick: int) -> list[str] | None:
     """The answer with each facet declaration (or its abstention) said another way."""
     if not packet.uncovered and packet.blocks:
         return None
@@ -497,7 +497,7 @@ def _inserted(sentences: list[str], insert: str) -> list[str] | None:
     return None
 
 
-def _recite(sentences: list[str], packet: Packet, form: str) -> list[str] | None:
+def _recite(sentences: list[str], packet: GivenPacket, form: str) -> list[str] | None:
     """The answer with its first citation written as a range, a list or in parentheses."""
     labels = sorted(packet.blocks, key=lambda label: int(label[1:]))
     for i in _cited(sentences):
@@ -694,8 +694,8 @@ def build_answers(cases: Sequence[Case], run_ids: frozenset[str]) -> list[Answer
 
 
 def result_line(fmt: str, request_id: str, text: str, failure: str | None = None) -> str | None:
-    """One answer as a result line of `fmt` (`packer.answers`), or None when `fmt` cannot
-    carry that failure (plain lines have no API status)."""
+    """One answer as a result line of `fmt` (`packer.verification.answers`), or None when
+    `fmt` cannot carry that failure (plain lines have no API status)."""
     if fmt == "plain":
         return None if failure else json.dumps({"request_id": request_id, "answer": text})
     if fmt == "openai_batch":

@@ -20,11 +20,11 @@ import argparse
 import sys
 from typing import get_args
 
+from packer.parsing.names import FileFormat
 from pipelines.command import CommandParser, run_parsed
 from pipelines.options.input import file_format
 from transforms.catalog.bigtable_table import TableAddress, create_table, load_catalog
 from transforms.catalog.side_input import catalog_documents
-from transforms.names import FileFormat
 
 
 def main(argv: list[str] | None = None) -> int:

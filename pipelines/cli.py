@@ -22,9 +22,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("pipelines.report", "write an HTML report of a run's audit files (--audit DIR)"),
     "stream": ("pipelines.streaming", "pack requests from Pub/Sub; audit rows to BigQuery"),
     "tables": ("pipelines.tables", "create the BigQuery audit dataset and tables"),
-    "verify": ("pipelines.verify", "check a batch API's answers against the run's manifests"),
-    "verify-stream": ("pipelines.verify_stream", "verify answers from Pub/Sub as they arrive"),
-    "replay": ("pipelines.replay", "re-pack a run's requests; report packets that differ"),
+    "verify": (
+        "pipelines.verification.verify",
+        "check a batch API's answers against the run's manifests",
+    ),
+    "verify-stream": (
+        "pipelines.verification.verify_stream",
+        "verify answers from Pub/Sub as they arrive",
+    ),
+    "replay": (
+        "pipelines.verification.replay",
+        "re-pack a run's requests; report packets that differ",
+    ),
 }
 
 

@@ -5,7 +5,7 @@
 
 Reads LangChain Documents, LlamaIndex nodes (with their scores), JSON arrays and
 pretty-printed JSON, and writes one nested request per line
-(`transforms.foreign_records`; the field mapping is in docs/input.md, "Other
+(`packer.parsing.foreign_records`; the field mapping is in docs/input.md, "Other
 tools' results"). Items it cannot read or requests that would not validate go,
 with the reason, to `--dead_letters` (default: next to the output). The
 summary says which provenance the input lacked, since the packer will exclude
@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 from apache_beam.io.filesystems import FileSystems
 
+from packer.parsing.foreign_records import Conversion, Supplied, convert, record_line
 from pipelines.command import CommandParser, UsageError, run_parsed
 from pipelines.options.sinks import check_writable, within
-from transforms.foreign_records import Conversion, Supplied, convert, record_line
 from transforms.record_files import matchable
 
 

@@ -8,9 +8,9 @@ from itertools import islice
 
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
+from packer.parsing.dead_letters import shape_hints, top_errors
+from packer.parsing.names import METRICS_NAMESPACE
 from schemas.reasons import ExclusionReason
-from transforms.dead_letters import shape_hints, top_errors
-from transforms.names import METRICS_NAMESPACE
 from transforms.record_files import file_records, matching_files
 
 SAMPLED_LETTERS = 10_000

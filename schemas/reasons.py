@@ -3,7 +3,7 @@
 Each reason says whether it withholds the candidate's text from the principal
 (`withheld`): the catalog does not let them see it at `as_of` (access,
 existence, revision, policy), so an answer that repeats the text leaks it
-(`packer.verify.GATE_REASONS`). A provenance failure does not: the text is not
+(`packer.verification.checks.GATE_REASONS`). A provenance failure does not: the text is not
 the catalog's, and duplicates, conflicts and budget leave out text the
 principal may see. Kept on the member, not in a list elsewhere, so a new
 reason says it where it is declared (ARCHITECTURE.md, "How to add").

@@ -14,11 +14,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from packer.parsing.request_records import parse_record
 from tests.emulators import emulators
 from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
 from transforms.io.bigquery import bigquery_client
 from transforms.io.pubsub import split_payload
-from transforms.request_records import parse_record
 
 PROJECT = "evpack-demo"
 DATASET = "audit"

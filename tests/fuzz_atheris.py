@@ -2,7 +2,7 @@
 
 The hypothesis targets (`tests.test_fuzz_boundary`) draw inputs from grammars we
 wrote; atheris mutates bytes toward new branches of the checks themselves
-(`transforms.strict_json`, `transforms.request_records`), which is how a
+(`packer.parsing.strict_json`, `packer.parsing.request_records`), which is how a
 bracket left open or an unterminated escape is found without anyone thinking
 of it. One input is one record, read three ways: a batch record in auto shape
 (decoded, then assembled), a Pub/Sub message (split, each record parsed), and
@@ -21,9 +21,11 @@ import sys
 
 import atheris
 
-with atheris.instrument_imports(include=["transforms.strict_json", "transforms.request_records"]):
-    from transforms.request_records import assemble, decode, parse_record
-    from transforms.strict_json import decode_text, loads
+with atheris.instrument_imports(
+    include=["packer.parsing.strict_json", "packer.parsing.request_records"]
+):
+    from packer.parsing.request_records import assemble, decode, parse_record
+    from packer.parsing.strict_json import decode_text, loads
 
 from schemas import DeadLetter
 from tests.batch_run import ROOT, SAMPLES

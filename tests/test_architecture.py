@@ -25,6 +25,37 @@ def test_every_module_is_placed_on_the_page(layer: str) -> None:
     assert modules(layer) <= named, sorted(modules(layer) - named)
 
 
+def subpackages() -> list[Path]:
+    """Every folder of a layer that is a package of its own (`packer/verification/`, ...)."""
+    return sorted(
+        path.parent.relative_to(ROOT)
+        for layer in LAYERS
+        for path in (ROOT / layer).glob("*/__init__.py")
+    )
+
+
+def room_text(folder: str) -> str:
+    """What the page says under a folder: its own section (`**`folder/`**` up to a blank
+    line), or the list item that names it (up to the next item)."""
+    found = ""
+    for match in re.finditer(rf"(\*\*)?`{re.escape(folder)}/`", PAGE):
+        rest = PAGE[match.end() :]
+        end = rest.find("\n\n") if match[1] else min(rest.find("\n- ") % 10**9, rest.find("\n\n"))
+        found += rest[:end]
+    return found
+
+
+@pytest.mark.parametrize("folder", [p.as_posix() for p in subpackages()])
+def test_every_module_of_a_room_is_placed_on_the_page(folder: str) -> None:
+    """A module of a subpackage appears as `folder/name.py`, `folder.name` (dotted), or by
+    its file name where the page describes the folder."""
+    dotted = folder.replace("/", ".")
+    named = set(re.findall(rf"`(?:{re.escape(folder)}/|{re.escape(dotted)}\.)(\w+)", PAGE))
+    named |= set(re.findall(r"`(\w+)\.py`", room_text(folder)))
+    modules = {p.stem for p in (ROOT / folder).glob("*.py") if not p.stem.startswith("_")}
+    assert modules <= named, sorted(modules - named)
+
+
 def test_every_named_module_exists() -> None:
     """A `layer.name` is a module, a directory of the layer, or a name the package exports."""
     for layer, name in re.findall(rf"`({'|'.join(LAYERS)})[./](\w+)", PAGE):

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from packer.parsing.dead_letters import error_kind, input_shape, top_errors
 from pipelines.batch import main
 from pipelines.run_commit import RunFailed, decide_failure
 from pipelines.summary import RunSummary
 from tests.batch_run import SAMPLES, flags, input_lines
 from tests.strategies import examples, markup
-from transforms.dead_letters import error_kind, input_shape, top_errors
 from transforms.io.table_commit import TableRun
 
 REQUEST = json.loads(input_lines(SAMPLES / "requests.jsonl")[0])

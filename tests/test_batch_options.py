@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines import cli, streaming, verify
+from pipelines import cli, streaming
 from pipelines.options.input import file_format
 from pipelines.options.jobs import Settings, resolve
 from pipelines.options.packing import parse_event_time
 from pipelines.options.runner import BATCH_RUNNER as LOCAL_RUNNER
 from pipelines.options.runner import pin_local_runner
 from pipelines.schema import DEFAULT_PATH, request_schema_text
+from pipelines.verification import verify
 from schemas import PackingConfig
 from tests.batch_run import SAMPLES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import real_answers, report, verification
-from packer.answers import parse_answer_line
+from packer.verification.answers import parse_answer_line
 from tests.test_benchmarks_smoke import _write_data
 
 
@@ -95,7 +95,7 @@ def test_verification_benchmark_writes_its_figures_and_report_section(
 
 
 def _case(block: str, uncovered: tuple[str, ...] = ()) -> verification.Case:
-    packet = verification.Packet(request_id="q", blocks={"E1": block}, uncovered=uncovered)
+    packet = verification.GivenPacket(request_id="q", blocks={"E1": block}, uncovered=uncovered)
     return verification.Case("t", packet, ("E1",), {"e1": "E1"})
 
 

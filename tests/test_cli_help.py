@@ -105,9 +105,9 @@ def test_help_lists_the_commands_own_flags_with_help(
 BEAM_COMMANDS = {
     "batch": ("pipelines.batch", "BATCH_SECTIONS"),
     "stream": ("pipelines.streaming", None),
-    "verify": ("pipelines.verify", "VERIFY_SECTIONS"),
-    "verify-stream": ("pipelines.verify_stream", "VERIFY_STREAM_SECTIONS"),
-    "replay": ("pipelines.replay", "REPLAY_SECTIONS"),
+    "verify": ("pipelines.verification.verify", "VERIFY_SECTIONS"),
+    "verify-stream": ("pipelines.verification.verify_stream", "VERIFY_STREAM_SECTIONS"),
+    "replay": ("pipelines.verification.replay", "REPLAY_SECTIONS"),
 }
 """The commands built on Beam's options: their module and the sections their help lists."""
 

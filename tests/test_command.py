@@ -256,7 +256,8 @@ def test_the_jobs_never_load_the_report_extra() -> None:
     """What the Dataflow workers and the launcher import: no report dependency."""
     code = (
         "import sys, pipelines.cli, pipelines.batch, pipelines.streaming, pipelines.launch,"
-        " pipelines.verify, pipelines.replay, pipelines.tables, pipelines.convert;"
+        " pipelines.verification.verify, pipelines.verification.replay, pipelines.tables,"
+        " pipelines.convert;"
         f"print(sorted(m for m in {sorted(cli.EXTRAS)!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

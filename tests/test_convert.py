@@ -14,18 +14,18 @@ from langchain_core.documents import Document
 from langchain_core.load import dumps
 from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
-from pipelines import convert as convert_command
-from schemas import Candidate, Request
-from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
-from tests.strategies import examples, requests
-from transforms.foreign_records import (
+from packer.parsing.foreign_records import (
     CANDIDATE_KEYS,
     REQUEST_KEYS,
     Supplied,
     convert,
     record_line,
 )
-from transforms.request_records import decode
+from packer.parsing.request_records import decode
+from pipelines import convert as convert_command
+from schemas import Candidate, Request
+from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
+from tests.strategies import examples, requests
 
 REQUEST_ONLY = ("request_id", "tenant_id", "question", "as_of", "facets", "history", "budget")
 TOOL_FIELDS = {"text", "evidence_id"}

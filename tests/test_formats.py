@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from packer import BUILDER_VERSION, Catalog, pack_request
-from packer.answers import parse_prompt_line
 from packer.layout import parse_blocks
+from packer.verification.answers import parse_prompt_line
 from pipelines.options.config_file import load_config
 from schemas import PackingConfig, PromptMessage
 from schemas.config import FormatModels

@@ -31,6 +31,9 @@ from pydantic import BaseModel, ValidationError
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.pack import PackError
+from packer.parsing.names import InputShape
+from packer.parsing.request_records import Entry, assemble, decode, parse_record
+from packer.parsing.strict_json import Unreadable
 from pipelines.options.config_file import load_config
 from schemas import DeadLetter, ExclusionRecord, ManifestRow, PackingConfig, Request
 from schemas._types import describe_validation_error, is_unicode, json_context
@@ -42,11 +45,8 @@ from tests.strategies import hostile_text
 from transforms.bounded_lines import HEAD_BYTES
 from transforms.io.bigquery import to_bigquery_row
 from transforms.io.pubsub import MAX_MESSAGE_RECORDS, event_timestamp, split_payload
-from transforms.names import InputShape
 from transforms.parquet_rows import parquet_records
 from transforms.record_files import file_records
-from transforms.request_records import Entry, assemble, decode, parse_record
-from transforms.strict_json import Unreadable
 
 MAX_BYTES = 64 * 1024
 STAGES = {"parse", "validate", "dedupe", "group"}

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 from google.cloud import storage
 
-from pipelines import replay, report, verify
+from pipelines import report
 from pipelines.batch import RunFailed, run
 from pipelines.batch import main as batch_main
+from pipelines.verification import replay, verify
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.emulators import Emulators
 

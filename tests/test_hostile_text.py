@@ -17,13 +17,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from packer.answers import AnswerError, parse_answer_line, parse_prompt_line
+from packer.parsing.dead_letters import (
+    SHAPE_HINTS,
+    dead_letter,
+    input_shape,
+    shape_hints,
+    top_errors,
+)
+from packer.parsing.strict_json import as_text
+from packer.verification.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines.batch import run
-from pipelines.replay import summary as replay_summary
 from pipelines.report import write_report
 from pipelines.report.audit import Figure, read_table
 from pipelines.report.markup import category, drill, pairs_table, table
 from pipelines.report.plots import LABEL_CHARS, Plot, draw, plot_text
+from pipelines.verification.replay import summary as replay_summary
 from pipelines.views import View
 from schemas import DeadLetter
 from schemas._types import is_identifier
@@ -32,8 +40,6 @@ from schemas.replay import ReplayRow
 from tests.audit_rows import ONE_RUN, write_audit
 from tests.batch_run import SAMPLES, flags, input_lines
 from tests.strategies import examples, hostile_text
-from transforms.dead_letters import SHAPE_HINTS, dead_letter, input_shape, shape_hints, top_errors
-from transforms.strict_json import as_text
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

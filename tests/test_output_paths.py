@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import batch, catalog, convert, verify
+from pipelines import batch, catalog, convert
 from pipelines.batch import run
+from pipelines.verification import verify
 from tests.batch_run import SAMPLES, flags, read_outputs
 from tests.factories import document
 from transforms.catalog.bigtable_table import TableAddress, create_table, load_catalog, read_entries

@@ -10,11 +10,11 @@ import pyarrow as pa
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from packer.parsing.request_records import Entry, assemble, decode
 from schemas import DeadLetter, Request
 from tests.factories import candidate
 from transforms.parquet_rows import parquet_records
 from transforms.parse import ParseRequests
-from transforms.request_records import Entry, assemble, decode
 
 
 def _nested(request_id: str = "q1", **fields: Any) -> dict[str, Any]:

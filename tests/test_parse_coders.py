@@ -10,11 +10,11 @@ from apache_beam.runners import pipeline_context
 from hypothesis import given
 from hypothesis import strategies as st
 
+from packer.parsing.request_records import Entry
 from pipelines.batch import build
 from pipelines.options.jobs import resolve
 from tests.batch_run import SAMPLES, flags
 from transforms.parse import EntryCoder, ParseRequests
-from transforms.request_records import Entry
 
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
 

@@ -21,6 +21,7 @@ import pytest
 from apache_beam.io.gcp.pubsub import PubsubMessage
 from google.cloud import pubsub_v1
 
+from packer.parsing.request_records import parse_record
 from pipelines.batch import main as batch_main
 from tests.batch_run import SAMPLES, flags
 from tests.emulators import free_port
@@ -28,7 +29,6 @@ from tests.forbidden_topic import FORBIDDEN_ENV, ForbiddenPublisher
 from tests.stream_harness import Routes, drain, publish, query_until
 from transforms.io.bigquery import bigquery_client
 from transforms.io.publish import MESSAGE_BYTES, Publisher, Refusal
-from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators
 

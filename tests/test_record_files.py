@@ -24,11 +24,13 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given
 from hypothesis import strategies as st
 
+from packer.parsing.names import FileFormat
+from packer.parsing.request_records import decode
+from packer.parsing.strict_json import Unreadable
 from schemas import DeadLetter
 from tests.factories import document
 from transforms.bounded_lines import HEAD_BYTES, READ_CHUNK
 from transforms.catalog.side_input import ReadCatalogDocuments, catalog_documents
-from transforms.names import FileFormat
 from transforms.parquet_rows import parquet_records
 from transforms.record_files import (
     ReadRecords,
@@ -37,8 +39,6 @@ from transforms.record_files import (
     matching_files,
     some_files,
 )
-from transforms.request_records import decode
-from transforms.strict_json import Unreadable
 
 JSONL = (
     b'\xef\xbb\xbf{"n": 1}\r\n'  # a byte-order mark is the decoder's to drop

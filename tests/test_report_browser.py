@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import report, verify
+from pipelines import report
+from pipelines.verification import verify
 from pipelines.views import load_views
 from tests.batch_run import SAMPLES, _parquet, flags, run_test_pipeline
 

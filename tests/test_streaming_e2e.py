@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from packer import BUILDER_VERSION
+from packer.parsing.request_records import parse_record
 from schemas import CatalogDocument, Request
 from tests.stream_harness import Routes, drain, publish, query_until, streaming_job
 from transforms.io.bigquery import bigquery_client
 from transforms.io.pubsub import split_payload
-from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from google.cloud import pubsub_v1
 
+from packer.parsing.request_records import parse_record
 from pipelines.streaming import LOCAL_PULL_MESSAGES
 from tests.stream_harness import Received, Routes, publish, query_until
 from transforms.io.bigquery import bigquery_client
-from transforms.request_records import parse_record
 
 pytestmark = pytest.mark.emulators
 

@@ -24,6 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import BUILDER_VERSION
+from packer.parsing.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
+from packer.parsing.request_records import REMEMBERED
 from pipelines.options.jobs import resolve_streaming
 from schemas import DeadLetter, ExclusionRecord, LabelEntry, PromptMessage
 from schemas._types import is_identifier
@@ -31,7 +33,6 @@ from schemas.prompt_formats import PromptLine
 from tests.factories import candidate, document, request
 from tests.strategies import markup
 from transforms.catalog.refresh import RefreshingCatalog
-from transforms.dead_letters import SINK_ERROR_CHARS, SINK_PAYLOAD_BYTES, bounded, dead_letter
 from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.publish import failure_kind, unpublished
 from transforms.io.pubsub import (
@@ -41,7 +42,6 @@ from transforms.io.pubsub import (
     split_payload,
 )
 from transforms.io.refusal_board import unusable_counter, unusable_topic
-from transforms.request_records import REMEMBERED
 from transforms.stream_parse import ParseRequestStream
 
 

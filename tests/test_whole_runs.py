@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import replay
 from pipelines.batch import RunFailed, run
 from pipelines.report import main as report_main
 from pipelines.report import write_report
-from pipelines.verify import main as verify_main
-from pipelines.verify import run as verify
+from pipelines.verification import replay
+from pipelines.verification.verify import main as verify_main
+from pipelines.verification.verify import run as verify
 from tests.batch_run import SAMPLES, flags
 from transforms import run_folder, staging
 from transforms.staging import OutputBusy

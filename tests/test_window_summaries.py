@@ -6,9 +6,9 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from packer import Catalog, PackerRuntime, pack_request
+from packer.parsing.dead_letters import dead_letter
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
-from transforms.dead_letters import dead_letter
 from transforms.run_metrics import SummarizeWindows, WindowTally
 
 RUNTIME = PackerRuntime.load()

@@ -24,7 +24,7 @@ import zstandard
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from transforms.strict_json import Unreadable
+from packer.parsing.strict_json import Unreadable
 
 READ_CHUNK = 1 << 20
 """What a reader asks for at a time where a line may be longer than it may hold."""

@@ -18,8 +18,8 @@ from apache_beam.transforms import trigger, window
 from apache_beam.transforms.window import BoundedWindow, IntervalWindow
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, MIN_TIMESTAMP
 
+from packer.parsing.names import DEFAULT_WINDOW_SECONDS
 from schemas import ExclusionCount, ExclusionRecord
-from transforms.names import DEFAULT_WINDOW_SECONDS
 
 
 def count_row(key: tuple[str, str], count: int, window: BoundedWindow) -> ExclusionCount:

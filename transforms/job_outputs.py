@@ -34,10 +34,10 @@ from typing import TypeVar
 import apache_beam as beam
 from pydantic import BaseModel
 
+from packer.parsing.dead_letters import bounded
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
 from schemas.prompt_formats import FileLimits
 from schemas.tables import OUTPUTS
-from transforms.dead_letters import bounded
 from transforms.io.base import RowId
 from transforms.io.publish import PublishWithOutcomes
 from transforms.io.pubsub import dead_letter_message

@@ -47,6 +47,8 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
 from packer import PackerRuntime, pack_request
 from packer.pack import PackError, PackResult
+from packer.parsing.dead_letters import dead_letter
+from packer.parsing.names import DEAD_LETTERS, METRICS_NAMESPACE
 from schemas import (
     DeadLetter,
     ExclusionReason,
@@ -59,8 +61,6 @@ from schemas import (
 from schemas.prompt_formats import FORMATS, PromptLine, format_line
 from transforms.catalog.base import CatalogProvider, CatalogReader, CatalogView
 from transforms.collector import make_full_collections_rare
-from transforms.dead_letters import dead_letter
-from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
 
 PROMPTS = "prompts"
 PACKED = "packed"

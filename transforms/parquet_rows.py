@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from transforms.strict_json import Unreadable
+from packer.parsing.strict_json import Unreadable
 
 Record = tuple[str, bytes | Unreadable]
 """One record: its source file and its payload bytes (or why the file reads no further)."""

@@ -1,7 +1,7 @@
 """Request records -> validated, de-duplicated requests and dead letters, as a batch transform.
 
 The decisions (size and encoding limits, shapes, grouping flat rows, which of
-duplicate records is kept) are the plain functions of `transforms.request_records`;
+duplicate records is kept) are the plain functions of `packer.parsing.request_records`;
 this module only spreads them over a PCollection: decode each record, group
 by request_id, assemble each group.
 
@@ -46,9 +46,14 @@ from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 from apache_beam.typehints.decorators import no_annotations
 
+from packer.parsing.names import (
+    DEAD_LETTERS,
+    DEFAULT_MAX_RECORD_BYTES,
+    METRICS_NAMESPACE,
+    InputShape,
+)
+from packer.parsing.request_records import Entry, assemble, decode
 from schemas import DeadLetter, Request
-from transforms.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES, METRICS_NAMESPACE, InputShape
-from transforms.request_records import Entry, assemble, decode
 
 
 class EntryCoder(beam.coders.Coder):

@@ -42,8 +42,8 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from packer.parsing.names import FileFormat
 from transforms.bounded_lines import is_compressed
-from transforms.names import FileFormat
 from transforms.record_files import matching_files
 
 PROGRESS_SECONDS = 10.0

@@ -6,7 +6,7 @@
 - JSONL: each line as bytes, so a line that is not UTF-8 is refused by its
   decoder with its byte offset rather than failing the read; `\n` and `\r\n`
   both end a line; blank lines carry nothing and are skipped. A byte-order
-  mark is left to the decoder (`transforms.strict_json.decode_text` drops one).
+  mark is left to the decoder (`packer.parsing.strict_json.decode_text` drops one).
 - Parquet: each row as a JSON object (`transforms.parquet_rows`).
 Compressed files are read by their extension, and memory is bounded whatever
 a file holds: a line over `--max_record_bytes` is cut off while read
@@ -41,10 +41,10 @@ from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
+from packer.parsing.names import METRICS_NAMESPACE, FileFormat
+from packer.parsing.strict_json import Unreadable
 from transforms.bounded_lines import file_lines, is_compressed
-from transforms.names import METRICS_NAMESPACE, FileFormat
 from transforms.parquet_rows import Record, oversized_group, parquet_records
-from transforms.strict_json import Unreadable
 
 _BYTES_READ = Metrics.counter(METRICS_NAMESPACE, "bytes_read")
 """JSONL bytes read, decompressed: what the run held, not what the files weigh."""

@@ -19,9 +19,9 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils.windowed_value import PaneInfoTiming
 
+from packer.parsing.names import METRICS_NAMESPACE
 from schemas import DeadLetter, PromptMessage
 from transforms.exclusion_counts import event_time_windows
-from transforms.names import METRICS_NAMESPACE
 
 PERCENTILES = (50, 95)
 _QUANTILES = 101  # min, 1%, ..., max: index i is the i-th percentile

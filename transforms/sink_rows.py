@@ -40,11 +40,11 @@ from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import PaneInfo, WindowedValue
 from pydantic import BaseModel
 
+from packer.parsing.dead_letters import dead_letter
+from packer.parsing.names import DEAD_LETTERS
 from schemas import DeadLetter
 from schemas.arrow import arrow_schema
 from schemas.prompt_formats import PromptLine
-from transforms.dead_letters import dead_letter
-from transforms.names import DEAD_LETTERS
 
 WRITE_STAGE = "write"
 ENCODED = "encoded"

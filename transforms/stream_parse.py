@@ -14,7 +14,7 @@ attribute the publisher fills with the request_id) drops redeliveries in the
 service as well, and this step still covers retries published as new messages.
 
 What is decided per record (`parse_record`, `duplicate_letter`) is plain
-functions in `transforms.request_records`; here are only the DoFns and the state.
+functions in `packer.parsing.request_records`; here are only the DoFns and the state.
 """
 
 from collections.abc import Callable, Iterator
@@ -33,10 +33,10 @@ from apache_beam.transforms.userstate import (
 from apache_beam.typehints.decorators import no_annotations
 from apache_beam.utils.timestamp import Duration, Timestamp
 
+from packer.parsing.names import DEAD_LETTERS, DEFAULT_DEDUP_TTL_SECONDS, METRICS_NAMESPACE
+from packer.parsing.request_records import REMEMBERED, Entry, duplicate_letter, parse_record
 from schemas import Request
-from transforms.names import DEAD_LETTERS, DEFAULT_DEDUP_TTL_SECONDS, METRICS_NAMESPACE
 from transforms.parse import ParseResult
-from transforms.request_records import REMEMBERED, Entry, duplicate_letter, parse_record
 
 _KEPT = ReadModifyWriteStateSpec("kept", StrUtf8Coder())
 _EXPIRY = TimerSpec("expiry", TimeDomain.REAL_TIME)

@@ -6,13 +6,13 @@ import logging
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
+from packer.parsing.names import DEFAULT_CATALOG_CACHE_ENTRIES, DEFAULT_CATALOG_REFRESH_SECONDS
 from pipelines.options.flags import GCS_FILE, POSITIVE_INT, PROJECT, Flag, Param, declare, require
 from pipelines.options.input import FILE_FORMAT_LABELS, FILE_FORMATS, check_matches, file_format
 from transforms.catalog.bigtable import CachedLookup
 from transforms.catalog.bigtable_table import TableAddress
 from transforms.catalog.factory import CATALOG_MODES, CatalogMode, CatalogSource
 from transforms.catalog.side_input import catalog_documents, snapshot
-from transforms.names import DEFAULT_CATALOG_CACHE_ENTRIES, DEFAULT_CATALOG_REFRESH_SECONDS
 from transforms.record_files import matchable
 
 _LOG = logging.getLogger(__name__)

@@ -52,7 +52,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     PyYAML keeps the last copy without a word, so `input_limit` given twice
     would mean whichever came last; request records refuse the same
-    (`transforms.strict_json`).
+    (`packer.parsing.strict_json`).
     """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -6,9 +6,9 @@ from typing import get_args
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from packer.parsing.names import DEFAULT_MAX_RECORD_BYTES, FileFormat, InputShape
 from pipelines.command import UsageError
 from pipelines.options.flags import GCS_FILE, POSITIVE_INT, Flag, Param, declare, require
-from transforms.names import DEFAULT_MAX_RECORD_BYTES, FileFormat, InputShape
 from transforms.record_files import matching_files
 
 _SUFFIXES: dict[str, FileFormat] = {

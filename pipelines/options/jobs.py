@@ -15,6 +15,7 @@ from datetime import datetime
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from packer.parsing.names import FileFormat, InputShape
 from pipelines.options.catalog import CatalogOptions, resolve_catalog
 from pipelines.options.config_file import load_config
 from pipelines.options.flags import Section, check_numbers, require
@@ -33,7 +34,6 @@ from pipelines.options.stream import StreamOptions, StreamSource, resolve_stream
 from schemas import PackingConfig
 from schemas.run import new_run_id
 from transforms.catalog.factory import CatalogSource
-from transforms.names import FileFormat, InputShape
 from transforms.sinks import Sinks
 
 JOB_SECTIONS: dict[str, tuple[Section, ...]] = {

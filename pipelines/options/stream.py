@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from packer.parsing.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
 from pipelines.options.flags import Flag, Param, declare, pubsub_regex
 from pipelines.options.sinks import resource_name
-from transforms.names import DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_WINDOW_SECONDS
 
 
 class StreamOptions(PipelineOptions):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from packer.verify import SCOPES
+from packer.parsing.names import DEFAULT_PROMPT_TTL_SECONDS
+from packer.verification.checks import SCOPES
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
@@ -21,7 +22,6 @@ from pipelines.options.sinks import (
 )
 from pipelines.options.stored_run import StoredRunOptions, check_whole_run
 from schemas.verification import Scope
-from transforms.names import DEFAULT_PROMPT_TTL_SECONDS
 from transforms.record_files import matching_files
 
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -20,7 +20,7 @@ from apache_beam.io.filesystem import BeamIOError, CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
 
-from packer.answers import AnswerError, parse_prompt_line
+from packer.verification.answers import AnswerError, parse_prompt_line
 from pipelines.command import UsageError
 from pipelines.options.sinks import check_literal
 from pipelines.options.stored_run import check_whole_run
@@ -109,8 +109,8 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 def prompt_format(audit_dir: str) -> str | None:
-    """The format of the run's prompt lines, as its first line reads (`packer.answers`), for a
-    run without a run record (None: no prompts)."""
+    """The format of the run's prompt lines, as its first line reads
+    (`packer.verification.answers`), for a run without a run record (None: no prompts)."""
     for path in matching_files(f"{audit_dir}/prompts/*.jsonl"):
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
             for line in iter(handle.readline, b""):  # a shard can be large: its first line

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from transforms.strict_json import printable
+from packer.parsing.strict_json import printable
 
 MAX_TABLE_ROWS = 200
 

@@ -4,7 +4,7 @@ One module per format, each a `PromptFormat` (`base`); `FORMATS` is the
 registry every other module reads: the config's `prompt_format` choices and
 model rules (`schemas.config`), `--prompt_format`'s choices and help, the
 line writer and its file limits, the ledger's framing, and the readers of
-prompt and result lines (`packer.answers`). Adding a format is one module
+prompt and result lines (`packer.verification.answers`). Adding a format is one module
 and one line in `FORMATS` (ARCHITECTURE.md, "How to add").
 """
 

@@ -1,7 +1,7 @@
 """`messages`: our own `PromptMessage` JSON (request id, tenant, messages, label map).
 
 Its reserved answer is in the manifest; the answers to it come back as plain
-`{request_id, answer}` lines (`packer.answers`), so it reads no result line.
+`{request_id, answer}` lines (`packer.verification.answers`), so it reads no result line.
 """
 
 from typing import Any

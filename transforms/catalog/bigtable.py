@@ -38,11 +38,11 @@ from pydantic import ValidationError
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, request_keys, slice_version
+from packer.parsing.dead_letters import dead_letter
+from packer.parsing.names import METRICS_NAMESPACE
 from schemas import CatalogDocument, DeadLetter, Request
 from transforms.catalog.base import Attached, CatalogView
 from transforms.catalog.bigtable_table import TableAddress, open_table, read_entries
-from transforms.dead_letters import dead_letter
-from transforms.names import METRICS_NAMESPACE
 
 Entry = bytes | None
 """A stored catalog line, or None for a document the table does not hold."""

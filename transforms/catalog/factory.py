@@ -16,12 +16,12 @@ from typing import Literal, get_args
 
 import apache_beam as beam
 
+from packer.parsing.names import FileFormat
 from transforms.catalog.base import CatalogProvider
 from transforms.catalog.bigtable import BigtableCatalog, CachedLookup
 from transforms.catalog.join import JoinedCatalog
 from transforms.catalog.refresh import RefreshingCatalogFile
 from transforms.catalog.side_input import ReadCatalog, SideInputCatalog
-from transforms.names import FileFormat
 
 
 def _file(source: "CatalogSource") -> tuple[str, FileFormat]:

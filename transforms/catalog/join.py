@@ -38,13 +38,13 @@ import apache_beam as beam
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
+from packer.parsing.names import FileFormat
+from packer.parsing.strict_json import as_text
 from schemas import CatalogDocument, Request
 from transforms.catalog.base import Attached, CatalogView
 from transforms.catalog.key_filter import BuildKeyFilter, KeyFilter
 from transforms.catalog.side_input import parse_catalog_row
-from transforms.names import FileFormat
 from transforms.record_files import ReadRecords
-from transforms.strict_json import as_text
 
 _TENANT = re.compile(rb'"tenant_id"\s*:\s*"([^"\\]*)"')
 _DOCUMENT = re.compile(rb'"document_id"\s*:\s*"([^"\\]*)"')

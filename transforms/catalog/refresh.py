@@ -29,6 +29,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils.shared import Shared
 
+from packer.parsing.names import METRICS_NAMESPACE, FileFormat
 from schemas import Request
 from transforms.catalog.base import Attached, CatalogView
 from transforms.catalog.side_input import (
@@ -37,7 +38,6 @@ from transforms.catalog.side_input import (
     catalog_documents,
     snapshot,
 )
-from transforms.names import METRICS_NAMESPACE, FileFormat
 
 _LOG = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from pydantic import ValidationError
 
 from packer import Catalog
 from packer.catalog_slice import CatalogKey, canonical_line, request_keys, slice_version
+from packer.parsing.names import FileFormat
+from packer.parsing.strict_json import Refused, Unreadable, decode_text, loads
 from schemas import CatalogDocument, Request
 from schemas._types import describe_validation_error
 from transforms.catalog.base import Attached, CatalogView
-from transforms.names import FileFormat
 from transforms.record_files import ReadRecords, file_records
-from transforms.strict_json import Refused, Unreadable, decode_text, loads
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def parse_catalog_row(source: str, payload: bytes | Unreadable) -> CatalogDocume
     """One catalog document from a record of `transforms.record_files`.
 
     Raises ValueError naming the file on a bad row. The row passes the checks
-    of a request record (`transforms.strict_json`: UTF-8, one leading byte-order
+    of a request record (`packer.parsing.strict_json`: UTF-8, one leading byte-order
     mark dropped, nesting, number length, no NaN, no key twice) though the
     catalog is trusted: a second `tenant_id` in one row would otherwise win
     silently.

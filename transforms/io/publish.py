@@ -51,11 +51,11 @@ from google.cloud import pubsub_v1
 from google.pubsub_v1 import types as pubsub_types
 from google.pubsub_v1.services.publisher.client import PublisherClient as _GapicPublisher
 
+from packer.parsing.dead_letters import dead_letter
+from packer.parsing.names import DEAD_LETTERS, METRICS_NAMESPACE
+from packer.parsing.strict_json import as_text
 from schemas import DeadLetter
-from transforms.dead_letters import dead_letter
 from transforms.io.refusal_board import RefusalBoard, unusable_counter
-from transforms.names import DEAD_LETTERS, METRICS_NAMESPACE
-from transforms.strict_json import as_text
 
 _LOG = logging.getLogger(__name__)
 

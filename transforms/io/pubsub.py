@@ -32,11 +32,11 @@ from apache_beam.utils.timestamp import Timestamp
 from google.cloud import pubsub, pubsub_v1
 from google.pubsub_v1.services.subscriber.transports.grpc import SubscriberGrpcTransport
 
+from packer.parsing.dead_letters import dead_letter
+from packer.parsing.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES
+from packer.parsing.strict_json import Refused, decode_text, loads, shown
 from schemas import DeadLetter
 from schemas.prompt_formats import PromptLine
-from transforms.dead_letters import dead_letter
-from transforms.names import DEAD_LETTERS, DEFAULT_MAX_RECORD_BYTES
-from transforms.strict_json import Refused, decode_text, loads, shown
 
 EMULATOR_ENV = "PUBSUB_EMULATOR_HOST"
 

@@ -1,0 +1,66 @@
+"""What an answer claims: its sentences, the labels each cites, and the figures, dates and
+quoted phrases each states, to be checked against the blocks it cites
+(`packer.verification.checks`).
+
+Sentences and citations: `packer.verification.answer_sentences`; figures and dates, read
+so that equal values compare equal whatever their spelling: `packer.verification.figures`.
+"""
+
+import re
+from dataclasses import dataclass
+
+from packer.verification.answer_sentences import cited_labels, split_sentences, strip_citations
+from packer.verification.arithmetic import Derivation, derivations
+from packer.verification.figures import Fact, figure_facts, normalize_phrase
+
+_QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
+_DIGIT = re.compile(r"\d")
+QUOTATION_WORDS = 4
+"""A quoted span of this many words or more is a quotation, checked verbatim; a shorter
+one is a term in quotes ("the "chicken or egg" debate", ""STANAGs""), checked as words
+each present in a cited block, case- and inflection-insensitive
+(`packer.verification.quoted_terms.word_forms`). Measured on the real answers' tuning split
+(docs/verify.md)."""
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """One sentence of an answer, its citations and its checkable facts."""
+
+    text: str
+    labels: tuple[str, ...]
+    """Every label it cites, as written (a range expanded, or kept whole when it cannot be)."""
+    facts: tuple[Fact, ...]
+    derived: tuple[Derivation, ...] = ()
+    """Arithmetic the sentence writes out (`packer.verification.arithmetic`): its results are
+    `derived` when their operands are supported."""
+
+
+def sentence_facts(text: str) -> tuple[Fact, ...]:
+    """The figures, dates and quoted phrases a sentence states (citations removed)."""
+    return _plain_facts(strip_citations(text))
+
+
+def _plain_facts(plain: str) -> tuple[Fact, ...]:
+    facts: list[Fact] = []
+    for m in _QUOTE.finditer(plain):
+        phrase = normalize_phrase(m[1] or m[2]).strip(" .,;:!?'\"")
+        words = re.findall(r"\w+(?:['’]s)?", phrase)
+        if len(words) >= QUOTATION_WORDS:
+            facts.append(Fact("quote", m[0], phrase))
+        elif words:
+            facts.append(Fact("term", m[0], " ".join(words)))
+    if not _DIGIT.search(plain):
+        return tuple(facts)  # every date and figure has a digit
+    return (*facts, *figure_facts(plain))
+
+
+def parse_answer(answer: str) -> list[AnswerSentence]:
+    """Every sentence of an answer with its citations and facts."""
+    sentences = []
+    for s in split_sentences(answer):
+        plain = strip_citations(s)
+        facts = _plain_facts(plain)
+        derived = derivations(plain) if len(facts) >= 3 else ()  # two operands and a result
+        sentences.append(AnswerSentence(s, cited_labels(s), facts, derived))
+    return sentences

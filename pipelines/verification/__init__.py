@@ -1,0 +1,1 @@
+"""The `evpack verify`, `evpack verify-stream` and `evpack replay` jobs."""

@@ -1,0 +1,1 @@
+"""Tests of the parsing core (`packer.parsing`)."""

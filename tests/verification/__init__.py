@@ -1,0 +1,2 @@
+"""Tests of answer verification and replay (`packer.verification`, `transforms.verification`,
+`pipelines.verification`)."""
