@@ -23,7 +23,6 @@ from packer.subjects import named_days, publisher_of, publisher_segments
 from packer.tokens import TokenCounter
 from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
-from schemas.prompt_formats import FORMATS
 
 __all__ = ["PackError", "PackResult", "facets_untagged", "layout_of", "pack_request"]
 
@@ -83,7 +82,7 @@ def facets_untagged(request: Request) -> bool:
 
 def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
     """The prompt layout the config asks for, with its prompt format's chat framing."""
-    framing = FORMATS[config.prompt_format].framing
+    framing = config.format.framing
     return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
 
 

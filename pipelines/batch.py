@@ -40,7 +40,6 @@ from pipelines.run_commit import (
     table_run,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
-from schemas.prompt_formats import FORMATS
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
@@ -139,7 +138,7 @@ def build(
     letters.add(parsed.dead_letters)
     plan = OutputPlan(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
-        prompt_limits=FORMATS[settings.config.prompt_format].limits,
+        prompt_limits=settings.config.format.limits,
         count_exclusions=CountExclusions(),
         run_id=settings.run_id,
         delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=False),

@@ -29,7 +29,6 @@ from pipelines.options.help import CommandHelp
 from pipelines.options.jobs import JOB_SECTIONS, StreamSettings, resolve_streaming
 from pipelines.options.runner import STREAMING_RUNNER, pin_local_runner
 from pipelines.options.sinks import require_reachable
-from schemas.prompt_formats import FORMATS
 from transforms.catalog.factory import catalog_provider
 from transforms.exclusion_counts import WindowedExclusionCounts
 from transforms.io.bigquery import RecentRequestIds, create_audit_tables
@@ -83,7 +82,7 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None =
     letters.add(read.dead_letters, parsed.dead_letters)
     plan = OutputPlan(
         sinks=sinks,
-        prompt_limits=FORMATS[settings.config.prompt_format].limits,
+        prompt_limits=settings.config.format.limits,
         count_exclusions=WindowedExclusionCounts(
             stream.window_seconds, stream.allowed_lateness_seconds
         ),

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from schemas._types import INT64_MAX, Items
-from schemas.prompt_formats import FORMAT_NAMES, FORMATS
+from schemas.prompt_formats import FORMAT_NAMES, FORMATS, PromptFormat
 
 OrderPolicy = Literal["relevance", "edges", "best_last", "chronological"]
 FormatName = Literal[FORMAT_NAMES]
@@ -181,12 +181,18 @@ class PackingConfig(_Config):
         for fmt, model in self.models:  # each named one, whichever format this run writes
             if model is not None and (misfit := FORMATS[fmt].misfit(model)) is not None:
                 raise ValueError(f"models.{fmt}: {misfit}")
-        misfit = FORMATS[self.prompt_format].misfit(self.format_model)
+        misfit = self.format.misfit(self.format_model)
         if misfit is not None:
             raise ValueError(
                 f"model: {misfit}; set models.{self.prompt_format} to a model of that provider"
             )
         return self
+
+    @property
+    def format(self) -> PromptFormat:
+        """The prompt format this config writes, resolved from its name here alone: the
+        packer's framing, the pack step's line and the writer's file limits all read it."""
+        return FORMATS[self.prompt_format]
 
     @property
     def format_model(self) -> str:
@@ -196,7 +202,7 @@ class PackingConfig(_Config):
         named = getattr(self.models, self.prompt_format, None)
         if named:
             return named
-        rule = FORMATS[self.prompt_format].models
+        rule = self.format.models
         if "model" in self.model_fields_set or rule is None:
             return self.model
         return rule.default

@@ -58,7 +58,7 @@ from schemas import (
     PromptMessage,
     Request,
 )
-from schemas.prompt_formats import FORMATS, PromptLine, format_line
+from schemas.prompt_formats import PromptLine
 from transforms.catalog.base import CatalogProvider, CatalogReader, CatalogView
 from transforms.collector import make_full_collections_rare
 
@@ -173,14 +173,14 @@ class PackDoFn(beam.DoFn):
 
     def _line(self, result: PackResult) -> PromptLine | DeadLetter:
         """The prompt in the configured format, or a dead letter when it is too long."""
-        fmt = self._config.prompt_format
+        fmt = self._config.format
         prompt = result.prompt
-        text = format_line(prompt, result.manifest.budget.reserved_answer, fmt)
-        headroom = FORMATS[fmt].limits.line_headroom
+        text = fmt.line(prompt, result.manifest.budget.reserved_answer)
+        headroom = fmt.limits.line_headroom
         if headroom and len(text.encode("utf-8")) > headroom:
             return dead_letter(
                 "format",
-                f"{fmt} line of {len(text.encode('utf-8'))} bytes exceeds the "
+                f"{fmt.name} line of {len(text.encode('utf-8'))} bytes exceeds the "
                 f"{headroom}-byte line headroom of a sharded file",
                 prompt.model_dump_json(),
                 "",
