@@ -50,8 +50,9 @@ from transforms.io.table_commit import (
     TableRun,
     drop_staging,
 )
-from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
+from transforms.job_outputs import DeadLetters, OutputPlan
 from transforms.pack import PackRequests
+from transforms.pack_job import JobSteps, parse_pack_write
 from transforms.parse import ParseRequests
 from transforms.progress import (
     PACKED,
@@ -128,14 +129,6 @@ def build(
         size = input_size(settings.input, settings.input_format)
         board = str(progress_board)
         records = records | "ProgressRead" >> TrackProgress(board, READ, size)
-    parsed = records | "Parse" >> ParseRequests(settings.input_shape, settings.max_record_bytes)
-    packed = parsed.requests | "Pack" >> pack_transform(p, settings)
-    if progress_board is not None:  # not the sinks' letters: they come from packed rows
-        _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
-        for stage, refused in (("Parse", parsed.dead_letters), ("Pack", packed.dead_letters)):
-            _ = refused | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
-    letters = DeadLetters()
-    letters.add(parsed.dead_letters)
     plan = OutputPlan(
         sinks=replace(settings.sinks, output=settings.output),  # where this run stages its files
         prompt_limits=settings.config.format.limits,
@@ -143,7 +136,15 @@ def build(
         run_id=settings.run_id,
         delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=False),
     )
-    outputs = write_outputs(packed, letters, plan)
+    parse = ParseRequests(settings.input_shape, settings.max_record_bytes)
+    job = parse_pack_write(
+        records, JobSteps(parse, pack_transform(p, settings), plan), DeadLetters()
+    )
+    packed, outputs = job.packed, job.outputs
+    if progress_board is not None:  # not the sinks' letters: they come from packed rows
+        _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
+        for stage, refused in job.letters.of("Parse", "Pack").items():
+            _ = refused | f"ProgressRefused{stage}" >> TrackProgress(board, REFUSED, size)
     written = outputs.files
     written.append(
         p

@@ -38,8 +38,9 @@ from transforms.io.pubsub import (
     emulator_receives_large_messages,
 )
 from transforms.io.refusal_board import RefusalBoard
-from transforms.job_outputs import DeadLetters, OutputPlan, write_outputs
+from transforms.job_outputs import DeadLetters, OutputPlan
 from transforms.pack import PackRequests
+from transforms.pack_job import JobSteps, parse_pack_write
 from transforms.run_metrics import SummarizeWindows
 from transforms.sinks import PromptDelivery
 from transforms.stream_parse import ParseRequestStream
@@ -71,15 +72,10 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None =
         if sinks.dataset is not None
         else None
     )
-    parsed = read.records | "Parse" >> ParseRequestStream(
-        settings.max_record_bytes, stream.dedup_ttl_seconds, remembered
-    )
+    parse = ParseRequestStream(settings.max_record_bytes, stream.dedup_ttl_seconds, remembered)
     # Requests are packed at their element timestamp unless they carry a time.
     # The catalog file is re-read while the job runs, or looked up in Bigtable.
     provider = catalog_provider(pipeline, settings.catalog, streaming=True)
-    packed = parsed.requests | "Pack" >> PackRequests(settings.config, provider)
-    letters = DeadLetters()
-    letters.add(read.dead_letters, parsed.dead_letters)
     plan = OutputPlan(
         sinks=sinks,
         prompt_limits=settings.config.format.limits,
@@ -90,9 +86,12 @@ def build(pipeline: beam.Pipeline, settings: StreamSettings, board: str | None =
         delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=True, board=board),
         dead_letter_topic=stream.dead_letter_topic,
     )
-    dead_letters = write_outputs(packed, letters, plan).dead_letters
+    letters = DeadLetters()
+    letters.add("Read", read.dead_letters)
+    steps = JobSteps(parse, PackRequests(settings.config, provider), plan)
+    job = parse_pack_write(read.records, steps, letters)
     _ = (
-        (packed.prompts, dead_letters)
+        (job.packed.prompts, job.outputs.dead_letters)
         | "Summarized" >> beam.Flatten()
         | "SummarizeWindows"
         >> SummarizeWindows(stream.window_seconds, stream.allowed_lateness_seconds)

@@ -15,8 +15,10 @@ dead letter instead (`transforms.io.publish`), so the manifests say which
 prompts the queue has (a restart remembers exactly those).
 
 Dead letters are collected in one place, as Beam's error-handler idiom does:
-each stage adds its dead-letter collection to the job's `DeadLetters`, which
-`write_outputs` flattens once, counts and writes. A job with a dead-letter
+each stage registers its dead-letter collection under its name in the job's
+`DeadLetters` (where the stage is applied: `transforms.pack_job` for parse and
+pack), which `write_outputs` flattens once, counts and writes; a registration
+after that, or a name twice, fails while the pipeline is built. A job with a dead-letter
 topic (streaming) cuts each letter to fit a message and publishes all of
 them, with those the dead_letters table refused (one the topic refuses is
 kept in the table, and logged); without one (batch) the
@@ -29,7 +31,7 @@ PTransform around the writes (it would nest `WritePrompts`, `WriteManifests`,
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import apache_beam as beam
 from pydantic import BaseModel
@@ -66,17 +68,49 @@ from transforms.sinks import (
 Row = TypeVar("Row", bound=BaseModel)
 
 
+class StageOutputs(Protocol):
+    """What a stage that refuses elements returns: its dead letters among its outputs."""
+
+    @property
+    def dead_letters(self) -> beam.PCollection[DeadLetter]: ...
+
+
+Stage = TypeVar("Stage", bound=StageOutputs)
+
+
 class DeadLetters:
-    """A job's dead-letter collections, added by each stage that makes some, flattened once."""
+    """A job's dead-letter collections, each registered under the stage that made it, and
+    flattened once.
+
+    As Beam's `ErrorHandler`: a stage registers its own letters (`take`, `add`), the one
+    `flatten` closes the collector, and a registration after it, or one stage name
+    registered twice, fails while the pipeline is built, so no stage's letters are left
+    out silently. `of` gives named stages' letters back (the batch job's progress counts
+    the records parse and pack refused).
+    """
 
     def __init__(self) -> None:
-        self._parts: list[beam.PCollection[DeadLetter]] = []
+        self._stages: dict[str, beam.PCollection[DeadLetter]] = {}
+        self._closed = False
 
-    def add(self, *letters: beam.PCollection[DeadLetter]) -> None:
-        self._parts.extend(letters)
+    def add(self, stage: str, letters: beam.PCollection[DeadLetter]) -> None:
+        if self._closed:
+            raise RuntimeError(f"dead letters of {stage} registered after they were written")
+        if stage in self._stages:
+            raise ValueError(f"dead letters of {stage} registered twice")
+        self._stages[stage] = letters
+
+    def take(self, stage: str, outputs: Stage) -> Stage:
+        """A stage's outputs, its dead letters registered under `stage`."""
+        self.add(stage, outputs.dead_letters)
+        return outputs
+
+    def of(self, *stages: str) -> dict[str, beam.PCollection[DeadLetter]]:
+        return {stage: self._stages[stage] for stage in stages}
 
     def flatten(self) -> beam.PCollection[DeadLetter]:
-        return tuple(self._parts) | "AllDeadLetters" >> beam.Flatten()
+        self._closed = True
+        return tuple(self._stages.values()) | "AllDeadLetters" >> beam.Flatten()
 
 
 @dataclass(frozen=True)
@@ -108,8 +142,8 @@ class WrittenOutputs:
 
 
 def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -> WrittenOutputs:
-    """Check and write prompts, manifests, exclusions, their counts, then every dead letter."""
-    letters.add(packed.dead_letters)
+    """Check and write prompts, manifests, exclusions, their counts, then every dead letter
+    (`packed`'s own registered in `letters` by the job: `transforms.pack_job`)."""
     sent, manifests, exclusions = _send_prompts(packed, letters, plan)
     files = [] if sent.files is None else [sent.files]
     files += _write_audit_rows(manifests, exclusions, letters, plan)
@@ -125,7 +159,7 @@ def _send_prompts(
     encodable = _encodable(packed.packed, "Prompts", "prompts", _packed_line_encoder, letters).rows
     sent = write_prompts(encodable, plan.sinks, plan.prompt_limits, plan.delivery, plan.run_id)
     if sent.refused is not None:
-        letters.add(sent.refused)
+        letters.add("Publish", sent.refused)
     if sent.delivered is encodable:
         return sent, packed.manifests, packed.exclusions
     _, manifests, exclusions = unpacked(sent.delivered)
@@ -179,7 +213,7 @@ def _write_audit_rows(
             )
             continue
         writer = WriteAuditRows(name, sinks, row_id)
-        letters.add(checked.rows | label >> writer)
+        letters.add(label, checked.rows | label >> writer)
         files += _written(writer)
     return files
 
@@ -244,9 +278,7 @@ def _encodable(
 ) -> SinkRows:
     """The rows `encode` accepts (and, bounded, their encoding); the dead letters of the
     others go to `letters`."""
-    checked = rows | f"Encode{label}" >> EncodableRows(sink, encode)
-    letters.add(checked.dead_letters)
-    return checked
+    return letters.take(label, rows | f"Encode{label}" >> EncodableRows(sink, encode))
 
 
 def _packed_line_encoder(packed: Sequence[Packed]) -> object:
