@@ -9,6 +9,7 @@ from packer import Catalog, PackerRuntime, pack_request
 from packer.polarity import polarity_conflicts
 from packer.records import Evidence, text_facts
 from packer.runtime import Memos
+from packer.statements import same_statement
 from schemas import DedupConfig, ExclusionReason, PackingConfig
 from tests.factories import candidate, document, request
 
@@ -51,6 +52,48 @@ def test_one_statement_negated_in_another_document_is_a_polarity_conflict():
 def test_what_is_no_opposite_stance(first, second):
     found = polarity_conflicts(_records(first, second), Memos())
     assert found == ([(0, 1)] if first.startswith("Neither") else [])
+
+
+def _every_statement_pairs(records: list[Evidence], memos: Memos) -> list[tuple[int, int]]:
+    """The rule read literally: every negated statement against every statement of every
+    passage of another document (what `polarity_conflicts` prunes must change nothing)."""
+    stated = [memos.statements(r.text) for r in records]
+    pairs = set()
+    for i, mine in enumerate(stated):
+        for negative in mine.negated:
+            for j, theirs in enumerate(stated):
+                a, b = records[i], records[j]
+                if a.document_id == b.document_id or (
+                    a.facets and b.facets and set(a.facets).isdisjoint(b.facets)
+                ):
+                    continue
+                if any(not t.negated and same_statement(negative, t) for t in theirs.all):
+                    pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
+
+
+_STATED = st.sampled_from(
+    [FREE, NOT_FREE, ISLAND, "Tuvalu isn't free of plastic waste on its beaches.",
+     "Visitors must not register at the harbour office.", "Visitors must register at the "
+     "harbour office.", "No. 5 was never played in Vienna.", "It was played in Vienna.",
+     "ＴＵＶＡＬＵ is ＮＯＴ free of plastic waste!", "U.S. forces did not land there.",
+     "WASHINGTON (Reuters) - Tuvalu is not free of plastic waste.", '"Don\'t" he said.']
+)  # fmt: skip
+_NOISE = st.text(st.sampled_from(list("ab. \n'\u2019\"“”-–,0123456789ｎｏｔ")), max_size=12)
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.one_of(_STATED, _NOISE), min_size=1, max_size=4), st.booleans()),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_pruned_pair_search_finds_exactly_the_pairs_of_every_statement(parts):
+    texts = [" ".join(sentences) for sentences, _ in parts]
+    documents = tuple(f"d{k // 2}" if same else f"d{k}" for k, (_, same) in enumerate(parts))
+    records = _records(*texts, documents=documents)
+    assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())
 
 
 def test_two_chunks_of_one_document_are_never_a_polarity_conflict():
