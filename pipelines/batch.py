@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import apache_beam as beam
+from apache_beam import pvalue
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
@@ -40,6 +41,7 @@ from pipelines.run_commit import (
     table_run,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
+from schemas import ManifestRow
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
@@ -89,8 +91,9 @@ def pack_transform(p: beam.Pipeline, settings: Settings) -> PackRequests:
     return PackRequests(settings.config, provider, settings.event_time)
 
 
-def run_record(settings: Settings) -> RunRecord:
-    """What the run reads and how, for `runs/` (the report's run panel)."""
+def run_record(settings: Settings, without_evidence: int | None = None) -> RunRecord:
+    """What the run reads and how, for `runs/` (the report's run panel); `without_evidence`,
+    how many of its prompts carry no evidence, once the run counted them."""
     config = settings.config
     return RunRecord(
         builder_version=BUILDER_VERSION,
@@ -105,6 +108,8 @@ def run_record(settings: Settings) -> RunRecord:
         event_time=settings.event_time,
         run_id=settings.run_id,
         job=settings.job,
+        without_evidence="hold" if settings.sinks.hold_without_evidence else "send",
+        prompts_without_evidence=without_evidence,
     )
 
 
@@ -149,6 +154,8 @@ def build(
     written.append(
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
+        | "CountedRunRecord"
+        >> beam.Map(_counted, pvalue.AsSingleton(count_without_evidence(packed.manifests)))
         | "WriteRunRecord" >> WriteJsonl(settings.output, "runs")
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
@@ -159,6 +166,19 @@ def build(
             "DeadLetters": outputs.dead_letters,
         }
         commit_last(p, final_commit, counted, written)
+
+
+def count_without_evidence(manifests: beam.PCollection[ManifestRow]) -> beam.PCollection[int]:
+    """How many of the run's prompts carry no evidence, for its run record."""
+    return (
+        manifests
+        | "NoEvidence" >> beam.Filter(lambda m: not m.evidence)
+        | "CountNoEvidence" >> beam.combiners.Count.Globally()
+    )
+
+
+def _counted(record: RunRecord, without_evidence: int) -> RunRecord:
+    return record.model_copy(update={"prompts_without_evidence": without_evidence})
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -274,13 +294,15 @@ def run(argv: list[str] | None = None) -> BatchRun:
         try:
             result = _finished(argv, output, staging, settings, tables)
             staged = f"{output}/{staging}"
-            decide_failure(_summary(result, started, staged), limit, staged, tables)
+            staged_summary = _summary(result, started, staged)
+            decide_failure(staged_summary, limit, staged, tables)
             commit_files(output, staging, replaced)
         except BaseException:
             if tables is not None:
                 drop_staging(tables)
             raise
-        rows = commit_rows(tables, run_record(settings), output, earlier)
+        record = run_record(settings, staged_summary.prompts_without_evidence)
+        rows = commit_rows(tables, record, output, earlier)
         delivery = deliver(settings)  # every check passed, the run is committed: publish
     finally:
         release(lock)

@@ -42,6 +42,9 @@ class RunSummary:
     """Prompts of requests whose every candidate was excluded: the model can only abstain."""
     facets_untagged: int = 0
     """Requests naming facets with no candidate tagged `query_facets` (coverage unknown)."""
+    prompts_held: int = 0
+    """Of `prompts_without_evidence`, those held in `held_prompts/` rather than sent
+    (`--prompts_without_evidence hold`)."""
 
     @property
     def dead_letters_total(self) -> int:
@@ -65,9 +68,14 @@ class RunSummary:
                 "(other_tenant): retrieval is crossing tenants; check the index's tenant filter"
             )
         if self.prompts_without_evidence:
+            fate = (
+                f"{self.prompts_held} held in held_prompts/, not sent"
+                if self.prompts_held
+                else "sent; --prompts_without_evidence hold keeps them from the queue"
+            )
             alerts.append(
                 f"{self.prompts_without_evidence} prompts carry no evidence (every candidate "
-                "of their request was excluded): the model can only abstain on them"
+                f"of their request was excluded): the model can only abstain on them ({fate})"
             )
         if self.facets_untagged:
             alerts.append(
@@ -184,4 +192,5 @@ def summarize(
         hints=shape_hints(payload for _, payload in letters or []),
         prompts_without_evidence=counters.get("prompts_without_evidence", 0),
         facets_untagged=counters.get("facets_untagged", 0),
+        prompts_held=counters.get("prompts_held", 0),
     )

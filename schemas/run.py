@@ -2,6 +2,7 @@
 
 import time
 import uuid
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,6 +49,12 @@ class RunRecord(BaseModel):
     run_id: str | None = None
     """This run's id, which every audit row it wrote carries (null in records of versions
     before run ids)."""
+    without_evidence: Literal["send", "hold"] = "send"
+    """What the run did with prompts that carry no evidence (`--prompts_without_evidence`):
+    sent with the others, or held in `held_prompts/`, never sent to the generation queue."""
+    prompts_without_evidence: int | None = None
+    """How many of the run's prompts carry no evidence (every candidate excluded): counted by
+    the run (null in records of versions before the count)."""
     job: str | None = None
     """The job this run is a run of (`--audit_job`, by default its `--output`): in BigQuery
     a rerun of the same job replaces the rows of its earlier run (`transforms.io.table_commit`)."""

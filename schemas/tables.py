@@ -42,6 +42,7 @@ OUTPUTS: dict[str, Output] = {
     o.name: o
     for o in (
         Output("prompts", PromptMessage, "jsonl"),
+        Output("held_prompts", PromptMessage, "jsonl"),
         Output("manifests", ManifestRow, "parquet", "event_time"),
         Output("exclusions", ExclusionRecord, "parquet", "event_time"),
         Output("exclusion_counts", ExclusionCount, "parquet", "window_start"),
@@ -60,11 +61,12 @@ AUDIT_TABLES: dict[str, Output] = {n: o for n, o in OUTPUTS.items() if o.partiti
 PACK_OUTPUTS = ("prompts", "manifests", "exclusions", "exclusion_counts", "dead_letters")
 """What a packing run (batch or streaming) writes."""
 
-BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs", "outbox")
-"""What a batch run writes: the packing outputs, its run record, and with
-`--prompts_topic` the prompts staged for the topic (`outbox`). Not among them:
-`deliveries/`, what was published after the commit; it outlives a rerun, which
-reads it to send no prompt twice."""
+BATCH_OUTPUTS = (*PACK_OUTPUTS, "runs", "outbox", "held_prompts")
+"""What a batch run writes: the packing outputs, its run record, with
+`--prompts_topic` the prompts staged for the topic (`outbox`), and with
+`--prompts_without_evidence hold` the prompts that carry no evidence (`held_prompts`).
+Not among them: `deliveries/`, what was published after the commit; it outlives a
+rerun, which reads it to send no prompt twice."""
 
 BATCH_FILE_TYPES = {name: OUTPUTS[name].file_type for name in BATCH_OUTPUTS}
 """The outputs of a batch run as files under its output, and the file type of each."""

@@ -39,4 +39,5 @@ def test_the_summary_agrees_with_the_files(tmp_path: Path) -> None:
     assert summary.prompt_tokens_max == tokens[-1]
     text = summary.render()
     for name, path in output_files(str(tmp_path)).items():
-        assert (path in text) == (name != "outbox")  # staged only with --prompts_topic
+        # outbox: staged only with --prompts_topic; held_prompts: only when held
+        assert (path in text) == (name not in ("outbox", "held_prompts"))

@@ -34,13 +34,16 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import apache_beam as beam
+from apache_beam.metrics import Metrics
 from pydantic import BaseModel
 
 from packer.parsing.dead_letters import bounded
+from packer.parsing.names import METRICS_NAMESPACE
 from schemas import DeadLetter, ExclusionCount, ExclusionRecord, ManifestRow
-from schemas.prompt_formats import FileLimits
+from schemas.prompt_formats import FileLimits, PromptLine
 from schemas.tables import OUTPUTS
 from transforms.io.base import RowId
+from transforms.io.prompt_files import WritePromptLines
 from transforms.io.publish import PublishWithOutcomes
 from transforms.io.pubsub import dead_letter_message
 from transforms.io.row_files import WriteArrowBatches, WriteJsonl
@@ -55,7 +58,6 @@ from transforms.sink_rows import (
 )
 from transforms.sinks import (
     PromptDelivery,
-    SentPrompts,
     Sinks,
     WriteAuditRows,
     audit_sink,
@@ -144,8 +146,7 @@ class WrittenOutputs:
 def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -> WrittenOutputs:
     """Check and write prompts, manifests, exclusions, their counts, then every dead letter
     (`packed`'s own registered in `letters` by the job: `transforms.pack_job`)."""
-    sent, manifests, exclusions = _send_prompts(packed, letters, plan)
-    files = [] if sent.files is None else [sent.files]
+    files, manifests, exclusions = _send_prompts(packed, letters, plan)
     files += _write_audit_rows(manifests, exclusions, letters, plan)
     dead_letters, letter_files = _write_dead_letters(letters, plan)
     return WrittenOutputs(dead_letters, files + letter_files)
@@ -153,17 +154,45 @@ def write_outputs(packed: PackOutputs, letters: DeadLetters, plan: OutputPlan) -
 
 def _send_prompts(
     packed: PackOutputs, letters: DeadLetters, plan: OutputPlan
-) -> tuple[SentPrompts, beam.PCollection, beam.PCollection]:
-    """Send the prompts that encode to their sink; with them, the manifests and exclusion
-    rows of the prompts the sink took (all of them, but where it may refuse)."""
+) -> tuple[list[beam.PCollection], beam.PCollection, beam.PCollection]:
+    """Send the prompts that encode to their sink (those without evidence to `held_prompts/`
+    instead when the run holds them); the files written, and the manifests and exclusion
+    rows of the prompts the sink took or held (all of them, but where it may refuse)."""
     encodable = _encodable(packed.packed, "Prompts", "prompts", _packed_line_encoder, letters).rows
-    sent = write_prompts(encodable, plan.sinks, plan.prompt_limits, plan.delivery, plan.run_id)
+    to_send, files = encodable, []
+    held: beam.PCollection[Packed] | None = None
+    if plan.sinks.hold_without_evidence:
+        to_send, held = encodable | "WithoutEvidence" >> beam.Partition(_held_partition, 2)
+        files.append(
+            held
+            | "HeldLines" >> beam.Map(_held_line)
+            | "WriteHeldPrompts"
+            >> WritePromptLines(
+                _require_output(plan.sinks, "held_prompts"), "held_prompts", plan.prompt_limits
+            )
+        )
+    sent = write_prompts(to_send, plan.sinks, plan.prompt_limits, plan.delivery, plan.run_id)
+    files += [] if sent.files is None else [sent.files]
     if sent.refused is not None:
         letters.add("Publish", sent.refused)
-    if sent.delivered is encodable:
-        return sent, packed.manifests, packed.exclusions
-    _, manifests, exclusions = unpacked(sent.delivered)
-    return sent, manifests, exclusions
+    if sent.delivered is to_send:
+        return files, packed.manifests, packed.exclusions
+    recorded = sent.delivered
+    if held is not None:
+        recorded = (sent.delivered, held) | "DeliveredOrHeld" >> beam.Flatten()
+    _, manifests, exclusions = unpacked(recorded)
+    return files, manifests, exclusions
+
+
+def _held_partition(packed: Packed, partitions: int) -> int:
+    """1 for a prompt that carries no evidence (held), 0 for one the sink gets."""
+    return 0 if packed.manifest.evidence else 1
+
+
+def _held_line(packed: Packed) -> PromptLine:
+    """A held prompt's line, counted (`prompts_held`: the summary's figure)."""
+    Metrics.counter(METRICS_NAMESPACE, "prompts_held").inc()
+    return packed.line
 
 
 def _write_audit_rows(

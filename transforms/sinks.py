@@ -60,6 +60,9 @@ class Sinks:
     table_prefix: str = ""
     """Put before each BigQuery table's name: a batch run writes into staging tables of
     its own and commits them whole (`transforms.io.table_commit`)."""
+    hold_without_evidence: bool = False
+    """`--prompts_without_evidence hold`: a prompt that carries no evidence goes to
+    `held_prompts/` under `output`, not to the prompts' sink (`transforms.job_outputs`)."""
 
 
 def manifest_row_id(row: dict) -> str:

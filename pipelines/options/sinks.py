@@ -82,6 +82,18 @@ class SinkOptions(PipelineOptions):
             template=Param("Replace an earlier run's outputs", "^(true|false)$", "BOOLEAN"),
         ),
         Flag(
+            "prompts_without_evidence",
+            "Batch: what to do with a prompt that carries no evidence (every candidate "
+            "excluded), which a model can only answer by abstaining: send it with the others, "
+            "or hold it in held_prompts/ under --output, never sent to the generation queue; "
+            "its manifest and exclusions are written either way.",
+            default="send",
+            choices=("send", "hold"),
+            template=Param(
+                "Prompts without evidence", choice_labels={"send": "send", "hold": "hold"}
+            ),
+        ),
+        Flag(
             "audit_job",
             "Batch: the job this run is a run of in --bigquery_dataset; a rerun of the same "
             "job replaces its rows (with --overwrite) or is refused (default: the --output "
@@ -231,9 +243,18 @@ def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None
             f"--output is required for the {missing} (or name --bigquery_dataset and "
             "--prompts_topic), e.g. --output=out/run1"
         )
+    # batch only: a streaming job's prompts only go to its topic
+    hold = window_seconds is None and opts.prompts_without_evidence == "hold"
+    if hold and output is None:
+        raise ValueError(
+            "--prompts_without_evidence hold writes held_prompts/ under --output: name "
+            "--output, e.g. --output=out/run1"
+        )
     runner = options.view_as(StandardOptions).runner or ""
     loads = window_seconds is None and dataset is not None and runner.startswith("Dataflow")
-    sinks = Sinks(output, dataset, topic, loads, window_seconds, opts.audit_sink)
+    sinks = Sinks(
+        output, dataset, topic, loads, window_seconds, opts.audit_sink, hold_without_evidence=hold
+    )
     AUDIT_SINKS[audit_sink(sinks)](sinks)  # a location the chosen backend needs is named
     return sinks
 
