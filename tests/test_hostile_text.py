@@ -28,7 +28,7 @@ from packer.parsing.strict_json import as_text
 from packer.verification.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines.batch import run
 from pipelines.report import write_report
-from pipelines.report.audit import Figure, read_table
+from pipelines.report.audit import ViewResult, read_table
 from pipelines.report.markup import category, drill, pairs_table, table
 from pipelines.report.plots import LABEL_CHARS, Plot, draw, plot_text
 from pipelines.verification.replay import summary as replay_summary
@@ -111,7 +111,7 @@ def test_any_label_and_title_is_drawn_and_kept_in_the_legend(
 ) -> None:
     path = tmp_path_factory.mktemp("plot") / "chart.png"
     view = View(title, "question?", "SELECT 1")
-    figure = Figure(view, ("tenant_id", "day", "n"), _rows(labels))
+    figure = ViewResult(view, ("tenant_id", "day", "n"), _rows(labels))
     draw(figure, Plot("bars", "day", ("n",), "tenant_id", title), path)
     assert matplotlib.image.imread(path).shape[2] == 4  # a whole PNG, RGBA
     for label in labels:

@@ -39,7 +39,7 @@ SCHEMA = "audit"
 
 
 @dataclass(frozen=True)
-class Figure:
+class ViewResult:
     """One view's result: its columns and rows, ordered for reading."""
 
     view: View
@@ -131,13 +131,13 @@ def run_records(audit_dir: str) -> list[RunRecord]:
     ]
 
 
-def run_views(con: duckdb.DuckDBPyConnection, views: Sequence[View]) -> list[Figure]:
+def run_views(con: duckdb.DuckDBPyConnection, views: Sequence[View]) -> list[ViewResult]:
     """Each view's rows, sorted by every column so the page is deterministic."""
     figures = []
     for view in views:
         result = con.execute(f"SELECT * FROM ({view.duckdb_sql(SCHEMA)}) ORDER BY ALL")
         columns = tuple(d[0] for d in result.description)
-        figures.append(Figure(view, columns, tuple(result.fetchall())))
+        figures.append(ViewResult(view, columns, tuple(result.fetchall())))
     return figures
 
 

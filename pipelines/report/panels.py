@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from pipelines.report.audit import Figure, prompt_format, query, run_records
+from pipelines.report.audit import ViewResult, prompt_format, query, run_records
 from pipelines.report.markup import Panel, category, drill, excerpt, pairs_table, table
 from pipelines.report.plots import PLOTS, TIME_AXES, draw, draw_histograms
 
@@ -98,7 +98,7 @@ def run_panel(con: duckdb.DuckDBPyConnection, audit: str, counts: dict[str, int]
 
 
 def distribution_panel(
-    con: duckdb.DuckDBPyConnection, figures: dict[str, Figure], out_dir: Path
+    con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult], out_dir: Path
 ) -> Panel:
     """Prompt sizes: histograms for a run within one hour (a batch run), else the hourly
     series of the `context_tokens_hourly` view."""
@@ -133,7 +133,7 @@ def distribution_panel(
     return Panel("distributions", "Prompt size", intro, body)
 
 
-def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, Figure]) -> Panel:
+def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult]) -> Panel:
     """Dead letters by stage, the commonest errors of each with one example opened."""
     errors = figures["dead_letters_by_error"]
     intro = (
@@ -226,7 +226,7 @@ def _verify_note(audit: str) -> str:
 
 
 def verification_panel(
-    con: duckdb.DuckDBPyConnection, figures: dict[str, Figure], audit: str
+    con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult], audit: str
 ) -> Panel:
     """Verification by check, each failing check opened to its answers and sentences."""
     checks = figures["verification_checks"]
@@ -263,7 +263,7 @@ def verification_panel(
     return Panel("verification", "Verification", intro, "".join(body) + _verify_note(audit))
 
 
-def view_panel(figure: Figure, out_dir: Path) -> Panel:
+def view_panel(figure: ViewResult, out_dir: Path) -> Panel:
     """One dashboard view: its plot when it has more than one point in time, and its rows."""
     plot = PLOTS.get(figure.view.name)
     xs = {row[figure.columns.index(plot.x)] for row in figure.rows} if plot else set()

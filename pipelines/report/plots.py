@@ -18,7 +18,7 @@ from typing import Literal
 import duckdb
 import matplotlib
 
-from pipelines.report.audit import Figure, query
+from pipelines.report.audit import ViewResult, query
 from pipelines.report.markup import category
 
 matplotlib.use("Agg")  # files only, no display
@@ -75,14 +75,14 @@ TIME_AXES = frozenset({"hour", "day"})
 """A plot over one of these is a time series: drawn only when the run spans several."""
 
 
-def draw(figure: Figure, plot: Plot, path: Path) -> None:
+def draw(figure: ViewResult, plot: Plot, path: Path) -> None:
     """Draw one view as a PNG at `path`."""
     with plt.rc_context(PLAIN_TEXT), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Glyph .* missing from font")  # drawn as a box
         _draw(figure, plot, path)
 
 
-def _draw(figure: Figure, plot: Plot, path: Path) -> None:
+def _draw(figure: ViewResult, plot: Plot, path: Path) -> None:
     index = {name: i for i, name in enumerate(figure.columns)}
     xs: list[str] = []
     values: dict[tuple[str, str], float] = defaultdict(float)
