@@ -51,7 +51,7 @@ class Rendered:
 
 
 @dataclass(frozen=True)
-class Packed:
+class PackDecisions:
     """What one request's outputs are assembled from."""
 
     request: Request
@@ -71,7 +71,7 @@ class Packed:
     """The request named facets and no candidate was tagged (`packer.pack.facets_untagged`)."""
 
 
-def assemble(packed: Packed) -> PackResult:
+def assemble(packed: PackDecisions) -> PackResult:
     """The prompt message, the manifest row and the exclusion rows of one request."""
     rendered = packed.rendered
     messages = [
@@ -99,7 +99,7 @@ def assemble(packed: Packed) -> PackResult:
     return PackResult(prompt=prompt, manifest=manifest, exclusions=_exclusion_rows(packed))
 
 
-def _manifest(packed: Packed, prompt_sha: str, config_hash: str) -> ManifestRow:
+def _manifest(packed: PackDecisions, prompt_sha: str, config_hash: str) -> ManifestRow:
     rendered, labels, config = packed.rendered, packed.rendered.labels, packed.config
     counts = Counter(x.reason.value for x in packed.exclusions)
     return ManifestRow.model_validate(
@@ -153,7 +153,7 @@ def _evidence_row(r: Evidence, rendered: Rendered) -> dict:
     }
 
 
-def _exclusion_rows(packed: Packed) -> list[ExclusionRecord]:
+def _exclusion_rows(packed: PackDecisions) -> list[ExclusionRecord]:
     request = packed.request
     return [
         ExclusionRecord(

@@ -14,7 +14,7 @@ from packer.dedup import deduplicate
 from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
-from packer.outputs import Limits, Packed, PackResult, Rendered, assemble
+from packer.outputs import Limits, PackDecisions, PackResult, Rendered, assemble
 from packer.records import Evidence, canonical_words, question_terms
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
@@ -209,7 +209,7 @@ def pack_request(
         reason = left_out.get(record.evidence_id)
         if reason is not None:
             survivors.exclude(record, reason, f"{reason.value} at budget {budget}")
-    packed = Packed(
+    packed = PackDecisions(
         request=request,
         config=config,
         limits=limits,
