@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam import pvalue
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineResult
@@ -35,13 +34,13 @@ from pipelines.run_commit import (
     RunFailed,
     commit_files,
     commit_rows,
+    count_in_record,
     decide_failure,
     prepare_tables,
     ready_tables,
     table_run,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
-from schemas import ManifestRow
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
@@ -154,8 +153,6 @@ def build(
     written.append(
         p
         | "RunRecord" >> beam.Create([run_record(settings)])
-        | "CountedRunRecord"
-        >> beam.Map(_counted, pvalue.AsSingleton(count_without_evidence(packed.manifests)))
         | "WriteRunRecord" >> WriteJsonl(settings.output, "runs")
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
@@ -166,19 +163,6 @@ def build(
             "DeadLetters": outputs.dead_letters,
         }
         commit_last(p, final_commit, counted, written)
-
-
-def count_without_evidence(manifests: beam.PCollection[ManifestRow]) -> beam.PCollection[int]:
-    """How many of the run's prompts carry no evidence, for its run record."""
-    return (
-        manifests
-        | "NoEvidence" >> beam.Filter(lambda m: not m.evidence)
-        | "CountNoEvidence" >> beam.combiners.Count.Globally()
-    )
-
-
-def _counted(record: RunRecord, without_evidence: int) -> RunRecord:
-    return record.model_copy(update={"prompts_without_evidence": without_evidence})
 
 
 def earlier_run(output: str, overwrite: bool) -> list[str]:
@@ -296,6 +280,7 @@ def run(argv: list[str] | None = None) -> BatchRun:
             staged = f"{output}/{staging}"
             staged_summary = _summary(result, started, staged)
             decide_failure(staged_summary, limit, staged, tables)
+            count_in_record(staged, staged_summary.prompts_without_evidence)
             commit_files(output, staging, replaced)
         except BaseException:
             if tables is not None:

@@ -10,6 +10,8 @@ Rejected: deciding the gates after the commit (the earlier run was already
 replaced by the time the run said it failed).
 """
 
+from apache_beam.io.filesystems import FileSystems
+
 from pipelines.command import CommandFailed
 from pipelines.options.jobs import Settings
 from pipelines.summary import RunSummary
@@ -23,6 +25,7 @@ from transforms.io.table_commit import (
     create_staging,
     describe,
 )
+from transforms.record_files import matching_files
 from transforms.sinks import audit_sink
 from transforms.staging import commit
 
@@ -84,6 +87,23 @@ def decide_failure(
 def _untouched(tables: TableRun | None) -> str:
     where = "the earlier outputs are as they were"
     return where if tables is None else f"{where}, and so are the tables of {tables.dataset}"
+
+
+def count_in_record(staged: str, without_evidence: int) -> None:
+    """Put the run's count of prompts without evidence into its staged run record, once the
+    pipeline has counted them and before the commit lists the record's size.
+
+    The record itself is written by the pipeline's first step, so that a run failing
+    later still leaves a staged file naming it. Rejected: the record written from the
+    count inside the pipeline (a run whose pack step failed then staged nothing, and its
+    failure lost the staging folder it names). A job that commits itself (Dataflow)
+    leaves the count null."""
+    for path in matching_files(f"{staged}/runs/*.jsonl"):
+        with FileSystems.open(path) as handle:
+            record = RunRecord.model_validate_json(handle.read())
+        counted = record.model_copy(update={"prompts_without_evidence": without_evidence})
+        with FileSystems.create(path) as handle:
+            handle.write((counted.model_dump_json() + "\n").encode("utf-8"))
 
 
 def commit_files(output: str, staging: str, replaced: list[str]) -> None:

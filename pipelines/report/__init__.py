@@ -1,7 +1,9 @@
-"""A static HTML report on one run, for a person and for users without BigQuery.
+"""A static HTML report on a run, or on a folder of runs, for a person and for users
+without BigQuery.
 
     evpack report --audit out/run1 --out report/
     evpack report --audit gs://bucket/runs/run1 --out report/
+    evpack report --audit out --out report/    # every run under out/, side by side
 
 One folder: `index.html` and its PNGs, nothing fetched (no CDN, no script
 library), so it opens offline and can be attached to a ticket. The page reads
@@ -25,8 +27,13 @@ from `schemas/`. Audit files are read through Beam's filesystems, local or
 offline, a vendored bundle is a second toolchain), and one HTML file with
 inlined images (the PNGs are also useful alone).
 
-This module writes the page; `audit` reads the run, `panels` makes each
-section, `plots` draws, `markup` holds the HTML pieces.
+A folder whose subfolders are runs gets an overview (`runs`): a headline row per
+run and their trend, each run's own page beside it. Answers verified more than once
+(`evpack verify --answer_set`) are never summed: a page shows one answer set, the
+newest unless `--answer_set` names another.
+
+This module writes the pages; `audit` reads the run, `panels` makes each
+section, `plots` draws, `markup` holds the HTML pieces, `runs` the overview.
 """
 
 import argparse
@@ -34,9 +41,16 @@ import html
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import duckdb
+
 from pipelines.command import CommandParser, run_parsed
-from pipelines.options.sinks import check_writable
-from pipelines.report.audit import open_audit, run_views, totals
+from pipelines.options.sinks import check_literal, check_writable
+from pipelines.report.audit import (
+    chosen_answer_set,
+    open_audit,
+    run_views,
+    totals,
+)
 from pipelines.report.markup import SCRIPT, STYLE, render
 from pipelines.report.panels import (
     dead_letter_panel,
@@ -47,16 +61,45 @@ from pipelines.report.panels import (
     view_panel,
 )
 from pipelines.report.plots import PLOTS
+from pipelines.report.runs import headline, overview_page, run_folders
 from pipelines.views import VIEWS_DIR, load_views
 
 PANELS: tuple[str, ...] = ("dead_letters_by_error", "verification_checks", "context_tokens_hourly")
 """Views drawn in the panels above the dashboard list rather than in it."""
 
 
-def write_report(audit_dir: str | Path, out_dir: Path, views_dir: Traversable = VIEWS_DIR) -> Path:
-    """Write `index.html` and its PNGs into `out_dir`; returns the page."""
+def write_report(
+    audit_dir: str | Path,
+    out_dir: Path,
+    views_dir: Traversable = VIEWS_DIR,
+    answer_set: str | None = None,
+) -> Path:
+    """Write `index.html` and its PNGs into `out_dir` (for a folder of runs, the overview
+    and each run's page in a subfolder); returns the page."""
     audit = str(audit_dir).rstrip("/")
-    con = open_audit(audit)
+    check_literal(audit, "audit")
+    names = run_folders(audit)
+    if not names:
+        chosen = chosen_answer_set(audit, answer_set)
+        return _run_page(open_audit(audit, chosen), audit, out_dir, views_dir, chosen)
+    headlines = []
+    for name in names:
+        run = f"{audit}/{name}"
+        chosen = chosen_answer_set(run, answer_set, strict=False)
+        con = open_audit(run, chosen)
+        _run_page(con, run, out_dir / name, views_dir, chosen)
+        headlines.append(headline(con, run, name))
+    return overview_page(audit, headlines, out_dir)
+
+
+def _run_page(
+    con: duckdb.DuckDBPyConnection,
+    audit: str,
+    out_dir: Path,
+    views_dir: Traversable,
+    answer_set: str | None,
+) -> Path:
+    """One run's page from its tables in `con`."""
     known = list(PLOTS)
     views = sorted(
         load_views(views_dir),
@@ -70,7 +113,7 @@ def write_report(audit_dir: str | Path, out_dir: Path, views_dir: Traversable = 
         distribution_panel(con, figures, out_dir),
         dead_letter_panel(con, figures),
         exclusion_panel(con),
-        verification_panel(con, figures, audit),
+        verification_panel(con, figures, audit, answer_set),
     ]
     dashboards = [view_panel(f, out_dir) for name, f in figures.items() if name not in PANELS]
     nav = (
@@ -101,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
     )
     parser.add_argument(
+        "--answer_set",
+        help="the answer set whose verifications the pages show (default: the newest of each "
+        "run; answer sets are never summed)",
+    )
+    parser.add_argument(
         "--views",
         type=Path,
         default=VIEWS_DIR,
@@ -111,6 +159,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _write(args: argparse.Namespace) -> int:
     check_writable(str(args.out), "out")  # a file there, or no write access: one line
-    page = write_report(args.audit, args.out, args.views)
+    page = write_report(args.audit, args.out, args.views, args.answer_set)
     print(f"wrote {page}")
     return 0

@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from apache_beam.io.filesystem import BeamIOError, CompressionTypes
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from pydantic import BaseModel
 
@@ -28,7 +28,7 @@ from pipelines.views import View
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from schemas.tables import AUDIT_TABLES, BATCH_FILE_TYPES
-from transforms.record_files import matching_files, read_parquet
+from transforms.record_files import matchable, matching_files, read_parquet
 from transforms.run_folder import recorded_files
 
 AUDIT_MODELS: dict[str, type[BaseModel]] = {name: t.model for name, t in AUDIT_TABLES.items()}
@@ -47,10 +47,50 @@ class ViewResult:
     rows: tuple[tuple[Any, ...], ...]
 
 
-def table_files(audit_dir: str, table: str) -> list[str]:
+def listing(audit_dir: str, pattern: str) -> list[FileMetadata]:
+    """The files under `audit_dir` matching `pattern` (relative to it), with their metadata;
+    a folder that cannot be listed (a bucket that does not exist) is one line, exit 2."""
+    try:
+        return FileSystems.match([matchable(f"{audit_dir}/{pattern}")])[0].metadata_list
+    except BeamIOError as err:
+        raise UsageError(f"--audit {audit_dir} cannot be listed: {err}") from err
+
+
+def answer_sets(audit_dir: str) -> dict[str, float]:
+    """The answer sets verified against the run (`verifications/<set>/`, one per
+    `evpack verify --answer_set`), each with when its newest file was written."""
+    prefix = f"{audit_dir}/verifications/"
+    sets: dict[str, float] = {}
+    for meta in listing(audit_dir, "verifications/*/*"):
+        name = meta.path[len(prefix) :].split("/", 1)[0]
+        sets[name] = max(sets.get(name, 0.0), meta.last_updated_in_seconds)
+    return sets
+
+
+def chosen_answer_set(audit_dir: str, wanted: str | None, strict: bool = True) -> str | None:
+    """The answer set the page shows: `wanted` (`--answer_set`), else the newest one; None
+    when the run has none (or verification files from before answer sets). Sets are never
+    summed: three verify runs of one request are three answers, not one request's. A run
+    without `wanted` is refused (`strict`), or shows no answers (one run of a folder)."""
+    sets = answer_sets(audit_dir)
+    if wanted is None:
+        return max(sets, key=lambda s: (sets[s], s)) if sets else None
+    if wanted not in sets and not strict:
+        return None
+    if wanted not in sets:
+        names = ", ".join(sorted(sets)) or "none"
+        raise UsageError(
+            f"--answer_set {wanted!r} is not among the answer sets of {audit_dir}: {names}"
+        )
+    return wanted
+
+
+def table_files(audit_dir: str, table: str, answer_set: str | None = None) -> list[str]:
     """The files of one audit table: `<dir>/<table>/**/*.parquet` or `*.jsonl` (dead letters);
-    of an output the run record lists, only the files it lists."""
-    found = matching_files(f"{audit_dir}/{table}/**")
+    of an output the run record lists, only the files it lists; of `verifications`, those
+    of `answer_set` when one is named."""
+    where = f"{table}/{answer_set}" if table == "verifications" and answer_set else table
+    found = matching_files(f"{audit_dir}/{where}/**")
     listed = recorded_files(audit_dir) if table in BATCH_FILE_TYPES else None
     return [
         f
@@ -80,8 +120,9 @@ def read_table(path: str, model: type[BaseModel]) -> pa.Table:
     return pa.Table.from_pylist(records, schema=schema)
 
 
-def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with one table per audit table of `audit_dir` (UTC session)."""
+def open_audit(audit_dir: str | Path, answer_set: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one table per audit table of `audit_dir` (UTC session), the
+    verifications of `answer_set` alone when one is named (`chosen_answer_set`)."""
     audit = str(audit_dir).rstrip("/")
     check_literal(audit, "audit")
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
@@ -93,7 +134,7 @@ def open_audit(audit_dir: str | Path) -> duckdb.DuckDBPyConnection:
     found = False
     for table, model in AUDIT_MODELS.items():
         try:
-            files = table_files(audit, table)
+            files = table_files(audit, table, answer_set)
         except BeamIOError as err:  # e.g. a bucket that does not exist
             raise UsageError(f"--audit {audit} cannot be listed: {err}") from err
         found = found or bool(files)

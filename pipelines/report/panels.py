@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from pipelines.report.audit import ViewResult, prompt_format, query, run_records
+from pipelines.report.audit import ViewResult, answer_sets, prompt_format, query, run_records
 from pipelines.report.markup import Panel, category, drill, excerpt, pairs_table, table
 from pipelines.report.plots import PLOTS, TIME_AXES, draw, draw_histograms
 
@@ -225,15 +225,28 @@ def _verify_note(audit: str) -> str:
     )
 
 
+def _set_note(audit: str, answer_set: str | None) -> str:
+    """Which answer set the panel shows, and the others `--answer_set` can pick."""
+    if answer_set is None:
+        return ""
+    others = sorted(set(answer_sets(audit)) - {answer_set})
+    rest = f" (others: {html.escape(', '.join(others))}; pick with --answer_set)" if others else ""
+    return f", in answer set <code>{html.escape(answer_set)}</code>{rest}"
+
+
 def verification_panel(
-    con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult], audit: str
+    con: duckdb.DuckDBPyConnection,
+    figures: dict[str, ViewResult],
+    audit: str,
+    answer_set: str | None = None,
 ) -> Panel:
     """Verification by check, each failing check opened to its answers and sentences."""
     checks = figures["verification_checks"]
     _, statuses = query(
         con, "SELECT status, COUNT(*) FROM {s}.verifications GROUP BY status ORDER BY status"
     )
-    intro = "How model answers fared against their packets, check by check."
+    which = _set_note(audit, answer_set)
+    intro = f"How model answers fared against their packets, check by check{which}."
     if not statuses:
         hint = (
             f"No answers verified yet. Run <code>evpack verify --answers 'results/*.jsonl' "

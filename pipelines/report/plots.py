@@ -167,3 +167,27 @@ def _draw_histograms(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, tu
     fig.savefig(path)
     plt.close(fig)
     return summary
+
+
+def draw_trend(runs: list[str], figures: dict[str, list[float | None]], path: Path) -> None:
+    """Headline figures across runs, oldest first, one small chart each (a run without a
+    figure, e.g. no answers verified, is a gap)."""
+    with plt.rc_context(PLAIN_TEXT), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Glyph .* missing from font")
+        fig, axes = plt.subplots(2, 2, figsize=(9, 5.4), dpi=100, sharex=True)
+        positions = list(range(len(runs)))
+        for ax, (name, values) in zip(axes.flat, figures.items(), strict=True):
+            ax.set_title(plot_text(name), fontsize="medium")
+            if all(v is None for v in values):  # no empty axes: say there is nothing
+                ax.text(0.5, 0.5, "none in these runs", ha="center", transform=ax.transAxes)
+                ax.set_yticks([])
+                continue
+            ys = [math.nan if v is None else float(v) for v in values]
+            ax.plot(positions, ys, "-o", color="C0")
+            ax.set_ylim(bottom=0)
+        for ax in axes[-1]:
+            ax.set_xticks(positions, [plot_text(r) for r in runs])
+            ax.tick_params(axis="x", labelrotation=20)
+        fig.tight_layout()
+        fig.savefig(path)
+        plt.close(fig)

@@ -1,0 +1,121 @@
+"""A folder of runs: which of its subfolders are runs, a headline row for each, and the page
+that sets them side by side.
+
+`evpack report --audit out` over a folder whose subfolders are runs (each a batch run's
+`--output`, or a streaming job's) writes each run's own page into a subfolder of the
+report, and an overview above them: one row per run, newest first (run id, when it ran,
+prompts, the share of candidates excluded, the dead-letter rate, the verify pass rate of
+its chosen answer set), and, with two runs or more, those figures as a trend. A run is
+read exactly as its own page reads it (`audit.open_audit`), so the two agree. Rejected:
+one DuckDB over every run's files (runs of other configs and versions would mix in every
+panel, and a run with a missing file would take the others down with it).
+"""
+
+import html
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import duckdb
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.report.audit import listing, run_records, totals
+from pipelines.report.markup import SCRIPT, STYLE, table
+from pipelines.report.plots import draw_trend
+from transforms.run_folder import RECORD
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One run at a glance (a rate is None where its denominator is zero)."""
+
+    name: str
+    """The run's folder under the audited folder (its page is `<name>/index.html`)."""
+    run_id: str | None
+    ran_at: datetime | None
+    prompts: int
+    exclusion_share: float | None
+    dead_letter_rate: float | None
+    verify_pass_rate: float | None
+
+    FIGURES = ("prompts", "exclusion_share", "dead_letter_rate", "verify_pass_rate")
+
+
+def run_folders(audit: str) -> list[str]:
+    """The names of the subfolders of `audit` that hold a run (a run record, or manifests),
+    sorted; none when `audit` is itself a run."""
+    if FileSystems.exists(f"{audit}/{RECORD}") or listing(audit, "manifests/*"):
+        return []
+    found = listing(audit, f"*/{RECORD}") + listing(audit, "*/manifests/*")
+    prefix = f"{audit}/"
+    return sorted({meta.path[len(prefix) :].split("/", 1)[0] for meta in found})
+
+
+def headline(con: duckdb.DuckDBPyConnection, run: str, name: str) -> Headline:
+    """The headline figures of one run, from the tables its page reads."""
+    counts = totals(con)
+    (candidates,) = con.execute("SELECT SUM(candidates_in) FROM audit.manifests").fetchone()
+    (passed, checked) = con.execute(
+        "SELECT COUNT_IF(passed), COUNT_IF(passed IS NOT NULL) FROM audit.verifications"
+    ).fetchone()
+    (latest,) = con.execute("SELECT MAX(event_time) FROM audit.manifests").fetchone()
+    records = run_records(run)
+    run_id = records[-1].run_id if records else None
+    received = counts["manifests"] + counts["dead_letters"]
+    return Headline(
+        name=name,
+        run_id=run_id,
+        ran_at=started(run_id) or latest,
+        prompts=counts["manifests"],
+        exclusion_share=counts["exclusions"] / candidates if candidates else None,
+        dead_letter_rate=counts["dead_letters"] / received if received else None,
+        verify_pass_rate=passed / checked if checked else None,
+    )
+
+
+def started(run_id: str | None) -> datetime | None:
+    """When a run started, as its id says (`schemas.run.new_run_id`: its UTC start to the
+    second); None for a run without one. Not the run record's `event_time`, which a run
+    may set to any time (`--event_time`)."""
+    try:
+        return datetime.strptime((run_id or "")[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def overview_page(audit: str, headlines: list[Headline], out_dir: Path) -> Path:
+    """The overview `index.html`: the runs newest first, each linking to its page, and the
+    trend of their figures (a table alone for one run: a trend of one point says nothing)."""
+    chronological = sorted(headlines, key=lambda h: (h.ran_at is not None, h.ran_at, h.name))
+    ordered = chronological[::-1]
+    rows = [
+        (h.name, h.run_id, h.ran_at, *(getattr(h, f) for f in Headline.FIGURES)) for h in ordered
+    ]
+    links = "".join(
+        f"<li><a href='{html.escape(quote(h.name))}/index.html'>{html.escape(h.name)}</a></li>"
+        for h in ordered
+    )
+    trend = ""
+    if len(headlines) > 1:
+        draw_trend(
+            [h.name for h in chronological],
+            {f: [getattr(h, f) for h in chronological] for f in Headline.FIGURES},
+            out_dir / "trend.png",
+        )
+        trend = "<h2>Trend</h2><img src=trend.png alt='headline figures across runs'>"
+    page = out_dir / "index.html"
+    page.write_text(
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>evidence-packer runs: {html.escape(audit)}</title><style>{STYLE}</style>"
+        f"<script>{SCRIPT}</script>"
+        f"</head><body><h1>evidence-packer runs</h1><p class=note>{html.escape(audit)}: "
+        f"{len(headlines)} runs, newest first.</p>"
+        + table(("run", "run id", "ran at", *Headline.FIGURES), rows)
+        + "<p class=note>exclusion_share: candidates excluded / candidates in; "
+        "dead_letter_rate: dead letters / (requests + dead letters); verify_pass_rate: "
+        "answers passing / answers checked, in each run's chosen answer set.</p>"
+        + f"{trend}<h2>Each run</h2><ul>{links}</ul></body></html>",
+        encoding="utf-8",
+    )
+    return page
