@@ -1,15 +1,20 @@
 """The local report: the dashboard views run by DuckDB over audit Parquet, drawn as a page."""
 
+import csv
 import html
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipelines import batch
 from pipelines.report import PANELS, write_report
 from pipelines.report import main as report_main
 from pipelines.report.audit import open_audit, run_views, totals
+from pipelines.report.downloads import FORMULA_STARTS, write_csv
 from pipelines.report.plots import PLOTS
 from pipelines.views import load_views
 from tests.audit_rows import EXPECTED, ROWS, assert_view_rows, write_audit
@@ -106,3 +111,36 @@ def test_report_on_the_batch_demo_agrees_with_the_run_summary(tmp_path: Path) ->
     drawn = ["dead_letter_rate.png", "distributions.png", "exclusions_daily.png"]
     assert sorted(re.findall(r"<img src='?([^' >]+)'?", page)) == drawn
     assert "<section class=panel id='verification' data-empty='yes'>" in page
+
+
+def test_a_view_whose_every_value_is_zero_is_a_table_not_an_empty_chart(
+    audit_dir: Path, tmp_path: Path
+) -> None:
+    for part in (audit_dir / "dead_letters").iterdir():
+        part.unlink()
+    page = write_report(audit_dir, tmp_path / "report").read_text(encoding="utf-8")
+    assert not (tmp_path / "report" / "dead_letter_rate.png").exists()
+    section = page.split("id='dead_letter_rate'", 1)[1].split("</section>", 1)[0]
+    assert "Every value is 0 in this run" in section and "<td>bv1</td>" in section
+
+
+def test_every_drill_down_row_is_in_its_csv(audit_dir: Path, tmp_path: Path) -> None:
+    page = write_report(audit_dir, tmp_path / "report").read_text(encoding="utf-8")
+    con = open_audit(audit_dir)
+    for name, table in (("all_exclusions", "exclusions"), ("all_dead_letters", "dead_letters")):
+        assert f"<a href='{name}.csv'>" in page
+        with (tmp_path / "report" / f"{name}.csv").open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle))
+        (count,) = con.execute(f"SELECT COUNT(*) FROM audit.{table}").fetchone()
+        assert len(rows) - 1 == count and rows[0][0] in ("request_id", "stage")
+
+
+@given(st.lists(st.text(), min_size=1, max_size=5))
+def test_a_csv_cell_never_runs_as_a_formula_and_reads_back(values: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        write_csv(Path(folder), "cells", ["value"], [[v] for v in values])
+        with (Path(folder) / "cells.csv").open(encoding="utf-8", newline="") as handle:
+            read = [row[0] for row in list(csv.reader(handle))[1:]]
+    assert not any(cell.startswith(FORMULA_STARTS) for cell in read)
+    kept = [c[1:] if v.startswith(FORMULA_STARTS) else c for c, v in zip(read, values, strict=True)]
+    assert kept == values

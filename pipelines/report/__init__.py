@@ -111,9 +111,9 @@ def _run_page(
     panels = [
         run_panel(con, audit, counts),
         distribution_panel(con, figures, out_dir),
-        dead_letter_panel(con, figures),
-        exclusion_panel(con),
-        verification_panel(con, figures, audit, answer_set),
+        dead_letter_panel(con, figures, out_dir),
+        exclusion_panel(con, out_dir),
+        verification_panel(con, figures, audit, answer_set, out_dir),
     ]
     dashboards = [view_panel(f, out_dir) for name, f in figures.items() if name not in PANELS]
     nav = (

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import duckdb
 
 from pipelines.report.audit import ViewResult, answer_sets, prompt_format, query, run_records
+from pipelines.report.downloads import write_csv
 from pipelines.report.markup import Panel, category, drill, excerpt, pairs_table, table
 from pipelines.report.plots import PLOTS, TIME_AXES, draw, draw_histograms
 
@@ -133,7 +134,9 @@ def distribution_panel(
     return Panel("distributions", "Prompt size", intro, body)
 
 
-def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult]) -> Panel:
+def dead_letter_panel(
+    con: duckdb.DuckDBPyConnection, figures: dict[str, ViewResult], out_dir: Path
+) -> Panel:
     """Dead letters by stage, the commonest errors of each with one example opened."""
     errors = figures["dead_letters_by_error"]
     intro = (
@@ -153,7 +156,15 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, ViewRes
     for row in errors.rows:
         by_stage[row[0]].append(row)
     stages = sorted(by_stage.items(), key=lambda kv: (-sum(r[2] for r in kv[1]), kv[0]))
-    body = [table(("stage", "dead letters"), [(s, sum(r[2] for r in rs)) for s, rs in stages])]
+    columns, every = query(
+        con,
+        "SELECT stage, error, source, request_id, payload FROM {s}.dead_letters "
+        "ORDER BY stage, error, source, payload",
+    )
+    body = [
+        table(("stage", "dead letters"), [(s, sum(r[2] for r in rs)) for s, rs in stages]),
+        write_csv(out_dir, "all_dead_letters", columns, every),
+    ]
     for stage, rows in stages:
         top = sorted(rows, key=lambda r: (-r[2], r[1]))[:TOP_ERRORS]
         items = []
@@ -180,7 +191,7 @@ def dead_letter_panel(con: duckdb.DuckDBPyConnection, figures: dict[str, ViewRes
     return Panel("dead_letters", "Dead letters", intro, "".join(body))
 
 
-def exclusion_panel(con: duckdb.DuckDBPyConnection) -> Panel:
+def exclusion_panel(con: duckdb.DuckDBPyConnection, out_dir: Path) -> Panel:
     """Why candidates were left out: a reason opens to example requests."""
     _, reasons = query(
         con,
@@ -205,7 +216,13 @@ def exclusion_panel(con: duckdb.DuckDBPyConnection) -> Panel:
         )
         summary = f"{html.escape(reason)}: {count} candidates in {requests} requests"
         items.append((summary, table(columns, rows)))
-    return Panel("exclusions", "Exclusions", intro, drill(items))
+    columns, every = query(
+        con,
+        "SELECT request_id, tenant_id, evidence_id, document_id, reason, detail "
+        "FROM {s}.exclusions ORDER BY reason, request_id, evidence_id",
+    )
+    download = write_csv(out_dir, "all_exclusions", columns, every)
+    return Panel("exclusions", "Exclusions", intro, download + drill(items))
 
 
 def _verify_note(audit: str) -> str:
@@ -238,7 +255,8 @@ def verification_panel(
     con: duckdb.DuckDBPyConnection,
     figures: dict[str, ViewResult],
     audit: str,
-    answer_set: str | None = None,
+    answer_set: str | None,
+    out_dir: Path,
 ) -> Panel:
     """Verification by check, each failing check opened to its answers and sentences."""
     checks = figures["verification_checks"]
@@ -272,7 +290,13 @@ def verification_panel(
         )
         summary = f"{html.escape(name)}: {failed} failing answers"
         items.append((summary, table(columns, rows, "wrap")))
-    body.append(drill(items))
+    columns, every = query(
+        con,
+        "SELECT v.answer_key, v.request_id, c.name AS check, c.offending, c.sentences, c.detail "
+        "FROM {s}.verifications AS v, UNNEST(v.checks) AS t(c) "
+        "WHERE c.outcome = 'fail' ORDER BY c.name, v.answer_key",
+    )
+    body += [write_csv(out_dir, "all_failing_checks", columns, every), drill(items)]
     return Panel("verification", "Verification", intro, "".join(body) + _verify_note(audit))
 
 
@@ -281,21 +305,28 @@ def view_panel(figure: ViewResult, out_dir: Path) -> Panel:
     plot = PLOTS.get(figure.view.name)
     xs = {row[figure.columns.index(plot.x)] for row in figure.rows} if plot else set()
     single_time = plot is not None and plot.x in TIME_AXES and len(xs) == 1
+    flat = plot is not None and all(
+        not row[figure.columns.index(y)] for row in figure.rows for y in plot.y
+    )  # every bar 0 (no dead letters): an axis around nothing says less than the rows
     image = ""
-    if plot is not None and figure.rows and not single_time:
+    if plot is not None and figure.rows and not single_time and not flat:
         draw(figure, plot, out_dir / f"{figure.view.name}.png")
         source = html.escape(quote(f"{figure.view.name}.png"))  # a view file's name
         image = f"<img src='{source}' alt='{html.escape(figure.view.name)}'>"
-    note = (
-        f"<p class=note>One {plot.x} in this run: the rows say it all.</p>"
-        if single_time and plot
-        else ""
-    )
+    note = ""
+    if single_time and plot:
+        note = f"<p class=note>One {plot.x} in this run: the rows say it all.</p>"
+    elif flat and figure.rows:
+        note = "<p class=note>Every value is 0 in this run: the rows say it all.</p>"
     empty = None
     if not figure.rows:
         tables = ", ".join(sorted(figure.view.tables))
         empty = f"No rows: the run wrote no {html.escape(tables)} rows for this view."
         if "verifications" in figure.view.tables:
             empty += " Run <code>evpack verify</code> on this run to fill it."
-    body = image + note + (table(figure.columns, figure.rows) if figure.rows else "")
+    rows = ""
+    if figure.rows:
+        rows = table(figure.columns, figure.rows)
+        rows += write_csv(out_dir, figure.view.name, figure.columns, figure.rows)
+    body = image + note + rows
     return Panel(figure.view.name, figure.view.name, html.escape(figure.view.question), body, empty)
