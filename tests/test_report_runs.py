@@ -3,6 +3,7 @@ page beside it, their trend; and answer sets shown one at a time, never summed."
 
 import html
 import re
+import shutil
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -81,3 +82,17 @@ def test_the_overview_renders_without_errors(runs: Path, tmp_path: Path) -> None
     page = report.write_report(runs, tmp_path / "report")
     dom, console = render(page, tmp_path / "profile")
     assert console == [] and 'data-images="ok"' in dom
+
+
+def test_a_run_that_cannot_be_read_is_named_and_the_others_still_shown(
+    runs: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "runs"
+    shutil.copytree(runs, copy)
+    for part in (copy / "first" / "manifests").iterdir():
+        part.unlink()  # a file its run record lists is gone
+    text = report.write_report(copy, tmp_path / "report").read_text(encoding="utf-8")
+    assert "<h2>Runs not read</h2>" in text and "manifests" in text
+    assert [r[0] for r in _rows(text.split("<h2>Trend</h2>")[0]) if r][:2] == [
+        html.escape(n) for n in reversed(NAMES[1:])
+    ]

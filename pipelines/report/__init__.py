@@ -82,14 +82,18 @@ def write_report(
     if not names:
         chosen = chosen_answer_set(audit, answer_set)
         return _run_page(open_audit(audit, chosen), audit, out_dir, views_dir, chosen)
-    headlines = []
+    headlines, unread = [], {}
     for name in names:
         run = f"{audit}/{name}"
-        chosen = chosen_answer_set(run, answer_set, strict=False)
-        con = open_audit(run, chosen)
+        try:  # one run that cannot be read (a file gone) is named, the others still shown
+            chosen = chosen_answer_set(run, answer_set, strict=False)
+            con = open_audit(run, chosen)
+        except ValueError as err:
+            unread[name] = str(err)
+            continue
         _run_page(con, run, out_dir / name, views_dir, chosen)
         headlines.append(headline(con, run, name))
-    return overview_page(audit, headlines, out_dir)
+    return overview_page(audit, headlines, out_dir, unread)
 
 
 def _run_page(

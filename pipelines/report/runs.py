@@ -84,9 +84,12 @@ def started(run_id: str | None) -> datetime | None:
         return None
 
 
-def overview_page(audit: str, headlines: list[Headline], out_dir: Path) -> Path:
+def overview_page(
+    audit: str, headlines: list[Headline], out_dir: Path, unread: dict[str, str]
+) -> Path:
     """The overview `index.html`: the runs newest first, each linking to its page, and the
-    trend of their figures (a table alone for one run: a trend of one point says nothing)."""
+    trend of their figures (a table alone for one run: a trend of one point says nothing);
+    `unread`, the runs that could not be read, with why."""
     chronological = sorted(headlines, key=lambda h: (h.ran_at is not None, h.ran_at, h.name))
     ordered = chronological[::-1]
     rows = [
@@ -115,7 +118,13 @@ def overview_page(audit: str, headlines: list[Headline], out_dir: Path) -> Path:
         + "<p class=note>exclusion_share: candidates excluded / candidates in; "
         "dead_letter_rate: dead letters / (requests + dead letters); verify_pass_rate: "
         "answers passing / answers checked, in each run's chosen answer set.</p>"
-        + f"{trend}<h2>Each run</h2><ul>{links}</ul></body></html>",
+        + trend
+        + (
+            "<h2>Runs not read</h2>" + table(("run", "why"), sorted(unread.items()))
+            if unread
+            else ""
+        )
+        + f"<h2>Each run</h2><ul>{links}</ul></body></html>",
         encoding="utf-8",
     )
     return page
