@@ -161,6 +161,8 @@ def build(
             "Records": records,
             "Prompts": packed.prompts,
             "DeadLetters": outputs.dead_letters,
+            "WithoutEvidence": packed.manifests
+            | "NoEvidence" >> beam.Filter(lambda m: not m.evidence),
         }
         commit_last(p, final_commit, counted, written)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from pipelines.run_commit import RunFailed
+from pipelines.run_commit import RunFailed, count_in_record
 from pipelines.summary import hopeless_run
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.delivery import deliver_outbox
@@ -37,7 +37,10 @@ class FinalCommit:
     run_id: str = ""
     timeout_seconds: float = 0
 
-    def __call__(self, records_in: int, prompts_out: int, dead_letters: int) -> None:
+    def __call__(
+        self, records_in: int, prompts_out: int, dead_letters: int, without_evidence: int
+    ) -> None:
+        count_in_record(self.staging, without_evidence)
         commit_finished(self.staging, self.output, BATCH_FILE_TYPES, self.overwrite)
         hopeless = hopeless_run(records_in, prompts_out, dead_letters, self.max_dead_letter_percent)
         if hopeless is not None:
@@ -57,7 +60,8 @@ def commit_last(
     written: list[beam.PCollection],
 ) -> None:
     """The job's own last step: `final_commit` once every file of `written` is written,
-    with the counts of records read, prompts made and dead letters (in that order)."""
+    with the counts of records read, prompts made, dead letters and prompts without
+    evidence (in that order)."""
     counts = [
         beam.pvalue.AsSingleton(rows | f"Gate{name}" >> beam.combiners.Count.Globally())
         for name, rows in counted.items()
@@ -67,7 +71,9 @@ def commit_last(
         | "CommitOnce" >> beam.Create([final_commit])
         | "Commit"
         >> beam.Map(
-            lambda commit_step, read, made, refused, *_: commit_step(read, made, refused),
+            lambda commit_step, read, made, refused, empty, *_: commit_step(
+                read, made, refused, empty
+            ),
             *counts,
             *[beam.pvalue.AsList(files) for files in written],
         )

@@ -96,8 +96,8 @@ def count_in_record(staged: str, without_evidence: int) -> None:
     The record itself is written by the pipeline's first step, so that a run failing
     later still leaves a staged file naming it. Rejected: the record written from the
     count inside the pipeline (a run whose pack step failed then staged nothing, and its
-    failure lost the staging folder it names). A job that commits itself (Dataflow)
-    leaves the count null."""
+    failure lost the staging folder it names). A job that commits itself (Dataflow) does
+    the same in its own last step (`pipelines.own_commit`)."""
     for path in matching_files(f"{staged}/runs/*.jsonl"):
         with FileSystems.open(path) as handle:
             record = RunRecord.model_validate_json(handle.read())

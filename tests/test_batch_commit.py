@@ -209,6 +209,8 @@ def test_a_job_no_one_waits_for_commits_itself_and_refuses_to_replace_without_ov
     assert not list(out.glob(".tmp-*"))
     first = read_outputs(out)
     assert first.manifests and first.prompts
+    [record] = [json.loads(line) for f in (out / "runs").glob("*.jsonl") for line in f.open()]
+    assert record["prompts_without_evidence"] == 0  # counted by the job's own last step
     # A runner retrying the commit step after it succeeded changes nothing.
     job = json.loads((out / ".run.json").read_text())["run"]
     commit_finished(f"{out}/{job}", str(out), FILE_TYPES, overwrite=True)
