@@ -43,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.command import CommandParser, run_parsed
+from pipelines.command import CommandParser, UsageError, run_parsed
 from pipelines.options.sinks import check_literal, check_writable
 from pipelines.report.audit import (
     chosen_answer_set,
@@ -93,6 +93,9 @@ def write_report(
             continue
         _run_page(con, run, out_dir / name, views_dir, chosen)
         headlines.append(headline(con, run, name))
+    if not headlines:
+        why = "; ".join(f"{name}: {reason}" for name, reason in sorted(unread.items()))
+        raise UsageError(f"--audit {audit}: none of its runs can be read ({why})")
     return overview_page(audit, headlines, out_dir, unread)
 
 

@@ -23,6 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.report.audit import listing, run_records, totals
 from pipelines.report.markup import SCRIPT, STYLE, table
 from pipelines.report.plots import draw_trend
+from schemas.tables import OUTPUTS
 from transforms.run_folder import RECORD
 
 
@@ -44,12 +45,18 @@ class Headline:
 
 def run_folders(audit: str) -> list[str]:
     """The names of the subfolders of `audit` that hold a run (a run record, or manifests),
-    sorted; none when `audit` is itself a run."""
-    if FileSystems.exists(f"{audit}/{RECORD}") or listing(audit, "manifests/*"):
+    sorted; none when `audit` holds a run record or an output of its own (it is a run,
+    perhaps one whose commit was cut off, which its page then names). Hidden folders (a
+    run's staging folder) are no runs."""
+    own = FileSystems.exists(f"{audit}/{RECORD}") or any(
+        listing(audit, f"{name}/*") for name in OUTPUTS
+    )
+    if own:
         return []
     found = listing(audit, f"*/{RECORD}") + listing(audit, "*/manifests/*")
     prefix = f"{audit}/"
-    return sorted({meta.path[len(prefix) :].split("/", 1)[0] for meta in found})
+    names = {meta.path[len(prefix) :].split("/", 1)[0] for meta in found}
+    return sorted(name for name in names if not name.startswith("."))
 
 
 def headline(con: duckdb.DuckDBPyConnection, run: str, name: str) -> Headline:
@@ -107,6 +114,7 @@ def overview_page(
             out_dir / "trend.png",
         )
         trend = "<h2>Trend</h2><img src=trend.png alt='headline figures across runs'>"
+    out_dir.mkdir(parents=True, exist_ok=True)
     page = out_dir / "index.html"
     page.write_text(
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
