@@ -11,6 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.batch import main as batch_main
 from pipelines.batch import run
 from pipelines.options.sinks import resolve_sinks
+from pipelines.verification import replay
 from tests.batch_run import SAMPLES, _jsonl, _parquet, flags
 from tests.stream_harness import Routes, drain
 
@@ -91,3 +92,21 @@ def test_a_held_prompt_is_never_published(gcp_emulators, tmp_path: Path) -> None
     assert [p.attributes["request_id"] for p in published] == ["acme-q00"]
     assert drain(routes.subscription("prompts"), 0, seconds=3) == []
     assert _ids(_jsonl(str(tmp_path / "run" / "held_prompts" / "*.jsonl"))) == {"empty-q"}
+
+
+def test_a_run_that_held_prompts_replays_to_the_same_packets(tmp_path: Path) -> None:
+    """`evpack replay` reads the held prompt lines too: no held request reads as changed."""
+    requests, out = _requests(tmp_path), tmp_path / "run"
+    run(flags(requests, out, "--prompts_without_evidence=hold"))
+    code = replay.main(
+        [
+            f"--run={out}",
+            f"--input={requests}",
+            f"--catalog={SAMPLES / 'catalog.jsonl'}",
+            f"--config={SAMPLES / 'config.yaml'}",
+            f"--output={tmp_path / 'replayed'}",
+            "--runner=FnApiRunner",
+        ]
+    )
+    rows = {r["request_id"]: r["status"] for r in _parquet(f"{tmp_path}/replayed/replay/*.parquet")}
+    assert (code, rows) == (0, {"acme-q00": "same", "empty-q": "same"})

@@ -105,11 +105,16 @@ def _settings(options: PipelineOptions) -> tuple[Settings, str]:
     return settings, run_dir
 
 
-def _stored(run_dir: str) -> tuple[str | None, str | None]:
-    """The run's prompt lines and exclusions, each None when the folder holds none."""
-    patterns = (f"{run_dir}/prompts/*.jsonl", f"{run_dir}/exclusions/*.parquet")
-    lines, exclusions = (pattern if matching_files(pattern) else None for pattern in patterns)
-    return lines, exclusions
+def _stored(run_dir: str) -> tuple[list[str], str | None]:
+    """The patterns of the run's prompt lines (`prompts/`, and `held_prompts/` of a run that
+    held its prompts without evidence), and of its exclusions, None when it holds none."""
+    lines = [
+        pattern
+        for pattern in (f"{run_dir}/prompts/*.jsonl", f"{run_dir}/held_prompts/*.jsonl")
+        if matching_files(pattern)
+    ]
+    exclusions = f"{run_dir}/exclusions/*.parquet"
+    return lines, exclusions if matching_files(exclusions) else None
 
 
 def build(p: beam.Pipeline, settings: Settings, run_dir: str) -> None:
@@ -128,9 +133,13 @@ def build(p: beam.Pipeline, settings: Settings, run_dir: str) -> None:
     stored_lines, stored_exclusions = _stored(run_dir)
     lines = exclusions = None
     if stored_lines:
+        read = [
+            p | f"ReadPromptLines{k or ''}" >> ReadRecords(pattern, "jsonl")
+            for k, pattern in enumerate(stored_lines)
+        ]
         lines = (
-            p
-            | "ReadPromptLines" >> ReadRecords(stored_lines, "jsonl")
+            tuple(read)
+            | "AllPromptLines" >> beam.Flatten()
             | "LineText" >> beam.MapTuple(_line_text)
         )
     if stored_exclusions:
