@@ -11,7 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.batch import main as batch_main
 from pipelines.batch import run
 from pipelines.options.sinks import resolve_sinks
-from pipelines.verification import replay
+from pipelines.verification import replay, verify
 from tests.batch_run import SAMPLES, _jsonl, _parquet, flags
 from tests.stream_harness import Routes, drain
 
@@ -110,3 +110,16 @@ def test_a_run_that_held_prompts_replays_to_the_same_packets(tmp_path: Path) -> 
     )
     rows = {r["request_id"]: r["status"] for r in _parquet(f"{tmp_path}/replayed/replay/*.parquet")}
     assert (code, rows) == (0, {"acme-q00": "same", "empty-q": "same"})
+
+
+def test_answers_to_held_prompts_sent_later_are_verified(tmp_path: Path) -> None:
+    """`evpack verify` reads the held prompt lines too, so their answers are checked."""
+    out = tmp_path / "run"
+    run(flags(_requests(tmp_path), out, "--prompts_without_evidence=hold"))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        json.dumps({"request_id": "empty-q", "answer": "The sources say nothing about refunds."})
+    )
+    verify.run([f"--answers={answers}", f"--run={out}", "--runner=FnApiRunner"])
+    [row] = _parquet(str(out / "verifications" / "**" / "*.parquet"))
+    assert (row["request_id"], row["status"], row["passed"]) == ("empty-q", "succeeded", True)

@@ -31,6 +31,14 @@ def matched(patterns: list[str]) -> list[str]:
     return sorted(m.path for r in FileSystems.match(patterns) for m in r.metadata_list)
 
 
+def prompt_line_globs(output: str) -> list[str]:
+    """The globs of a run's prompt lines that match files: `prompts/`, and `held_prompts/`
+    of a run that held its prompts without evidence (`--prompts_without_evidence hold`),
+    which readers of the run's prompts (`evpack verify`, `evpack replay`) read alike."""
+    globs = (f"{output}/prompts/*.jsonl", f"{output}/held_prompts/*.jsonl")
+    return [pattern for pattern in globs if matched([pattern])]
+
+
 def files_under(directory: str) -> list[str]:
     """Every file below `directory` (none if it does not exist)."""
     return matched([f"{directory}/**"])

@@ -39,7 +39,13 @@ from transforms.io.row_files import WriteParquet, output_prefix
 from transforms.pack import PackRequests
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
-from transforms.run_folder import RECORD, not_whole, record_mismatches, recorded_files
+from transforms.run_folder import (
+    RECORD,
+    not_whole,
+    prompt_line_globs,
+    record_mismatches,
+    recorded_files,
+)
 from transforms.verification.replay import ReplayRun
 
 
@@ -108,11 +114,7 @@ def _settings(options: PipelineOptions) -> tuple[Settings, str]:
 def _stored(run_dir: str) -> tuple[list[str], str | None]:
     """The patterns of the run's prompt lines (`prompts/`, and `held_prompts/` of a run that
     held its prompts without evidence), and of its exclusions, None when it holds none."""
-    lines = [
-        pattern
-        for pattern in (f"{run_dir}/prompts/*.jsonl", f"{run_dir}/held_prompts/*.jsonl")
-        if matching_files(pattern)
-    ]
+    lines = prompt_line_globs(run_dir)
     exclusions = f"{run_dir}/exclusions/*.parquet"
     return lines, exclusions if matching_files(exclusions) else None
 

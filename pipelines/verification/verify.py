@@ -57,6 +57,7 @@ from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.io.row_files import WriteJsonl, WriteParquet, output_prefix
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
+from transforms.run_folder import prompt_line_globs
 from transforms.sinks import verification_row_id
 from transforms.verification.verify import ReadAnswerLines, VerifyAnswers
 
@@ -74,7 +75,12 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
     """Compose the verification job."""
     run, requests, max_record_bytes = settings.run, settings.requests, settings.max_record_bytes
     output, answer_set, dataset = settings.output, settings.answer_set, settings.dataset
-    prompts = p | "ReadPrompts" >> ReadRecords(f"{run}/prompts/*.jsonl", "jsonl")
+    globs = prompt_line_globs(run) or [f"{run}/prompts/*.jsonl"]  # held ones, answered later
+    read = [
+        p | f"ReadPrompts{k or ''}" >> ReadRecords(pattern, "jsonl")
+        for k, pattern in enumerate(globs)
+    ]
+    prompts = tuple(read) | "AllPrompts" >> beam.Flatten()
     manifests = (
         p
         | "ReadManifests" >> ReadFromParquet(f"{run}/manifests/*.parquet")
