@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("pipelines.convert", "other tools' retrieval results into request records"),
     "catalog": ("pipelines.catalog", "load a catalog file into Bigtable (catalog load ...)"),
     "schema": ("pipelines.schema", "write the input JSON Schema (schemas/request.schema.json)"),
-    "report": ("pipelines.report", "write an HTML report of a run's audit files (--audit DIR)"),
+    "report": ("pipelines.report", "an HTML report of runs (--audit DIR or --bigquery_dataset)"),
     "stream": ("pipelines.streaming", "pack requests from Pub/Sub; audit rows to BigQuery"),
     "tables": ("pipelines.tables", "create the BigQuery audit dataset and tables"),
     "verify": (

@@ -54,6 +54,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         notes = ["required"] if action.required and action.option_strings else []
+        if others := getattr(action, "required_unless", None):
+            notes = [f"required, or {' or '.join(others)}"]
         default = action.default
         shown = default not in (None, False, argparse.SUPPRESS) and not isinstance(default, list)
         if shown and "default" not in text.lower():
@@ -89,6 +91,16 @@ class CommandParser(argparse.ArgumentParser):
                 for sub in action.choices.values():
                     flags += sub._option_flags()
         return flags
+
+    def format_help(self) -> str:
+        """The help, each flag of a required group of alternatives marked as required
+        unless another of the group is given (argparse marks none of them)."""
+        for group in self._mutually_exclusive_groups:
+            if group.required:
+                for action in group._group_actions:
+                    others = [a.option_strings[0] for a in group._group_actions if a is not action]
+                    action.required_unless = others  # type: ignore[attr-defined]
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)

@@ -96,6 +96,10 @@ class VerificationRow(_Row):
     answer_format: str
     scope: Scope = "citation"
     """`evpack verify --scope` of the run, on every row (streaming: always `citation`)."""
+    answer_set: str | None = None
+    """`evpack verify --answer_set` of the run, on every row: a folder keeps each set in a
+    folder of its own, a BigQuery table keeps every set's rows together, and the report
+    shows one set at a time. Null in streaming verification and in older rows."""
     status: AnswerStatus
     error: str | None
     passed: bool | None

@@ -1,9 +1,9 @@
-"""A static HTML report on a run, or on a folder of runs, for a person and for users
-without BigQuery.
+"""A static HTML report on a run, a folder of runs, or the runs of a BigQuery dataset.
 
     evpack report --audit out/run1 --out report/
     evpack report --audit gs://bucket/runs/run1 --out report/
     evpack report --audit out --out report/    # every run under out/, side by side
+    evpack report --bigquery_dataset my-project.evpack --out report/   # its newest runs
 
 One folder: `index.html` and its PNGs, nothing fetched (no CDN, no script
 library), so it opens offline and can be attached to a ticket. The page reads
@@ -30,27 +30,24 @@ inlined images (the PNGs are also useful alone).
 A folder whose subfolders are runs gets an overview (`runs`): a headline row per
 run and their trend, each run's own page beside it. Answers verified more than once
 (`evpack verify --answer_set`) are never summed: a page shows one answer set, the
-newest unless `--answer_set` names another.
+newest unless `--answer_set` names another. A BigQuery dataset is read as a folder of
+runs whose runs are its run ids (`dataset`), the newest `--last_runs`.
 
 This module writes the pages; `audit` reads the run, `panels` makes each
-section, `plots` draws, `markup` holds the HTML pieces, `runs` the overview.
+section, `plots` draws, `markup` holds the HTML pieces, `runs` the overview,
+`dataset` reads a BigQuery dataset's runs.
 """
 
 import argparse
 import html
+from collections.abc import Iterable, Iterator
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-import duckdb
-
 from pipelines.command import CommandParser, UsageError, run_parsed
-from pipelines.options.sinks import check_literal, check_writable
-from pipelines.report.audit import (
-    chosen_answer_set,
-    open_audit,
-    run_views,
-    totals,
-)
+from pipelines.options.sinks import check_literal, check_writable, dataset_name
+from pipelines.report.audit import AuditRun, folder_run, run_views, totals
+from pipelines.report.dataset import dataset_runs
 from pipelines.report.markup import SCRIPT, STYLE, render
 from pipelines.report.panels import (
     dead_letter_panel,
@@ -63,6 +60,10 @@ from pipelines.report.panels import (
 from pipelines.report.plots import PLOTS
 from pipelines.report.runs import headline, overview_page, run_folders
 from pipelines.views import VIEWS_DIR, load_views
+
+LAST_RUNS = 20
+"""Runs a report over a BigQuery dataset reads by default: its newest (a dataset keeps
+every run, and a page a run is drawn for each)."""
 
 PANELS: tuple[str, ...] = ("dead_letters_by_error", "verification_checks", "context_tokens_hourly")
 """Views drawn in the panels above the dashboard list rather than in it."""
@@ -80,33 +81,57 @@ def write_report(
     check_literal(audit, "audit")
     names = run_folders(audit)
     if not names:
-        chosen = chosen_answer_set(audit, answer_set)
-        return _run_page(open_audit(audit, chosen), audit, out_dir, views_dir, chosen)
-    headlines, unread = [], {}
-    for name in names:
-        run = f"{audit}/{name}"
-        try:  # one run that cannot be read (a file gone) is named, the others still shown
-            chosen = chosen_answer_set(run, answer_set, strict=False)
-            con = open_audit(run, chosen)
-        except ValueError as err:
-            unread[name] = str(err)
-            continue
-        _run_page(con, run, out_dir / name, views_dir, chosen)
-        headlines.append(headline(con, run, name))
-    if not headlines:
-        why = "; ".join(f"{name}: {reason}" for name, reason in sorted(unread.items()))
-        raise UsageError(f"--audit {audit}: none of its runs can be read ({why})")
-    return overview_page(audit, headlines, out_dir, unread)
+        return _run_page(folder_run(audit, answer_set), out_dir, views_dir)
+
+    def runs() -> Iterator[tuple[str, AuditRun | str]]:
+        for name in names:
+            try:  # one run that cannot be read (a file gone) is named, the others still shown
+                yield name, folder_run(f"{audit}/{name}", answer_set, strict=False)
+            except ValueError as err:
+                yield name, str(err)
+
+    return _overview(f"--audit {audit}", audit, runs(), out_dir, views_dir)
 
 
-def _run_page(
-    con: duckdb.DuckDBPyConnection,
-    audit: str,
+def write_dataset_report(
+    dataset: str,
+    out_dir: Path,
+    views_dir: Traversable = VIEWS_DIR,
+    answer_set: str | None = None,
+    last_runs: int = LAST_RUNS,
+) -> Path:
+    """Write the overview of the newest `last_runs` runs in a BigQuery dataset, and each
+    run's page in a subfolder named by its run id (`dataset`); returns the overview."""
+    runs = dataset_runs(dataset_name(dataset), answer_set, last_runs)
+    named = ((run.run_id or run.where, run) for run in runs)
+    return _overview(f"--bigquery_dataset {dataset}", dataset, named, out_dir, views_dir)
+
+
+def _overview(
+    flag: str,
+    where: str,
+    runs: Iterable[tuple[str, AuditRun | str]],
     out_dir: Path,
     views_dir: Traversable,
-    answer_set: str | None,
 ) -> Path:
-    """One run's page from its tables in `con`."""
+    """Each run's page in a subfolder by its name and the overview above them; a run given
+    as a string could not be read, and is named on the overview with that reason."""
+    headlines, unread = [], {}
+    for name, run in runs:
+        if isinstance(run, str):
+            unread[name] = run
+            continue
+        _run_page(run, out_dir / name, views_dir)
+        headlines.append(headline(run, name))
+    if not headlines:
+        why = "; ".join(f"{name}: {reason}" for name, reason in sorted(unread.items()))
+        raise UsageError(f"{flag}: none of its runs can be read ({why})")
+    return overview_page(where, headlines, out_dir, unread)
+
+
+def _run_page(run: AuditRun, out_dir: Path, views_dir: Traversable) -> Path:
+    """One run's page from its tables."""
+    con, audit = run.con, run.where
     known = list(PLOTS)
     views = sorted(
         load_views(views_dir),
@@ -116,11 +141,11 @@ def _run_page(
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = totals(con)
     panels = [
-        run_panel(con, audit, counts),
+        run_panel(run, counts),
         distribution_panel(con, figures, out_dir),
         dead_letter_panel(con, figures, out_dir),
         exclusion_panel(con, out_dir),
-        verification_panel(con, figures, audit, answer_set, out_dir),
+        verification_panel(run, figures, out_dir),
     ]
     dashboards = [view_panel(f, out_dir) for name, f in figures.items() if name not in PANELS]
     nav = (
@@ -146,7 +171,14 @@ def _run_page(
 def main(argv: list[str] | None = None) -> int:
     """Console entry (`evpack report`); a bad directory exits 2 with the reason."""
     parser = CommandParser("evpack report", __doc__.splitlines()[0])
-    parser.add_argument("--audit", required=True, help="output directory of a run (local or gs://)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--audit", help="output folder of a run, or a folder of runs (local or gs://)"
+    )
+    source.add_argument(
+        "--bigquery_dataset",
+        help="a BigQuery dataset the runs wrote to, <project>.<dataset>: its newest runs",
+    )
     parser.add_argument(
         "--out", type=Path, default=Path("report"), help="where to write index.html and PNGs"
     )
@@ -154,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         "--answer_set",
         help="the answer set whose verifications the pages show (default: the newest of each "
         "run; answer sets are never summed)",
+    )
+    parser.add_argument(
+        "--last_runs",
+        type=_positive,
+        default=LAST_RUNS,
+        help="with --bigquery_dataset: how many of the newest runs to read",
     )
     parser.add_argument(
         "--views",
@@ -166,6 +204,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _write(args: argparse.Namespace) -> int:
     check_writable(str(args.out), "out")  # a file there, or no write access: one line
-    page = write_report(args.audit, args.out, args.views, args.answer_set)
+    if args.bigquery_dataset is not None:
+        page = write_dataset_report(
+            args.bigquery_dataset, args.out, args.views, args.answer_set, args.last_runs
+        )
+    else:
+        page = write_report(args.audit, args.out, args.views, args.answer_set)
     print(f"wrote {page}")
     return 0
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return number

@@ -1,5 +1,8 @@
 """Reading a run's audit files into DuckDB, one table per audit table, and its views.
 
+A run read is an `AuditRun`: its tables, and what they do not hold (run records,
+prompt format, answer sets); `dataset` reads runs from BigQuery into the same.
+
 A table the run did not write (e.g. no dead letters) is read as empty, with
 its schema derived from `schemas/`; files are read through Beam's
 filesystems, local or `gs://`. A batch run's outputs are read as its run
@@ -45,6 +48,46 @@ class ViewResult:
     view: View
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One run as its page reads it: its audit tables in DuckDB, and what they do not hold."""
+
+    where: str
+    """Where the run was read: its folder, or the dataset and its run id."""
+    run_id: str | None
+    """Its run id (`schemas.run.new_run_id`); None for a folder without a run record."""
+    con: duckdb.DuckDBPyConnection
+    records: tuple[RunRecord, ...]
+    """Its run records (a batch run writes one; streaming and older runs none)."""
+    prompt_format: str | None
+    answer_set: str | None
+    """The answer set its page shows (`chosen_answer_set`); None when it has none."""
+    answer_sets: tuple[str, ...]
+    """Every answer set verified against it."""
+    folder: str | None
+    """Its folder (`evpack verify --run` takes it); None for a run read from BigQuery."""
+    verification_rows: str
+    """Its verification rows as a query names them (the page's gate example)."""
+
+
+def folder_run(audit_dir: str, answer_set: str | None, strict: bool = True) -> AuditRun:
+    """The run of one folder, showing `answer_set` (`chosen_answer_set`)."""
+    chosen = chosen_answer_set(audit_dir, answer_set, strict)
+    records = tuple(run_records(audit_dir))
+    return AuditRun(
+        where=audit_dir,
+        run_id=records[-1].run_id if records else None,
+        con=open_audit(audit_dir, chosen),
+        records=records,
+        prompt_format=", ".join(sorted({r.prompt_format for r in records}))
+        or prompt_format(audit_dir),
+        answer_set=chosen,
+        answer_sets=tuple(sorted(answer_sets(audit_dir))),
+        folder=audit_dir,
+        verification_rows=f"'{audit_dir}/verifications/**/*.parquet'",
+    )
 
 
 def listing(audit_dir: str, pattern: str) -> list[FileMetadata]:
@@ -128,24 +171,31 @@ def open_audit(audit_dir: str | Path, answer_set: str | None = None) -> duckdb.D
     if FileSystems.get_scheme(audit) is None and not Path(audit).is_dir():
         raise ValueError(f"--audit {audit} is not a directory; pass the run's output directory")
     check_whole_run(audit, "audit")
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(f"CREATE SCHEMA {SCHEMA}")
-    found = False
+    tables = {}
     for table, model in AUDIT_MODELS.items():
         try:
             files = table_files(audit, table, answer_set)
         except BeamIOError as err:  # e.g. a bucket that does not exist
             raise UsageError(f"--audit {audit} cannot be listed: {err}") from err
-        found = found or bool(files)
-        parts = [read_table(f, model) for f in files] or [arrow_schema(model).empty_table()]
-        con.register("_rows", pa.concat_tables(parts))
-        con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM _rows")
-        con.unregister("_rows")
-    if not found:
+        if files:
+            tables[table] = pa.concat_tables([read_table(f, model) for f in files])
+    if not tables:
         raise ValueError(
             f"no audit files under {audit} (expected e.g. {audit}/manifests/*.parquet)"
         )
+    return audit_connection(tables)
+
+
+def audit_connection(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB (UTC session) with one table per audit table: the rows of
+    `tables`, each in its model's derived schema; a table not among them is empty."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE SCHEMA {SCHEMA}")
+    for table, model in AUDIT_MODELS.items():
+        con.register("_rows", tables.get(table, arrow_schema(model).empty_table()))
+        con.execute(f"CREATE TABLE {SCHEMA}.{table} AS SELECT * FROM _rows")
+        con.unregister("_rows")
     return con
 
 

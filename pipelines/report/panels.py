@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from pipelines.report.audit import ViewResult, answer_sets, prompt_format, query, run_records
+from pipelines.report.audit import AuditRun, ViewResult, query
 from pipelines.report.downloads import write_csv
 from pipelines.report.markup import Panel, category, drill, excerpt, pairs_table, table
 from pipelines.report.plots import PLOTS, TIME_AXES, draw, draw_histograms
@@ -39,20 +39,19 @@ def _span(con: duckdb.DuckDBPyConnection, column: str) -> str:
     return category(low) if low == high else f"{category(low)} to {category(high)}"
 
 
-def run_panel(con: duckdb.DuckDBPyConnection, audit: str, counts: dict[str, int]) -> Panel:
+def run_panel(run: AuditRun, counts: dict[str, int]) -> Panel:
     """What ran: the run's identity from its manifests and files, and its totals."""
+    con, runs, fmt = run.con, run.records, run.prompt_format
     _, ((candidates, packed),) = query(
         con, "SELECT SUM(candidates_in), SUM(len(evidence)) FROM {s}.manifests"
     )
     _, sources = query(
         con, "SELECT source, COUNT(*) FROM {s}.dead_letters GROUP BY source ORDER BY source"
     )
-    runs = run_records(audit)
-    fmt = ", ".join(sorted({r.prompt_format for r in runs})) or prompt_format(audit)
     unrecorded = "- (no run record in runs/: a streaming run, or an older batch run)"
     records = counts["manifests"] + counts["dead_letters"]
     pairs: list[tuple[str, Any]] = [
-        ("run folder", audit),
+        ("run", run.where),
         (
             "input",
             "; ".join(f"{r.input} ({r.input_format}, shape {r.input_shape})" for r in runs)
@@ -225,9 +224,9 @@ def exclusion_panel(con: duckdb.DuckDBPyConnection, out_dir: Path) -> Panel:
     return Panel("exclusions", "Exclusions", intro, download + drill(items))
 
 
-def _verify_note(audit: str) -> str:
+def _verify_note(run: AuditRun) -> str:
     """What verification decides and does not, and how to gate on it."""
-    rows = html.escape(f"'{audit}/verifications/**/*.parquet'")
+    rows = html.escape(run.verification_rows)
     return (
         "<p>What <code>evpack verify</code> checks, deterministically: cited labels exist in "
         "the packet, no id of other evidence leaks, sentences stating figures cite a block, "
@@ -242,36 +241,33 @@ def _verify_note(audit: str) -> str:
     )
 
 
-def _set_note(audit: str, answer_set: str | None) -> str:
+def _set_note(run: AuditRun) -> str:
     """Which answer set the panel shows, and the others `--answer_set` can pick."""
+    answer_set = run.answer_set
     if answer_set is None:
         return ""
-    others = sorted(set(answer_sets(audit)) - {answer_set})
+    others = sorted(set(run.answer_sets) - {answer_set})
     rest = f" (others: {html.escape(', '.join(others))}; pick with --answer_set)" if others else ""
     return f", in answer set <code>{html.escape(answer_set)}</code>{rest}"
 
 
-def verification_panel(
-    con: duckdb.DuckDBPyConnection,
-    figures: dict[str, ViewResult],
-    audit: str,
-    answer_set: str | None,
-    out_dir: Path,
-) -> Panel:
+def verification_panel(run: AuditRun, figures: dict[str, ViewResult], out_dir: Path) -> Panel:
     """Verification by check, each failing check opened to its answers and sentences."""
+    con = run.con
     checks = figures["verification_checks"]
     _, statuses = query(
         con, "SELECT status, COUNT(*) FROM {s}.verifications GROUP BY status ORDER BY status"
     )
-    which = _set_note(audit, answer_set)
+    which = _set_note(run)
     intro = f"How model answers fared against their packets, check by check{which}."
     if not statuses:
+        folder = html.escape(run.folder or "<the run's --output>")
         hint = (
             f"No answers verified yet. Run <code>evpack verify --answers 'results/*.jsonl' "
-            f"--run {html.escape(audit)}</code> with the batch API's results, then this "
+            f"--run {folder}</code> with the batch API's results, then this "
             "report again."
         )
-        return Panel("verification", "Verification", intro, _verify_note(audit), hint)
+        return Panel("verification", "Verification", intro, _verify_note(run), hint)
     answers = sum(n for _, n in statuses)
     body = [
         f"<p>{answers} answers: " + ", ".join(f"{n} {html.escape(s)}" for s, n in statuses),
@@ -297,7 +293,7 @@ def verification_panel(
         "WHERE c.outcome = 'fail' ORDER BY c.name, v.answer_key",
     )
     body += [write_csv(out_dir, "all_failing_checks", columns, every), drill(items)]
-    return Panel("verification", "Verification", intro, "".join(body) + _verify_note(audit))
+    return Panel("verification", "Verification", intro, "".join(body) + _verify_note(run))
 
 
 def view_panel(figure: ViewResult, out_dir: Path) -> Panel:

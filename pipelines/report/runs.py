@@ -17,10 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
-import duckdb
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.report.audit import listing, run_records, totals
+from pipelines.report.audit import AuditRun, listing, totals
 from pipelines.report.markup import SCRIPT, STYLE, table
 from pipelines.report.plots import draw_trend
 from schemas.tables import OUTPUTS
@@ -59,16 +58,16 @@ def run_folders(audit: str) -> list[str]:
     return sorted(name for name in names if not name.startswith("."))
 
 
-def headline(con: duckdb.DuckDBPyConnection, run: str, name: str) -> Headline:
+def headline(run: AuditRun, name: str) -> Headline:
     """The headline figures of one run, from the tables its page reads."""
+    con = run.con
     counts = totals(con)
     (candidates,) = con.execute("SELECT SUM(candidates_in) FROM audit.manifests").fetchone()
     (passed, checked) = con.execute(
         "SELECT COUNT_IF(passed), COUNT_IF(passed IS NOT NULL) FROM audit.verifications"
     ).fetchone()
     (latest,) = con.execute("SELECT MAX(event_time) FROM audit.manifests").fetchone()
-    records = run_records(run)
-    run_id = records[-1].run_id if records else None
+    run_id = run.run_id
     received = counts["manifests"] + counts["dead_letters"]
     return Headline(
         name=name,

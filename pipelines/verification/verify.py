@@ -102,7 +102,12 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         )
     lines = p | "ReadAnswers" >> ReadAnswerLines(settings.answers, max_record_bytes)
     verified = lines | "Verify" >> VerifyAnswers(
-        prompts, manifests, parsed.requests if parsed else None, exclusions, settings.scope
+        prompts,
+        manifests,
+        parsed.requests if parsed else None,
+        exclusions,
+        settings.scope,
+        answer_set,
     )
     _ = verified.rows | "WriteRows" >> WriteParquet(
         f"{output}/verifications", answer_set, VerificationRow

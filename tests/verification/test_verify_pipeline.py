@@ -161,9 +161,11 @@ def test_rows_go_to_bigquery_too(gcp_emulators, vertex_run: Path, tmp_path: Path
         ]
     )
     client = bigquery_client(gcp_emulators.project)
-    rows = list(client.query(f"SELECT request_id, status, passed FROM `{dataset}.verifications`"))
-    assert [(r["request_id"], r["status"]) for r in rows] == [
-        (parse_prompt_line(line).key, "succeeded")
+    rows = list(
+        client.query(f"SELECT request_id, status, answer_set FROM `{dataset}.verifications`")
+    )
+    assert [(r["request_id"], r["status"], r["answer_set"]) for r in rows] == [
+        (parse_prompt_line(line).key, "succeeded", "predictions")  # the set: after the file
     ]
 
 

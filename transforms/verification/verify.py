@@ -198,7 +198,7 @@ class VerifyOutputs:
 class VerifyAnswers(beam.PTransform):
     """(numbered answer lines (`ReadAnswerLines`), prompt lines, manifests[, requests,
     exclusions]) -> verification rows, each checked in `scope`
-    (`packer.verification.checks.SCOPES`)."""
+    (`packer.verification.checks.SCOPES`) and stamped with the run's `answer_set`."""
 
     def __init__(
         self,
@@ -207,9 +207,11 @@ class VerifyAnswers(beam.PTransform):
         requests: beam.PCollection | None = None,
         exclusions: beam.PCollection | None = None,
         scope: Scope = "citation",
+        answer_set: str | None = None,
     ) -> None:
         super().__init__()
         self._scope = scope
+        self._answer_set = answer_set
         self._prompts = prompts
         self._manifests = manifests
         self._requests = requests
@@ -274,11 +276,9 @@ class VerifyAnswers(beam.PTransform):
             | "Verify" >> beam.ParDo(_Verify(self._scope), pvalue.AsSingleton(run_ids))
         )
         all_rows = (rows, resolved[ROWS]) | "AllRows" >> beam.Flatten()
-        if self._scope != "citation":  # rows not checked say the scope of their run too
-            scope = self._scope
-            all_rows = all_rows | "Scope" >> beam.Map(
-                lambda r: r.model_copy(update={"scope": scope})
-            )
+        run = {"scope": self._scope, "answer_set": self._answer_set}
+        if run != {"scope": "citation", "answer_set": None}:  # rows not checked say it too
+            all_rows = all_rows | "RunFields" >> beam.Map(lambda r: r.model_copy(update=run))
         dead = (
             answers[DEAD_LETTERS],
             prompts[DEAD_LETTERS],

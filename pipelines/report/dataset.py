@@ -1,0 +1,153 @@
+"""The runs of a BigQuery dataset, read for the report: the newest runs' rows of each audit
+table, split by run id into the runs a page reads (`audit.AuditRun`).
+
+`evpack report --bigquery_dataset my-project.evpack --out report/` reads the tables
+a batch run commits (and a streaming job inserts into) and draws the same overview
+and pages as a folder of runs: there, a run is a run id. Verifications belong to
+the run they checked (their `run_id`) and are shown one answer set at a time (their
+`answer_set`, the newest by default), as in a folder. Rows of versions before run
+ids (a null `run_id`) belong to no run and are not read.
+
+Each table is read once, for the newest `--last_runs` runs together, and every row
+is validated by its model, as rows read from files are. The run ids go into the SQL
+only after the check every run id passes (`RUN_ID`): no user string reaches it.
+Rejected: the panels querying BigQuery themselves (every panel written twice, in two
+SQL dialects, and the two would drift); one query per run and table (a round trip
+each, dozens for a page); reading whole tables (a dataset keeps every run).
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from google.api_core.exceptions import NotFound
+from google.cloud import bigquery
+
+from pipelines.command import CommandFailed, UsageError
+from pipelines.report.audit import AUDIT_MODELS, AuditRun, audit_connection
+from schemas.arrow import arrow_schema
+from schemas.run import RunRecord
+from transforms.io.bigquery import bigquery_client
+from transforms.io.reachability import dataset_problem
+from transforms.io.table_commit import RUN_ID
+
+RUN_TABLES = ("manifests", "runs")
+"""The tables whose run ids are the dataset's runs: a run packed requests (manifests), or
+committed with none (its run record)."""
+
+TIMEOUT_SECONDS = 60.0
+"""How long the dataset may stay unreachable before the report gives up."""
+
+
+def dataset_runs(dataset: str, answer_set: str | None, last_runs: int) -> list[AuditRun]:
+    """The newest `last_runs` runs of `dataset` (project.dataset), newest first, each
+    showing `answer_set` (default: its newest). A dataset that cannot be read exits 1
+    naming why; one with no runs, or without `answer_set`, exits 2."""
+    problem = dataset_problem(dataset, TIMEOUT_SECONDS, created=False)
+    if problem:
+        raise CommandFailed(problem)
+    client = bigquery_client(dataset.split(".")[0])
+    try:
+        run_ids = newest_run_ids(client, dataset, last_runs)
+        if not run_ids:
+            raise UsageError(
+                f"--bigquery_dataset {dataset} holds no run (no run id in "
+                f"{' or '.join(RUN_TABLES)}); a batch run with --bigquery_dataset writes them"
+            )
+        tables = {name: _read(client, dataset, name, run_ids) for name in AUDIT_MODELS}
+    finally:
+        client.close()
+    sets = _answer_sets(tables["verifications"])
+    if answer_set is not None and not any(answer_set in found for found in sets.values()):
+        names = ", ".join(sorted(set().union(*sets.values()))) or "none"
+        raise UsageError(
+            f"--answer_set {answer_set!r} is not among the answer sets of the newest "
+            f"{len(run_ids)} runs of {dataset}: {names}"
+        )
+    return [_run(dataset, run_id, tables, sets.get(run_id, {}), answer_set) for run_id in run_ids]
+
+
+def newest_run_ids(client: bigquery.Client, dataset: str, last_runs: int) -> list[str]:
+    """The ids of the dataset's newest runs, newest first (a run id begins with its UTC
+    start, `schemas.run.new_run_id`, so the order of the ids is the order of the runs)."""
+    found: set[str] = set()
+    for table in RUN_TABLES:
+        sql = f"SELECT DISTINCT run_id FROM `{dataset}.{table}` WHERE run_id IS NOT NULL"
+        found.update(row["run_id"] for row in _query(client, sql))
+    return sorted((r for r in found if RUN_ID.match(r)), reverse=True)[:last_runs]
+
+
+def _query(client: bigquery.Client, sql: str) -> Iterable[Any]:
+    """The rows of `sql`; none when its table does not exist (a run that wrote no such rows
+    in a dataset made before the table was)."""
+    try:
+        return client.query(sql, timeout=TIMEOUT_SECONDS).result(timeout=TIMEOUT_SECONDS)
+    except NotFound:
+        return []
+
+
+def _read(client: bigquery.Client, dataset: str, table: str, run_ids: list[str]) -> pa.Table:
+    """The rows of `table` that belong to `run_ids`, validated by the table's model, as Arrow
+    in the model's derived schema. The columns the model has are read (a table also
+    written by a newer version may have more; one by an older version, fewer); a row the
+    model refuses stops the report, naming the table."""
+    model, schema = AUDIT_MODELS[table], arrow_schema(AUDIT_MODELS[table])
+    try:
+        held = {f.name for f in client.get_table(f"{dataset}.{table}").schema}
+    except NotFound:
+        return schema.empty_table()
+    columns = ", ".join(f"`{name}`" for name in schema.names if name in held)
+    listed = ", ".join(f"'{r}'" for r in run_ids)
+    sql = f"SELECT {columns} FROM `{dataset}.{table}` WHERE run_id IN ({listed})"
+    try:
+        rows = [model.model_validate(dict(row.items())).model_dump() for row in _query(client, sql)]
+    except ValueError as err:
+        raise CommandFailed(f"{dataset}.{table} holds a row no job wrote: {err}") from err
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _answer_sets(verifications: pa.Table) -> dict[str, dict[str, Any]]:
+    """For each run id, its answer sets, each with when its newest answer was verified."""
+    sets: dict[str, dict[str, Any]] = {}
+    for row in verifications.select(["run_id", "answer_set", "verified_at"]).to_pylist():
+        run_id, name, at = row["run_id"], row["answer_set"], row["verified_at"]
+        if run_id and name:
+            run = sets.setdefault(run_id, {})
+            run[name] = max(run.get(name, at), at)
+    return sets
+
+
+def _run(
+    dataset: str,
+    run_id: str,
+    tables: dict[str, pa.Table],
+    sets: dict[str, Any],
+    wanted: str | None,
+) -> AuditRun:
+    """One run's rows of every table, its verifications of one answer set."""
+    chosen = wanted if wanted in sets else None
+    if wanted is None and sets:
+        chosen = max(sets, key=lambda s: (sets[s], s))
+    own = {name: _of_run(table, run_id) for name, table in tables.items()}
+    if chosen is not None:
+        rows = own["verifications"]
+        own["verifications"] = rows.filter(pc.equal(rows["answer_set"], chosen))
+    elif wanted is not None:  # another run has it: this one shows no answers
+        own["verifications"] = own["verifications"].slice(0, 0)
+    records = tuple(RunRecord.model_validate(r) for r in own["runs"].to_pylist())
+    return AuditRun(
+        where=f"{dataset}, run {run_id}",
+        run_id=run_id,
+        con=audit_connection(own),
+        records=records,
+        prompt_format=", ".join(sorted({r.prompt_format for r in records})) or None,
+        answer_set=chosen,
+        answer_sets=tuple(sorted(sets)),
+        folder=None,
+        verification_rows=f"`{dataset}.verifications` WHERE run_id = '{run_id}'",
+    )
+
+
+def _of_run(table: pa.Table, run_id: str) -> pa.Table:
+    return table.filter(pc.equal(table["run_id"], run_id))
