@@ -70,6 +70,7 @@ from benchmarks.stamp import machine
 from packer import Catalog, PackerRuntime, pack_request, slot_conflicts
 from packer.dedup import deduplicate
 from packer.gates import apply_gates
+from packer.question import read_question
 from packer.runtime import Memos
 from schemas import DedupConfig, PackingConfig, Request
 
@@ -413,7 +414,7 @@ def _dedup_all(
 ) -> None:
     for request, records in zip(requests, gated, strict=True):
         fresh = [replace(r, facts=memos.text_facts(r.text), derived_from=[]) for r in records]
-        deduplicate(fresh, config, memos, question=request.question)
+        deduplicate(fresh, config, memos, question=read_question(request.question))
 
 
 def report_section(result: dict[str, Any]) -> list[str]:

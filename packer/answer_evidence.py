@@ -4,7 +4,7 @@ of a passage's smaller unit (`packer.packet.Packet.unit_of`).
 A passage that goes in as a part should go in as the sentence that answers
 the question or states the passage's position on it, not its opening by
 default. A sentence is answer evidence when it holds question terms and a
-value of the kind the question asks for (`typed_claims.question_slot`: a
+value of the kind the question asks for (`question.Question.slot`: a
 number for "how many", a date for "when", a name, not one of the question's
 words, for "who" and "where"), or, for a yes/no question ("Is X free of
 ...?"), when it holds at least two of the question's terms (all, when it has
@@ -16,8 +16,8 @@ is no answer).
 import re
 from typing import Literal
 
-from packer.records import MONTHS, canonical_words
-from packer.typed_claims import question_slot
+from packer.question import Question
+from packer.records import MONTHS
 
 AnswerKind = Literal["number", "date", "name", "polar"]
 _POLAR_OPENERS = frozenset(
@@ -26,12 +26,11 @@ _POLAR_OPENERS = frozenset(
 )  # fmt: skip
 
 
-def answer_kind(question: str) -> AnswerKind | None:
+def answer_kind(question: Question) -> AnswerKind | None:
     """What answers the question: a typed value, a position (a yes/no question), or None."""
-    slot = question_slot(question)
-    if slot is not None:
-        return slot
-    words = canonical_words(question)
+    if question.slot is not None:
+        return question.slot
+    words = question.words
     return "polar" if words and words[0] in _POLAR_OPENERS else None
 
 

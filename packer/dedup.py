@@ -22,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from packer.polarity import polarity_conflicts
+from packer.question import Question
 from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
 from packer.runtime import Memos
@@ -219,7 +220,7 @@ def deduplicate(
     config: DedupConfig,
     memos: Memos,
     enabled: bool = True,
-    question: str = "",
+    question: Question | None = None,
 ) -> Deduplicated:
     """Every dedup level the config switches on, in order, then conflict detection
     by the configured rules (which runs with dedup switched off too). Records in
@@ -248,7 +249,7 @@ def deduplicate(
     if "polarity" in config.conflict_rules:
         for i, j in polarity_conflicts(kept, memos):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add("polarity")
-    if question:
+    if question is not None and question.text:
         for i, j, kind in slot_conflicts(kept, question, memos, config.conflict_rules):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add(kind)
     out.kept = kept

@@ -15,7 +15,8 @@ from packer.gates import Exclusion, apply_gates
 from packer.layout import BlockCosts, PromptLayout
 from packer.order import order_records
 from packer.outputs import Limits, PackDecisions, PackResult, Rendered, assemble
-from packer.records import Evidence, canonical_words, question_terms
+from packer.question import Question, read_question
+from packer.records import Evidence
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import Selection, SelectionPolicy, select
@@ -91,6 +92,7 @@ class _Frame:
     """What every rendering of one request shares."""
 
     request: Request
+    question: Question
     config: PackingConfig
     layout: PromptLayout
     conflicts: list[tuple[str, ...]]
@@ -157,13 +159,18 @@ class _Survivors:
 
 
 def _survivors(
-    request: Request, catalog: Catalog, config: PackingConfig, as_of: datetime, memos: Memos
+    request: Request,
+    question: Question,
+    catalog: Catalog,
+    config: PackingConfig,
+    as_of: datetime,
+    memos: Memos,
 ) -> _Survivors:
     """Gate, deduplicate and resolve the request's candidates (in evidence-id order)."""
     by_id = {c.evidence_id: c for c in request.candidates}
     in_id_order = [by_id[e] for e in sorted(by_id)]
     gated, exclusions = apply_gates(request, in_id_order, catalog, as_of, memos)
-    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, request.question)
+    dedup = deduplicate(gated, config.dedup, memos, config.enable_dedup, question)
     resolved = resolve(
         dedup.conflicts, dedup.conflict_kinds, dedup.kept, catalog, request, config.resolution
     )
@@ -200,9 +207,10 @@ def pack_request(
         request = request.model_copy(update={"facets": ()})
     limits = _limits(request, config)
     layout = layout_of(config, runtime.tokens)
-    survivors = _survivors(request, catalog, config, as_of, runtime.memos)
+    question = read_question(request.question)
+    survivors = _survivors(request, question, catalog, config, as_of, runtime.memos)
     budget, base = _evidence_budget(request, config, limits, layout)
-    frame = _Frame(request, config, layout, survivors.resolved.conflicts, base, budget)
+    frame = _Frame(request, question, config, layout, survivors.resolved.conflicts, base, budget)
     rendered, left_out = _choose(survivors.kept, frame, as_of, runtime.memos)
     _name_left_out_sides(left_out, rendered, frame.conflicts)
     for record in survivors.kept:
@@ -243,13 +251,13 @@ def _name_left_out_sides(
 def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -> SelectionPolicy:
     """The selection knobs for this request: the config's, and the budget less the
     notes known before selection."""
-    config, layout, request = frame.config, frame.layout, frame.request
+    config, layout, question = frame.config, frame.layout, frame.question
     conflict_note, conflict_member, conflict_alone, conflict_lacking = layout.conflict_note_tokens(
         widest
     )
     publishers = {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
     sources = (
-        publisher_segments(request.question, publishers)
+        publisher_segments(question, publishers)
         if config.enable_source_links and publishers
         else {}
     )
@@ -260,19 +268,19 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         per_document_cap=config.per_document_cap if config.enable_document_cap else None,
         facet_coverage=config.enable_facet_coverage,
         as_of=as_of,
-        question_terms=question_terms(request.question),
-        question=" ".join(canonical_words(request.question)),
+        question_terms=question.terms,
+        question=question.joined,
         conflict_note=conflict_note,
         conflict_member=conflict_member,
         conflict_alone=conflict_alone,
         conflict_lacking=conflict_lacking,
         conflict_sides=config.enable_sentence_units and config.enable_conflict_sides,
-        answer_kind=answer_kind(request.question),
+        answer_kind=answer_kind(question),
         claim_units=config.enable_sentence_units and config.enable_claim_units,
         sentence_units=config.enable_sentence_units,
         subject_links=config.enable_subject_links,
         named_sources=sources,
-        named_days=named_days(request.question) if sources else frozenset(),
+        named_days=named_days(question) if sources else frozenset(),
     )
 
 

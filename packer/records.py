@@ -349,13 +349,14 @@ def canonical_words_cased(text: str) -> list[str]:
     return canonical_words(text, fold=False)
 
 
-def question_terms(question: str) -> frozenset[str]:
-    """The question's content words (canonical, three characters or more, no stopwords).
+def name_words(cased: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The capitalized words of a text's cased canonical words, past the first."""
+    return frozenset(w.lower() for w in cased[1:] if w[0].isupper())
 
-    Evidence that brings terms no packed block has yet is worth more: it is
-    likely about another part of the question.
-    """
-    return frozenset(w for w in canonical_words(question) if len(w) >= 3 and w not in STOPWORDS)
+
+def content_terms(words: Iterable[str]) -> frozenset[str]:
+    """The content words among canonical `words`: three characters or more, no stopwords."""
+    return frozenset(w for w in words if len(w) >= 3 and w not in STOPWORDS)
 
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")

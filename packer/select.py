@@ -34,7 +34,7 @@ long real passage reaches the packet only as a unit); sentence units sought
 only once no passage fits whole (hotpotqa-notitle +2.8 at 256, reaching half
 the oracle gap, but ConflictNQ -13.8 at 256 and RAMDocs -3.8 at 150); a
 bonus for a passage holding a value of the question's type (a date for
-`when`, a number for `how many`, `typed_claims.question_slot`) while the
+`when`, a number for `how many`, `question.Question.slot`) while the
 packet has none (weight 0.5: HotpotQA -0.2 at 256 and 512, ConflictNQ +1.1
 at 256, hotpotqa-notitle unchanged at 256; weight 1: RAMDocs -0.4 at 150).
 

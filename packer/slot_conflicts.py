@@ -50,19 +50,18 @@ flagged 38% of normal pairs).
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
-from packer.records import STOPWORDS, Evidence, canonical_words, question_terms
+from packer.question import Question, SlotKind
+from packer.records import STOPWORDS, Evidence, canonical_words
 from packer.runtime import Memos
 from packer.typed_claims import (
     Date,
     Name,
     Quantity,
     SentenceClaims,
-    SlotKind,
-    entity_terms,
-    question_slot,
 )
 
 Value = Quantity | Date | Name
@@ -150,8 +149,19 @@ RULE_SLOTS: dict[str, tuple[SlotKind, ...]] = {"slot": ("number", "date"), "name
 measured weaker than numbers and dates (see the module docstring)."""
 
 
+def entity_terms(question: Question, named: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The question's words a passage must name to be about the same thing: the
+    content words it writes as names, or, in a question written in lower case,
+    those the passages (`named`: their names) write as names; never the words
+    that only say which kind of value is asked for. Rejected: every content word
+    ("built", "lose" in "when did the emperor lose power": fakes reword them)."""
+    terms = question.terms - question.slot_words
+    asked = question.names & terms
+    return asked or terms.intersection(*[frozenset().union(*named)])
+
+
 def slot_conflicts(
-    records: list[Evidence], question: str, memos: Memos, rules: tuple[str, ...]
+    records: list[Evidence], question: Question, memos: Memos, rules: tuple[str, ...]
 ) -> list[tuple[int, int, SlotKind]]:
     """Pairs of passages of different documents that answer the question's slot with
     different values, neither stated by the other (`packer.typed_claims`), when
@@ -166,10 +176,10 @@ def slot_conflicts(
     (flags the other numbers passages state beside the answer).
     """
     slots = {s for r in rules for s in RULE_SLOTS.get(r, ())}
-    slot = question_slot(question) if slots else None
+    slot = question.slot if slots else None
     if slot not in slots:
         return []
-    cues = question_terms(question)
+    cues = question.terms
     entities = entity_terms(
         question, (c.names for r in records for c in memos.typed_claims(r.text))
     )

@@ -8,7 +8,8 @@ from collections.abc import Set
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from packer.records import canonical_words, fold_case, question_terms
+from packer.question import Question
+from packer.records import canonical_words, content_terms, fold_case
 from packer.typed_claims import claims_of
 
 _SUBJECT = re.compile(
@@ -45,7 +46,7 @@ def publisher_of(url: str) -> str:
     return labels[-1] if labels else ""
 
 
-def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozenset[str]]:
+def publisher_segments(question: Question, publishers: Set[str]) -> dict[str, frozenset[str]]:
     """The candidates' publishers the question names, each with the content words of
     the part of the question that speaks of it: from the mention before to the next
     (the words between two mentions may speak of either).
@@ -54,7 +55,7 @@ def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozens
     first, joined or as initials ("The Verge" -> "theverge", "Sydney Morning
     Herald" -> "smh"): a lower-case word ("people", "time") names no publisher.
     """
-    words = canonical_words(question, fold=False)
+    words = list(question.cased)
     mentions: list[tuple[int, int, str]] = []
     for n in (3, 2, 1):
         for i in range(1, len(words) - n + 1):
@@ -71,17 +72,17 @@ def publisher_segments(question: str, publishers: Set[str]) -> dict[str, frozens
         low = mentions[j - 1][1] if j else 0
         high = mentions[j + 1][0] if j + 1 < len(mentions) else len(words)
         said = words[low:start] + words[end:high]
-        terms.setdefault(name, set()).update(question_terms(" ".join(said)))
+        terms.setdefault(name, set()).update(content_terms(canonical_words(" ".join(said))))
     return {name: frozenset(t) for name, t in terms.items()}
 
 
 _ISO_DAY = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")
 
 
-def named_days(question: str) -> frozenset[tuple[int | None, int, int]]:
+def named_days(question: Question) -> frozenset[tuple[int | None, int, int]]:
     """The days a question names to the day: (year or None, month, day), from
     "October 1st" or "November 24, 2023" (`typed_claims`) and ISO dates."""
-    text = " ".join(canonical_words(question))
+    text = question.joined
     days = {
         (d.year, d.month, d.day)
         for claims in claims_of(text)

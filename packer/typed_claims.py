@@ -1,5 +1,5 @@
-"""Typed claims: the numbers, dates and names each sentence states, and the question's
-slot (which kind of value answers it).
+"""Typed claims: the numbers, dates and names each sentence states (the question's slot,
+which kind of value answers it, is `packer.question`).
 
 A claim is read from a sentence's canonical words (`records.canonical_words`,
 which keeps signs, currencies and percent): a number with its sign, scale
@@ -13,14 +13,11 @@ what it measured, is `packer.slot_conflicts`.
 """
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
-from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, question_terms
+from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, name_words
 from packer.units import bounds_of
 
-SlotKind = Literal["number", "date", "name"]
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SCALES = {
     "hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
@@ -157,11 +154,6 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
     return tuple(numbers), tuple(dates)
 
 
-def _names(cased: list[str]) -> frozenset[str]:
-    """The capitalized words of a text's cased canonical words, past the first."""
-    return frozenset(w.lower() for w in cased[1:] if w[0].isupper())
-
-
 def _name_runs(cased: list[str], words: list[str]) -> tuple[Name, ...]:
     """Runs of capitalized words, stopwords left out ("The Hague" is "hague"): a run
     at the sentence's start needs two words (its first word is capitalized anyway).
@@ -192,40 +184,5 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
         cased = canonical_words(sentence, fold=False)
         numbers, dates = _read(words)
         named = _name_runs(cased, words)
-        out.append(SentenceClaims(tuple(words), done, numbers, dates, _names(cased), named))
+        out.append(SentenceClaims(tuple(words), done, numbers, dates, name_words(cased), named))
     return tuple(out)
-
-
-_NUMBER_QUESTIONS = (
-    "how many", "how much", "how long", "how old", "how tall", "how far", "how big",
-    "how high", "how large", "how deep", "what percentage", "what percent", "population",
-)  # fmt: skip
-_DATE_QUESTIONS = ("when", "what year", "which year", "what date", "what day")
-_NAME_QUESTIONS = ("who", "whom", "whose", "where")
-_SLOT_WORDS = frozenset(
-    ("many", "much", "long", "old", "tall", "far", "big", "high", "large", "deep", "percentage",
-     "percent", "population", "year", "date", "day", "number", "made", "first", "last")
-)  # fmt: skip
-
-
-def question_slot(question: str) -> SlotKind | None:
-    """What kind of value answers the question: a number, a date, or neither (None)."""
-    text = " " + " ".join(canonical_words(question)) + " "
-    if any(f" {q} " in text for q in _NUMBER_QUESTIONS):
-        return "number"
-    if any(f" {q} " in text for q in _DATE_QUESTIONS):
-        return "date"
-    if any(f" {q} " in text for q in _NAME_QUESTIONS):
-        return "name"
-    return None
-
-
-def entity_terms(question: str, named: Iterable[frozenset[str]]) -> frozenset[str]:
-    """The question's words a passage must name to be about the same thing: the
-    content words it writes as names, or, in a question written in lower case,
-    those the passages (`named`: their names) write as names; never the words
-    that only say which kind of value is asked for. Rejected: every content word
-    ("built", "lose" in "when did the emperor lose power": fakes reword them)."""
-    terms = question_terms(question) - _SLOT_WORDS
-    asked = _names(canonical_words(question, fold=False)) & terms
-    return asked or terms.intersection(*[frozenset().union(*named)])

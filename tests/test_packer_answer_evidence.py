@@ -3,7 +3,7 @@
 import pytest
 
 from packer.answer_evidence import answer_kind, answers
-from packer.records import question_terms
+from packer.question import read_question
 from packer.units import sentences_of
 
 
@@ -19,7 +19,7 @@ from packer.units import sentences_of
     ],
 )
 def test_the_kind_of_answer_a_question_asks_for(question, kind):
-    assert answer_kind(question) == kind
+    assert answer_kind(read_question(question)) == kind
 
 
 PASSAGE = (
@@ -38,8 +38,9 @@ PASSAGE = (
     ],
 )
 def test_the_sentence_that_answers(question, answering):
-    terms = question_terms(question)
-    kind = answer_kind(question) or "date"
+    asked = read_question(question)
+    terms = asked.terms
+    kind = answer_kind(asked) or "date"
     found = []
     for s in sentences_of(PASSAGE):
         held = frozenset(t for t in terms if t in s.folded)
@@ -48,7 +49,7 @@ def test_the_sentence_that_answers(question, answering):
 
 
 def test_a_name_answers_who_when_it_is_no_word_of_the_question():
-    terms = question_terms("Who directed the film Big Girl?")
+    terms = read_question("Who directed the film Big Girl?").terms
     held = frozenset({"directed"})
     said = "The film was directed by Renuka Jeyapalan in 2005."
     assert answers(said, said.lower(), "name", held, terms)

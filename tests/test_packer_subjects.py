@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
+from packer.question import read_question
 from packer.subjects import named_days, on_named_day, publisher_of, publisher_segments
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
@@ -34,7 +35,7 @@ def test_publisher_segments_name_publishers_with_what_is_said_of_each():
         "Does 'The Verge' report that chargers are cheap, while the Sydney Morning Herald "
         "says interest rates fall, as people expect?"
     )
-    segments = publisher_segments(question, {"theverge", "smh", "people", "wired"})
+    segments = publisher_segments(read_question(question), {"theverge", "smh", "people", "wired"})
     assert set(segments) == {"theverge", "smh"}  # "people" is lower case: no name
     assert {"chargers", "cheap"} <= segments["theverge"]
     assert "interest" not in segments["theverge"]
@@ -43,7 +44,7 @@ def test_publisher_segments_name_publishers_with_what_is_said_of_each():
 
 
 def test_the_questions_first_word_names_no_publisher():
-    assert publisher_segments("Who won the cup?", {"who"}) == {}
+    assert publisher_segments(read_question("Who won the cup?"), {"who"}) == {}
 
 
 @given(
@@ -51,19 +52,19 @@ def test_the_questions_first_word_names_no_publisher():
     st.sets(st.sampled_from(["theverge", "wired", "bbc", "bbcnews", "bn", "said"])),
 )
 def test_publisher_segments_name_only_known_publishers_named_capitalized(words, publishers):
-    segments = publisher_segments("Does " + " ".join(words) + "?", publishers)
+    segments = publisher_segments(read_question("Does " + " ".join(words) + "?"), publishers)
     assert set(segments) <= publishers
     assert "said" not in segments
 
 
 def test_named_days_read_month_names_and_iso_dates():
-    days = named_days("Did The Verge on 2023-11-24 and Wired on October 1st agree?")
+    days = named_days(read_question("Did The Verge on 2023-11-24 and Wired on October 1st agree?"))
     assert days == {(2023, 11, 24), (None, 10, 1)}
     assert on_named_day(datetime(2023, 11, 24, 18, tzinfo=UTC), days)
     assert on_named_day(datetime(2021, 10, 1, tzinfo=UTC), days)  # no year named
     assert not on_named_day(datetime(2023, 11, 25, tzinfo=UTC), days)
     assert not on_named_day(None, days)
-    assert named_days("What happened in 2023?") == frozenset()
+    assert named_days(read_question("What happened in 2023?")) == frozenset()
 
 
 def test_a_fact_of_the_named_publisher_wins_the_last_room():

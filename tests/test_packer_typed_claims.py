@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from packer.typed_claims import Date, Name, Quantity, claims_of, question_slot
+from packer.question import read_question
+from packer.typed_claims import Date, Name, Quantity, claims_of
 from schemas import DedupConfig, PackingConfig
 from tests.factories import candidate, document, request
 
@@ -66,7 +67,7 @@ def test_dates_are_compatible_to_their_precision():
     ],
 )
 def test_the_question_names_its_slot(question, slot):
-    assert question_slot(question) == slot
+    assert read_question(question).slot == slot
 
 
 def _pack(question, *texts, documents=None, config=SLOT):

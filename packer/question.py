@@ -1,0 +1,79 @@
+"""A request's question, read once: its canonical words, folded and as written, its content
+words, and the kind of value that answers it.
+
+Every step that weighs passages against the question reads this one reading: dedup's
+slot conflicts (`slot_conflicts`), the selection's new-terms weight and answer
+evidence (`answer_evidence`), the source links and named days (`subjects`). So the
+question is tokenized once a request, and no step reads it otherwise than another.
+Rejected: each step reading the text itself (six readings a request in five modules,
+the request's path going back and forth between `records` and `typed_claims` for it).
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from packer.records import canonical_words, content_terms, name_words
+
+SlotKind = Literal["number", "date", "name"]
+
+_NUMBER_QUESTIONS = (
+    "how many", "how much", "how long", "how old", "how tall", "how far", "how big",
+    "how high", "how large", "how deep", "what percentage", "what percent", "population",
+)  # fmt: skip
+_DATE_QUESTIONS = ("when", "what year", "which year", "what date", "what day")
+_NAME_QUESTIONS = ("who", "whom", "whose", "where")
+_SLOT_WORDS = frozenset(
+    ("many", "much", "long", "old", "tall", "far", "big", "high", "large", "deep", "percentage",
+     "percent", "population", "year", "date", "day", "number", "made", "first", "last")
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as the packer reads it (`read_question`)."""
+
+    text: str
+    words: tuple[str, ...]
+    """Its canonical words, case-folded (`records.canonical_words`)."""
+    cased: tuple[str, ...]
+    """Its canonical words as written (names are told by their capitals)."""
+    terms: frozenset[str]
+    """Its content words (`records.content_terms`): evidence bringing terms no packed
+    block has yet is likely about another part of the question."""
+    names: frozenset[str]
+    """The words it writes as names (capitalized, past its first word), folded."""
+    slot: SlotKind | None
+    """What kind of value answers it: a number, a date, a name, or none of them."""
+    slot_words: frozenset[str]
+    """Its content words that only say which kind of value is asked for ("many", "year")."""
+
+    @property
+    def joined(self) -> str:
+        """Its canonical words as one string, for phrase matching."""
+        return " ".join(self.words)
+
+
+def read_question(text: str) -> Question:
+    """The packer's one reading of a question."""
+    words, cased = tuple(canonical_words(text)), tuple(canonical_words(text, fold=False))
+    terms = content_terms(words)
+    return Question(
+        text=text,
+        words=words,
+        cased=cased,
+        terms=terms,
+        names=name_words(cased),
+        slot=_slot(" " + " ".join(words) + " "),
+        slot_words=terms & _SLOT_WORDS,
+    )
+
+
+def _slot(spaced: str) -> SlotKind | None:
+    """The slot a question (its canonical words, spaced at both ends) asks for."""
+    if any(f" {q} " in spaced for q in _NUMBER_QUESTIONS):
+        return "number"
+    if any(f" {q} " in spaced for q in _DATE_QUESTIONS):
+        return "date"
+    if any(f" {q} " in spaced for q in _NAME_QUESTIONS):
+        return "name"
+    return None
