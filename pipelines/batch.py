@@ -126,6 +126,7 @@ def build(
     packed and the records refused are counted there (`transforms.progress`). The
     run record goes to `runs/`.
     """
+    record, pack = run_record(settings), pack_transform(p, settings)  # this job's own parts
     records = p | "ReadRequests" >> ReadRecords(
         settings.input, settings.input_format, settings.max_record_bytes
     )
@@ -141,9 +142,7 @@ def build(
         delivery=PromptDelivery(settings.sink_timeout_seconds, publish_now=False),
     )
     parse = ParseRequests(settings.input_shape, settings.max_record_bytes)
-    job = parse_pack_write(
-        records, JobSteps(parse, pack_transform(p, settings), plan), DeadLetters()
-    )
+    job = parse_pack_write(records, JobSteps(parse, pack, plan), DeadLetters())
     packed, outputs = job.packed, job.outputs
     if progress_board is not None:  # not the sinks' letters: they come from packed rows
         _ = packed.manifests | "ProgressPacked" >> TrackProgress(board, PACKED, size)
@@ -152,7 +151,7 @@ def build(
     written = outputs.files
     written.append(
         p
-        | "RunRecord" >> beam.Create([run_record(settings)])
+        | "RunRecord" >> beam.Create([record])
         | "WriteRunRecord" >> WriteJsonl(settings.output, "runs")
     )
     _ = packed.prompts | "TokenPercentiles" >> PromptTokenPercentiles()
