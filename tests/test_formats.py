@@ -2,17 +2,15 @@
 
 import json
 import re
-from functools import partial
 from pathlib import Path
 
 import apache_beam as beam
 import pytest
-from apache_beam.utils.shared import Shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from packer import BUILDER_VERSION, Catalog, pack_request
+from packer import BUILDER_VERSION, Catalog, PackerRuntime, pack_request
 from packer.layout import parse_blocks
 from packer.verification.answers import parse_prompt_line
 from pipelines.options.config_file import load_config
@@ -222,22 +220,20 @@ def test_shards_never_pass_the_byte_limit(tmp_path_factory, sizes: list[int]) ->
 
 def test_a_line_past_the_headroom_is_a_dead_letter(monkeypatch) -> None:
     from schemas import DeadLetter
-    from transforms import pack
-    from transforms.catalog.side_input import SnapshotReader
+    from transforms.io.prompt_files import prompt_line
 
     monkeypatch.setattr(FORMATS["openai_batch"], "limits", FileLimits(10, 10_000, 500))
     config = PackingConfig(prompt_format="openai_batch")
-    fn = pack.PackDoFn(config, partial(SnapshotReader, Shared()), None)
-    fn.setup()
+    runtime = PackerRuntime.load(config.tokenizer)
     req = request(candidate("e1", text="A passage. " * 60), request_id="q1")
-    result = pack_request(req, Catalog([document()]), config, fn._runtime)
-    letter = fn._line(result)
+    result = pack_request(req, Catalog([document()]), config, runtime)
+    letter = prompt_line(config.format, result.prompt, result.manifest)
     assert isinstance(letter, DeadLetter)
     assert letter.stage == "format" and letter.request_id == "q1"
     assert "exceeds the 500-byte line headroom" in letter.error
-    short = pack_request(request(candidate("e1")), Catalog([document()]), config, fn._runtime)
+    short = pack_request(request(candidate("e1")), Catalog([document()]), config, runtime)
     monkeypatch.setattr(FORMATS["openai_batch"], "limits", FileLimits(10, 1_000_000, 100_000))
-    assert isinstance(fn._line(short), PromptLine)
+    assert isinstance(prompt_line(config.format, short.prompt, short.manifest), PromptLine)
 
 
 MODELS = FormatModels(
@@ -429,3 +425,29 @@ def test_every_format_module_is_registered_under_its_own_name() -> None:
         assert FORMATS[name] is fmt and fmt.name == name
     assert set(FORMATS) == modules
     assert set(FormatModels.model_fields) == {n for n, f in FORMATS.items() if f.provider}
+
+
+def test_the_pack_step_refuses_a_line_past_the_headroom_before_any_row(
+    monkeypatch, tmp_path
+) -> None:
+    """Through the batch job: a request whose line is over the headroom is one `format`
+    dead letter, with no prompt, manifest or exclusion of it; the others are written."""
+    from tests.batch_run import SAMPLES, flags, read_outputs, run_test_pipeline
+
+    args = ("--prompt_format=openai_batch", "--model=gpt-4o-mini")
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", tmp_path / "all", *args))
+    sizes = {
+        p["custom_id"]: len(json.dumps(p, ensure_ascii=False).encode("utf-8"))
+        for p in read_outputs(tmp_path / "all").prompts
+    }
+    headroom = sorted(sizes.values())[len(sizes) // 2]
+    limits = FORMATS["openai_batch"].limits
+    monkeypatch.setattr(
+        FORMATS["openai_batch"], "limits", FileLimits(limits.max_lines, limits.max_bytes, headroom)
+    )
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", tmp_path / "cut", *args))
+    cut = read_outputs(tmp_path / "cut")
+    refused = {d["request_id"] for d in cut.dead_letters if d["stage"] == "format"}
+    assert refused and {p["custom_id"] for p in cut.prompts} == set(sizes) - refused
+    assert {m["request_id"] for m in cut.manifests} == set(sizes) - refused
+    assert not refused & {x["request_id"] for x in cut.exclusions}

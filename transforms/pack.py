@@ -24,11 +24,11 @@ the process.
 
 A request the packer refuses (`PackError`, e.g. a question too long for the
 model) is a permanent error: it becomes a dead letter, never a retried
-bundle. Each prompt is also written as one line of the configured prompt
-format (`schemas.prompt_formats`), with the reserved answer from its manifest as the
-provider's `max_tokens`. A line longer than its format's per-line headroom
-could push a sharded file past the provider's limit: that request is
-dead-lettered at stage `format` and writes nothing else.
+bundle. Each prompt is also made one line of the configured prompt format by
+the prompt writer (`transforms.io.prompt_files.prompt_line`), with the reserved
+answer from its manifest as the provider's answer limit. A line longer than
+its format's per-line headroom could push a sharded file past the provider's
+limit: that request is dead-lettered at stage `format` and writes nothing else.
 """
 
 import logging
@@ -46,7 +46,7 @@ from apache_beam.utils.shared import Shared
 from apache_beam.utils.timestamp import MIN_TIMESTAMP, Timestamp
 
 from packer import PackerRuntime, pack_request
-from packer.pack import PackError, PackResult
+from packer.pack import PackError
 from packer.parsing.dead_letters import dead_letter
 from packer.parsing.names import DEAD_LETTERS, METRICS_NAMESPACE
 from schemas import (
@@ -61,6 +61,7 @@ from schemas import (
 from schemas.prompt_formats import PromptLine
 from transforms.catalog.base import CatalogProvider, CatalogReader, CatalogView
 from transforms.collector import make_full_collections_rare
+from transforms.io.prompt_files import prompt_line
 
 PROMPTS = "prompts"
 PACKED = "packed"
@@ -152,7 +153,7 @@ class PackDoFn(beam.DoFn):
             error = f"packer failed on the request: {type(err).__name__}: {err}"
             yield pvalue.TaggedOutput(DEAD_LETTERS, _pack_letter(request, error))
             return
-        line = self._line(result)
+        line = prompt_line(self._config.format, result.prompt, result.manifest)
         if isinstance(line, DeadLetter):
             yield pvalue.TaggedOutput(DEAD_LETTERS, line)
             return
@@ -170,32 +171,6 @@ class PackDoFn(beam.DoFn):
         self._progress()
         yield result.prompt
         yield pvalue.TaggedOutput(PACKED, Packed(line, result.manifest, tuple(result.exclusions)))
-
-    def _line(self, result: PackResult) -> PromptLine | DeadLetter:
-        """The prompt in the configured format, or a dead letter when it is too long."""
-        fmt = self._config.format
-        prompt = result.prompt
-        text = fmt.line(prompt, result.manifest.budget.reserved_answer)
-        headroom = fmt.limits.line_headroom
-        if headroom and len(text.encode("utf-8")) > headroom:
-            return dead_letter(
-                "format",
-                f"{fmt.name} line of {len(text.encode('utf-8'))} bytes exceeds the "
-                f"{headroom}-byte line headroom of a sharded file",
-                prompt.model_dump_json(),
-                "",
-                prompt.request_id,
-            )
-        manifest = result.manifest
-        return PromptLine(
-            prompt.request_id,
-            prompt.tenant_id,
-            prompt.builder_version,
-            text,
-            tuple(tuple(c.labels) for c in manifest.conflicts if len(c.labels) >= 2),
-            tuple(manifest.uncovered_facets),
-            manifest.prompt_sha256,
-        )
 
     def _progress(self) -> None:
         """Log this worker's rate now and then, so a long run shows it is alive."""
