@@ -191,7 +191,7 @@ def test_starting_a_command_does_not_import_what_only_some_runs_need() -> None:
             {"--catalog", "--bigtable_project", "--bigtable_instance", "--bigtable_table"},
             {"--catalog_format"},
         ),
-        (("report",), {"--audit", "--bigquery_dataset"}, {"--last_runs"}),
+        (("report",), {"--audit", "--bigquery_dataset"}, {"--last_runs", "--timeout_seconds"}),
     ],
 )
 def test_plain_commands_mark_required_flags_and_show_defaults(

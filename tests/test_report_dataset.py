@@ -135,3 +135,13 @@ def test_the_dataset_overview_renders_without_errors(dataset: str, tmp_path: Pat
     page = report.write_dataset_report(dataset, tmp_path / "report")
     dom, console = render(page, tmp_path / "profile")
     assert console == [] and 'data-images="ok"' in dom
+
+
+def test_a_dataset_out_of_reach_is_one_line_in_bounded_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("BIGQUERY_EMULATOR_HOST", "http://127.0.0.1:9")  # nothing listens
+    started = time.monotonic()
+    with pytest.raises(CommandFailed, match=r"could not be reached within --timeout_seconds=2"):
+        report.write_dataset_report("p.d", tmp_path / "r", timeout_seconds=2)
+    assert time.monotonic() - started < 30

@@ -47,7 +47,7 @@ from pathlib import Path
 from pipelines.command import CommandParser, UsageError, run_parsed
 from pipelines.options.sinks import check_literal, check_writable, dataset_name
 from pipelines.report.audit import AuditRun, folder_run, run_views, totals
-from pipelines.report.dataset import dataset_runs
+from pipelines.report.dataset import TIMEOUT_SECONDS, dataset_runs
 from pipelines.report.markup import SCRIPT, STYLE, render
 from pipelines.report.panels import (
     dead_letter_panel,
@@ -99,10 +99,11 @@ def write_dataset_report(
     views_dir: Traversable = VIEWS_DIR,
     answer_set: str | None = None,
     last_runs: int = LAST_RUNS,
+    timeout_seconds: float = TIMEOUT_SECONDS,
 ) -> Path:
     """Write the overview of the newest `last_runs` runs in a BigQuery dataset, and each
     run's page in a subfolder named by its run id (`dataset`); returns the overview."""
-    runs = dataset_runs(dataset_name(dataset), answer_set, last_runs)
+    runs = dataset_runs(dataset_name(dataset), answer_set, last_runs, timeout_seconds)
     named = ((run.run_id or run.where, run) for run in runs)
     return _overview(f"--bigquery_dataset {dataset}", dataset, named, out_dir, views_dir)
 
@@ -194,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --bigquery_dataset: how many of the newest runs to read",
     )
     parser.add_argument(
+        "--timeout_seconds",
+        type=_positive,
+        default=TIMEOUT_SECONDS,
+        help="with --bigquery_dataset: how long BigQuery may stay unreachable",
+    )
+    parser.add_argument(
         "--views",
         type=Path,
         default=VIEWS_DIR,
@@ -206,7 +213,12 @@ def _write(args: argparse.Namespace) -> int:
     check_writable(str(args.out), "out")  # a file there, or no write access: one line
     if args.bigquery_dataset is not None:
         page = write_dataset_report(
-            args.bigquery_dataset, args.out, args.views, args.answer_set, args.last_runs
+            args.bigquery_dataset,
+            args.out,
+            args.views,
+            args.answer_set,
+            args.last_runs,
+            args.timeout_seconds,
         )
     else:
         page = write_report(args.audit, args.out, args.views, args.answer_set)

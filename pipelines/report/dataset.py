@@ -36,26 +36,30 @@ RUN_TABLES = ("manifests", "runs")
 """The tables whose run ids are the dataset's runs: a run packed requests (manifests), or
 committed with none (its run record)."""
 
-TIMEOUT_SECONDS = 60.0
-"""How long the dataset may stay unreachable before the report gives up."""
+TIMEOUT_SECONDS = 60
+"""How long the dataset may stay unreachable before the report gives up, by default."""
 
 
-def dataset_runs(dataset: str, answer_set: str | None, last_runs: int) -> list[AuditRun]:
+def dataset_runs(
+    dataset: str, answer_set: str | None, last_runs: int, timeout_seconds: float = TIMEOUT_SECONDS
+) -> list[AuditRun]:
     """The newest `last_runs` runs of `dataset` (project.dataset), newest first, each
-    showing `answer_set` (default: its newest). A dataset that cannot be read exits 1
-    naming why; one with no runs, or without `answer_set`, exits 2."""
-    problem = dataset_problem(dataset, TIMEOUT_SECONDS, created=False)
+    showing `answer_set` (default: its newest). A dataset that cannot be read within
+    `timeout_seconds` exits 1 naming why; one with no runs, or without `answer_set`, 2."""
+    problem = dataset_problem(dataset, timeout_seconds, False, "timeout_seconds")
     if problem:
         raise CommandFailed(problem)
     client = bigquery_client(dataset.split(".")[0])
     try:
-        run_ids = newest_run_ids(client, dataset, last_runs)
+        run_ids = newest_run_ids(client, dataset, last_runs, timeout_seconds)
         if not run_ids:
             raise UsageError(
                 f"--bigquery_dataset {dataset} holds no run (no run id in "
                 f"{' or '.join(RUN_TABLES)}); a batch run with --bigquery_dataset writes them"
             )
-        tables = {name: _read(client, dataset, name, run_ids) for name in AUDIT_MODELS}
+        tables = {
+            name: _read(client, dataset, name, run_ids, timeout_seconds) for name in AUDIT_MODELS
+        }
     finally:
         client.close()
     sets = _answer_sets(tables["verifications"])
@@ -68,40 +72,49 @@ def dataset_runs(dataset: str, answer_set: str | None, last_runs: int) -> list[A
     return [_run(dataset, run_id, tables, sets.get(run_id, {}), answer_set) for run_id in run_ids]
 
 
-def newest_run_ids(client: bigquery.Client, dataset: str, last_runs: int) -> list[str]:
+def newest_run_ids(
+    client: bigquery.Client, dataset: str, last_runs: int, timeout_seconds: float
+) -> list[str]:
     """The ids of the dataset's newest runs, newest first (a run id begins with its UTC
     start, `schemas.run.new_run_id`, so the order of the ids is the order of the runs)."""
     found: set[str] = set()
     for table in RUN_TABLES:
         sql = f"SELECT DISTINCT run_id FROM `{dataset}.{table}` WHERE run_id IS NOT NULL"
-        found.update(row["run_id"] for row in _query(client, sql))
+        found.update(row["run_id"] for row in _query(client, sql, timeout_seconds))
     return sorted((r for r in found if RUN_ID.match(r)), reverse=True)[:last_runs]
 
 
-def _query(client: bigquery.Client, sql: str) -> Iterable[Any]:
+def _query(client: bigquery.Client, sql: str, timeout_seconds: float) -> Iterable[Any]:
     """The rows of `sql`; none when its table does not exist (a run that wrote no such rows
     in a dataset made before the table was)."""
     try:
-        return client.query(sql, timeout=TIMEOUT_SECONDS).result(timeout=TIMEOUT_SECONDS)
+        return client.query(sql, timeout=timeout_seconds).result(timeout=timeout_seconds)
     except NotFound:
         return []
 
 
-def _read(client: bigquery.Client, dataset: str, table: str, run_ids: list[str]) -> pa.Table:
+def _read(
+    client: bigquery.Client, dataset: str, table: str, run_ids: list[str], timeout_seconds: float
+) -> pa.Table:
     """The rows of `table` that belong to `run_ids`, validated by the table's model, as Arrow
     in the model's derived schema. The columns the model has are read (a table also
     written by a newer version may have more; one by an older version, fewer); a row the
     model refuses stops the report, naming the table."""
     model, schema = AUDIT_MODELS[table], arrow_schema(AUDIT_MODELS[table])
     try:
-        held = {f.name for f in client.get_table(f"{dataset}.{table}").schema}
+        held = {
+            f.name for f in client.get_table(f"{dataset}.{table}", timeout=timeout_seconds).schema
+        }
     except NotFound:
         return schema.empty_table()
     columns = ", ".join(f"`{name}`" for name in schema.names if name in held)
     listed = ", ".join(f"'{r}'" for r in run_ids)
     sql = f"SELECT {columns} FROM `{dataset}.{table}` WHERE run_id IN ({listed})"
     try:
-        rows = [model.model_validate(dict(row.items())).model_dump() for row in _query(client, sql)]
+        rows = [
+            model.model_validate(dict(row.items())).model_dump()
+            for row in _query(client, sql, timeout_seconds)
+        ]
     except ValueError as err:
         raise CommandFailed(f"{dataset}.{table} holds a row no job wrote: {err}") from err
     return pa.Table.from_pylist(rows, schema=schema)

@@ -47,8 +47,14 @@ def _retry(timeout_seconds: float) -> Retry:
     )
 
 
-def _problem(what: str, call: Callable[[], object], timeout_seconds: float) -> str | None:
-    """What is wrong with reaching `what` by `call`, or None when it answered."""
+def _problem(
+    what: str,
+    call: Callable[[], object],
+    timeout_seconds: float,
+    timeout_flag: str = "sink_timeout_seconds",
+) -> str | None:
+    """What is wrong with reaching `what` by `call`, or None when it answered (`timeout_flag`:
+    the flag that set `timeout_seconds`)."""
     try:
         call()
     except api_exceptions.NotFound:
@@ -58,7 +64,7 @@ def _problem(what: str, call: Callable[[], object], timeout_seconds: float) -> s
     except (api_exceptions.RetryError, *_UNAVAILABLE) as err:
         cause = getattr(err, "cause", None) or err
         return (
-            f"{what} could not be reached within --sink_timeout_seconds={timeout_seconds:g} "
+            f"{what} could not be reached within --{timeout_flag}={timeout_seconds:g} "
             f"({type(cause).__name__})"
         )
     except Exception as err:  # anything else the service said: name it, do not start
@@ -97,7 +103,12 @@ def pubsub_problems(
     return [problem for problem in found if problem]
 
 
-def dataset_problem(dataset: str | None, timeout_seconds: float, created: bool) -> str | None:
+def dataset_problem(
+    dataset: str | None,
+    timeout_seconds: float,
+    created: bool,
+    timeout_flag: str = "sink_timeout_seconds",
+) -> str | None:
     """The problem of the BigQuery dataset `dataset` (project.dataset), if any; a missing one
     is fine when the job is to create it (`created`)."""
     if dataset is None:
@@ -115,6 +126,6 @@ def dataset_problem(dataset: str | None, timeout_seconds: float, created: bool) 
             return None
 
     try:
-        return _problem(f"--bigquery_dataset {dataset}", read, timeout_seconds)
+        return _problem(f"--bigquery_dataset {dataset}", read, timeout_seconds, timeout_flag)
     finally:
         client.close()
