@@ -7,14 +7,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from pipelines import report
 from pipelines.batch import run
 from pipelines.command import CommandFailed, UsageError
+from pipelines.verification import verify
 from tests.audit_rows import VERIFICATIONS
 from tests.batch_run import SAMPLES, flags
-from tests.test_report_browser import render
+from tests.test_report_browser import ANSWERS, render
 from transforms.io.bigquery import bigquery_client, to_bigquery_row
 
 pytestmark = pytest.mark.emulators
@@ -145,3 +147,31 @@ def test_a_dataset_out_of_reach_is_one_line_in_bounded_time(
     with pytest.raises(CommandFailed, match=r"could not be reached within --timeout_seconds=2"):
         report.write_dataset_report("p.d", tmp_path / "r", timeout_seconds=2)
     assert time.monotonic() - started < 30
+
+
+def test_a_run_whose_rows_went_to_bigquery_is_verified_there_and_reported_with_them(
+    gcp_emulators, tmp_path: Path
+) -> None:
+    """`evpack verify` of a batch run with `--bigquery_dataset` (no manifests in its folder)
+    reads its manifests from the dataset by the run's id, and its verifications show on the
+    run's page of the dataset report."""
+    name = f"{gcp_emulators.project}.verified_runs"
+    folder = tmp_path / "run"
+    args = ("--prompt_format=anthropic_batch", f"--bigquery_dataset={name}")
+    run(flags(SAMPLES / "requests.jsonl", folder, *args))
+    assert not list(folder.glob("manifests/*"))
+    verify_args = [f"--answers={ANSWERS}", f"--run={folder}", "--runner=FnApiRunner"]
+    with pytest.raises(ValueError, match="add --bigquery_dataset"):
+        verify.run(verify_args)
+    verify.run([*verify_args, f"--bigquery_dataset={name}"])
+    ((run_id,),) = _count(name, "SELECT run_id FROM `{d}.runs`")
+    rows = _count(name, "SELECT run_id, answer_set, passed FROM `{d}.verifications`")
+    assert len(rows) == len(pq.read_table(folder / "verifications" / ANSWERS.stem).to_pylist())
+    assert {r[1] for r in rows} == {ANSWERS.stem}
+    assert {r[0] for r in rows} <= {run_id, None}  # null: an answer to no request of the run
+    checked = [r[2] for r in rows if r[0] == run_id and r[2] is not None]
+    assert checked
+    page = report.write_dataset_report(name, tmp_path / "report")
+    (row,) = [r for r in _rows(page.read_text(encoding="utf-8")) if r]
+    assert row[0] == run_id
+    assert float(row[6]) == pytest.approx(sum(checked) / len(checked), abs=5e-4)

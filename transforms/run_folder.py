@@ -129,6 +129,18 @@ def read_record(output: str) -> dict[str, Any] | None:
     return record
 
 
+def recorded_run_id(output: str) -> str | None:
+    """The id of the run whose record is in `output/runs/` (the newest, if several); None
+    for a folder without one (a streaming run, or a version before run ids)."""
+    ids = []
+    for path in matched([f"{output}/runs/*.jsonl"]):
+        with FileSystems.open(path) as handle:
+            for line in handle.read().decode("utf-8").split("\n"):
+                if line.strip():
+                    ids.append(json.loads(line).get("run_id") or "")
+    return max(ids, default="") or None
+
+
 def cut_off(staging: str) -> bool:
     """Whether the commit of `staging` moved some files and not all: a process killed
     during it (or a commit under way). Its plan writes the run record into staging

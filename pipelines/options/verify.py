@@ -23,6 +23,7 @@ from pipelines.options.sinks import (
 from pipelines.options.stored_run import StoredRunOptions, check_whole_run
 from schemas.verification import Scope
 from transforms.record_files import matching_files
+from transforms.run_folder import recorded_run_id
 
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -151,6 +152,9 @@ class VerifySettings:
     limit: FailureLimit | None
     overwrite: bool
     scope: Scope = "citation"
+    rows_in_dataset: str | None = None
+    """The run's id, when its manifests and exclusions are read from `dataset` (its audit
+    rows went to BigQuery), not from its folder."""
 
 
 def _require_files(pattern: str, what: str) -> None:
@@ -180,7 +184,7 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
     check_literal(run_dir, "run")
     check_whole_run(run_dir, "run")
     _require_files(opts.answers, "--answers")
-    _require_files(f"{run_dir}/manifests/*.parquet", "--run manifests")
+    rows_in_dataset = _audit_rows_in(run_dir, sinks.bigquery_dataset)
     _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
     if opts.requests:
         _require_files(opts.requests, "--requests")
@@ -203,7 +207,28 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         limit=limit,
         overwrite=sinks.overwrite,
         scope=opts.scope,  # argparse allows only SCOPES
+        rows_in_dataset=rows_in_dataset,
     )
+
+
+def _audit_rows_in(run_dir: str, dataset: str | None) -> str | None:
+    """None when the run's manifests are files in its folder; else the run's id, its rows
+    read from `dataset` (a batch run with `--bigquery_dataset` writes its audit rows
+    there and its prompts and run record to its folder)."""
+    if matching_files(f"{run_dir}/manifests/*.parquet"):
+        return None
+    run_id = recorded_run_id(run_dir)
+    if dataset is None or run_id is None:
+        raise ValueError(
+            f"--run manifests {run_dir + '/manifests/*.parquet'!r} match no file"
+            + (
+                f"; a run whose audit rows went to BigQuery is verified with its dataset: "
+                f"add --bigquery_dataset (run {run_id})"
+                if run_id
+                else ""
+            )
+        )
+    return run_id
 
 
 @dataclass(frozen=True)

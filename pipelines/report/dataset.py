@@ -8,10 +8,9 @@ the run they checked (their `run_id`) and are shown one answer set at a time (th
 `answer_set`, the newest by default), as in a folder. Rows of versions before run
 ids (a null `run_id`) belong to no run and are not read.
 
-Each table is read once, for the newest `--last_runs` runs together, and every row
-is validated by its model, as rows read from files are. The run ids go into the SQL
-only after the check every run id passes (`RUN_ID`): no user string reaches it.
-Rejected: the panels querying BigQuery themselves (every panel written twice, in two
+Each table is read once, for the newest `--last_runs` runs together
+(`transforms.io.run_rows`: every row validated by its model, as rows read from files
+are). Rejected: the panels querying BigQuery themselves (every panel written twice, in two
 SQL dialects, and the two would drift); one query per run and table (a round trip
 each, dozens for a page); reading whole tables (a dataset keeps every run).
 """
@@ -30,6 +29,7 @@ from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from transforms.io.bigquery import bigquery_client
 from transforms.io.reachability import dataset_problem
+from transforms.io.run_rows import ForeignRow, run_rows
 from transforms.io.table_commit import RUN_ID
 
 RUN_TABLES = ("manifests", "runs")
@@ -96,28 +96,15 @@ def _query(client: bigquery.Client, sql: str, timeout_seconds: float) -> Iterabl
 def _read(
     client: bigquery.Client, dataset: str, table: str, run_ids: list[str], timeout_seconds: float
 ) -> pa.Table:
-    """The rows of `table` that belong to `run_ids`, validated by the table's model, as Arrow
-    in the model's derived schema. The columns the model has are read (a table also
-    written by a newer version may have more; one by an older version, fewer); a row the
-    model refuses stops the report, naming the table."""
-    model, schema = AUDIT_MODELS[table], arrow_schema(AUDIT_MODELS[table])
-    try:
-        held = {
-            f.name for f in client.get_table(f"{dataset}.{table}", timeout=timeout_seconds).schema
-        }
-    except NotFound:
-        return schema.empty_table()
-    columns = ", ".join(f"`{name}`" for name in schema.names if name in held)
-    listed = ", ".join(f"'{r}'" for r in run_ids)
-    sql = f"SELECT {columns} FROM `{dataset}.{table}` WHERE run_id IN ({listed})"
+    """The rows of `table` that belong to `run_ids` (`transforms.io.run_rows`), as Arrow in
+    the model's derived schema; a row the model refuses stops the report, naming the table."""
     try:
         rows = [
-            model.model_validate(dict(row.items())).model_dump()
-            for row in _query(client, sql, timeout_seconds)
+            row.model_dump() for row in run_rows(client, dataset, table, run_ids, timeout_seconds)
         ]
-    except ValueError as err:
-        raise CommandFailed(f"{dataset}.{table} holds a row no job wrote: {err}") from err
-    return pa.Table.from_pylist(rows, schema=schema)
+    except ForeignRow as err:
+        raise CommandFailed(str(err)) from err
+    return pa.Table.from_pylist(rows, schema=arrow_schema(AUDIT_MODELS[table]))
 
 
 def _answer_sets(verifications: pa.Table) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,11 @@ the run, so `evpack report --audit <run>` shows them) and unreadable lines to
 `results`), so a second answer set (a retry, another model) goes beside the
 first; the same set again needs `--overwrite`. With `--bigquery_dataset
 PROJECT.DATASET` the rows are also inserted into its `verifications` table
-(created when missing; rows BigQuery rejects are dead letters too).
+(created when missing; rows BigQuery rejects are dead letters too); a run
+whose audit rows went to that dataset (a batch run with `--bigquery_dataset`:
+no manifests in its folder) has its manifests and exclusions read from it,
+by the run id of its run record, so `evpack report --bigquery_dataset` shows
+the answers beside the run they checked.
 
 `--scope packet` checks every figure, date and quote of an answer against the
 whole packet and skips the citation checks (answers to prompts that asked for
@@ -39,6 +43,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
+from pydantic import BaseModel
 
 from pipelines.command import run_command
 from pipelines.options.help import CommandHelp
@@ -55,6 +60,7 @@ from schemas.tables import OUTPUTS
 from schemas.verification import Scope, VerificationRow
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
 from transforms.io.row_files import WriteJsonl, WriteParquet, output_prefix
+from transforms.io.run_rows import ReadRunRows
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.run_folder import prompt_line_globs
@@ -67,6 +73,8 @@ SCOPE_NOTES: dict[Scope, str] = {
     "packet": "packet: every figure, date and quote against the whole packet; "
     "citation checks skipped",
 }
+ROWS_TIMEOUT_SECONDS = 60
+"""How long each call reading a run's rows from BigQuery may wait for an answer."""
 GATE_EXCEEDED = 1
 """Exit status when `--max_failed` is exceeded (2 stays a usage error)."""
 
@@ -81,19 +89,11 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         for k, pattern in enumerate(globs)
     ]
     prompts = tuple(read) | "AllPrompts" >> beam.Flatten()
-    manifests = (
-        p
-        | "ReadManifests" >> ReadFromParquet(f"{run}/manifests/*.parquet")
-        | "Manifest" >> beam.Map(ManifestRow.model_validate)
-    )
+    manifests = _audit_rows(p, settings, "manifests", ManifestRow)
     exclusions = None
     parsed = None
     if requests is not None:
-        exclusions = (
-            p
-            | "ReadExclusions" >> ReadFromParquet(f"{run}/exclusions/*.parquet")
-            | "Exclusion" >> beam.Map(ExclusionRecord.model_validate)
-        )
+        exclusions = _audit_rows(p, settings, "exclusions", ExclusionRecord)
         parsed = (
             p
             | "ReadRequests"
@@ -119,6 +119,23 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         )
         dead_letters = (dead_letters, rejected) | "AllDeadLetters" >> beam.Flatten()
     _ = dead_letters | "WriteDeadLetters" >> WriteJsonl(f"{output}/verify_dead_letters", answer_set)
+
+
+def _audit_rows(
+    p: beam.Pipeline, settings: VerifySettings, table: str, model: type[BaseModel]
+) -> beam.PCollection:
+    """The run's rows of one audit table: its folder's Parquet files, or, for a run whose
+    audit rows went to BigQuery, its rows in the dataset (`transforms.io.run_rows`)."""
+    name = f"Read{table.title()}"
+    if settings.rows_in_dataset is not None and settings.dataset is not None:
+        return p | name >> ReadRunRows(
+            settings.dataset, table, settings.rows_in_dataset, ROWS_TIMEOUT_SECONDS
+        )
+    return (
+        p
+        | name >> ReadFromParquet(f"{settings.run}/{table}/*.parquet")
+        | f"{model.__name__}s" >> beam.Map(model.model_validate)
+    )
 
 
 def _set_files(output: str, answer_set: str) -> list[str]:
