@@ -8,6 +8,8 @@ import pyarrow.parquet as pq
 from apache_beam.testing import test_pipeline
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import FixedWindows, TimestampedValue
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schemas import ManifestRow
 from tests.audit_rows import MANIFESTS
@@ -78,3 +80,17 @@ def test_parquet_from_the_checks_arrow_batches_is_the_file_of_the_rows(tmp_path:
     [from_batches] = (tmp_path / "batches" / "manifests").glob("*.parquet")
     assert from_batches.read_bytes() == from_rows.read_bytes()
     assert pq.read_table(from_batches).num_rows == len(rows)
+
+
+@given(st.binary(), st.text(st.characters(codec="utf-8")))
+def test_a_staged_prompt_reads_back_as_its_line_and_anything_else_as_it_is(
+    raw: bytes, line: str
+) -> None:
+    """`unqueued` (verify's reader of a run's outbox) never raises: a staged prompt gives
+    its line as a prompt file holds it, any other bytes come back for the reader to refuse."""
+    from schemas.prompt_formats import PromptLine
+    from transforms.sinks import queued, unqueued
+
+    staged = queued(PromptLine("q1", "acme", "bv", line, (("E1", "E2"),), ("pto",), "ab"))
+    assert unqueued(staged.model_dump_json().encode("utf-8")) == line.encode("utf-8")
+    assert unqueued(raw) == raw  # no staged prompt: random bytes never spell one

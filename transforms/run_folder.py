@@ -39,6 +39,13 @@ def prompt_line_globs(output: str) -> list[str]:
     return [pattern for pattern in globs if matched([pattern])]
 
 
+def staged_prompt_glob(output: str) -> str | None:
+    """The glob of the prompts a run with `--prompts_topic` staged for its topic (`outbox/`,
+    each line a `schemas.QueuedPrompt` around its prompt line), if it matches files."""
+    pattern = f"{output}/outbox/*.jsonl"
+    return pattern if matched([pattern]) else None
+
+
 def files_under(directory: str) -> list[str]:
     """Every file below `directory` (none if it does not exist)."""
     return matched([f"{directory}/**"])

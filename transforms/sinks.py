@@ -154,6 +154,17 @@ def queued(line: PromptLine) -> QueuedPrompt:
     )
 
 
+def unqueued(raw: bytes) -> bytes:
+    """The prompt line of a staged prompt (`queued`), as the bytes of a prompt file's line,
+    for readers of a run's prompt lines (`evpack verify` of a run with `--prompts_topic`);
+    a line that is no staged prompt is given back as it is, for the reader to refuse as
+    it refuses any unreadable line."""
+    try:
+        return QueuedPrompt.model_validate_json(raw).line.encode("utf-8")
+    except ValueError:
+        return raw
+
+
 @dataclass(frozen=True)
 class PromptDelivery:
     """How the prompts leave a job: published now by the job (streaming), with

@@ -23,7 +23,7 @@ from pipelines.options.sinks import (
 from pipelines.options.stored_run import StoredRunOptions, check_whole_run
 from schemas.verification import Scope
 from transforms.record_files import matching_files
-from transforms.run_folder import recorded_run_id
+from transforms.run_folder import prompt_line_globs, recorded_run_id, staged_prompt_glob
 
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -185,7 +185,8 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
     check_whole_run(run_dir, "run")
     _require_files(opts.answers, "--answers")
     rows_in_dataset = _audit_rows_in(run_dir, sinks.bigquery_dataset)
-    _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
+    if not prompt_line_globs(run_dir) and staged_prompt_glob(run_dir) is None:
+        _require_files(f"{run_dir}/prompts/*.jsonl", "--run prompts")
     if opts.requests:
         _require_files(opts.requests, "--requests")
     output = (sinks.output or run_dir).rstrip("/")

@@ -4,7 +4,8 @@
         [--answer_set NAME] [--max_failed 0 | 25 | 2%] [--output out/run1] [--overwrite] \\
         [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet]
 
-`--run` is the batch job's `--output` (prompts/, manifests/, exclusions/);
+`--run` is the batch job's `--output` (prompts/, or the outbox/ a run with
+`--prompts_topic` staged them in, manifests/, exclusions/);
 `--requests` the request files it read, which enables the excluded-text check.
 Rows go to `<output>/verifications/<answer set>/` (Parquet; default output:
 the run, so `evpack report --audit <run>` shows them) and unreadable lines to
@@ -63,8 +64,8 @@ from transforms.io.row_files import WriteJsonl, WriteParquet, output_prefix
 from transforms.io.run_rows import ReadRunRows
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
-from transforms.run_folder import prompt_line_globs
-from transforms.sinks import verification_row_id
+from transforms.run_folder import prompt_line_globs, staged_prompt_glob
+from transforms.sinks import unqueued, verification_row_id
 from transforms.verification.verify import ReadAnswerLines, VerifyAnswers
 
 VERIFY_OUTPUTS = ("verifications", "verify_dead_letters")
@@ -83,11 +84,18 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
     """Compose the verification job."""
     run, requests, max_record_bytes = settings.run, settings.requests, settings.max_record_bytes
     output, answer_set, dataset = settings.output, settings.answer_set, settings.dataset
-    globs = prompt_line_globs(run) or [f"{run}/prompts/*.jsonl"]  # held ones, answered later
+    staged = staged_prompt_glob(run)  # a run with --prompts_topic: lines staged for it
+    globs = prompt_line_globs(run) or ([] if staged else [f"{run}/prompts/*.jsonl"])
     read = [
         p | f"ReadPrompts{k or ''}" >> ReadRecords(pattern, "jsonl")
         for k, pattern in enumerate(globs)
-    ]
+    ]  # held ones too: answered later
+    if staged is not None:
+        read.append(
+            p
+            | "ReadStagedPrompts" >> ReadRecords(staged, "jsonl")
+            | "Unqueued" >> beam.MapTuple(lambda source, text: (source, unqueued(text)))
+        )
     prompts = tuple(read) | "AllPrompts" >> beam.Flatten()
     manifests = _audit_rows(p, settings, "manifests", ManifestRow)
     exclusions = None

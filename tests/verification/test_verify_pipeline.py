@@ -259,3 +259,30 @@ def test_an_answer_line_over_the_record_limit_is_cut_off_not_held(tmp_path: Path
     (first, (_, number, big), last) = numbered_lines(str(path), limit=1000)
     assert first[1:] == (1, b'{"a": 1}') and last[1:] == (3, b'{"b": 2}')
     assert number == 2 and isinstance(big, Unreadable) and "max_record_bytes" in big.reason
+
+
+@pytest.mark.emulators
+def test_a_run_that_sent_its_prompts_to_a_topic_is_verified_from_its_outbox(
+    gcp_emulators, tmp_path: Path
+) -> None:
+    """A batch run with `--prompts_topic` keeps its prompt lines in `outbox/` (no
+    `prompts/`): verify reads them there, to the same rows as the run that wrote files."""
+    from tests.stream_harness import Routes
+    from tests.test_report_browser import ANSWERS
+
+    routes = Routes(gcp_emulators.project, "verify-outbox")
+    routes.create()
+    fmt = "--prompt_format=anthropic_batch"
+    files, sent = tmp_path / "files", tmp_path / "sent"
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", files, fmt))
+    from pipelines.batch import run
+
+    run(flags(SAMPLES / "requests.jsonl", sent, fmt, f"--prompts_topic={routes.topic('prompts')}"))
+    assert not glob.glob(f"{sent}/prompts/*") and glob.glob(f"{sent}/outbox/*.jsonl")
+    verdicts = []
+    for folder in (files, sent):
+        verify.run([f"--answers={ANSWERS}", f"--run={folder}", "--runner=FnApiRunner"])
+        rows = _parquet(f"{folder}/verifications/**/*.parquet")
+        verdicts.append(sorted((r["answer_key"], r["status"], r["passed"]) for r in rows))
+    assert verdicts[0] == verdicts[1]
+    assert any(status == "succeeded" for _, status, _ in verdicts[1])
