@@ -124,7 +124,12 @@ def test_a_view_whose_every_value_is_zero_is_a_table_not_an_empty_chart(
     assert "Every value is 0 in this run" in section and "<td>bv1</td>" in section
 
 
-def test_every_drill_down_row_is_in_its_csv(audit_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_rows", [1, 3, 10_000])
+def test_every_drill_down_row_is_in_its_csv(
+    audit_dir: Path, tmp_path: Path, stream_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Streamed a batch at a time (`audit.streamed`): every row, whatever the batch size."""
+    monkeypatch.setattr("pipelines.report.audit.STREAM_ROWS", stream_rows)
     page = write_report(audit_dir, tmp_path / "report").read_text(encoding="utf-8")
     con = open_audit(audit_dir)
     for name, table in (("all_exclusions", "exclusions"), ("all_dead_letters", "dead_letters")):
@@ -133,6 +138,7 @@ def test_every_drill_down_row_is_in_its_csv(audit_dir: Path, tmp_path: Path) -> 
             rows = list(csv.reader(handle))
         (count,) = con.execute(f"SELECT COUNT(*) FROM audit.{table}").fetchone()
         assert len(rows) - 1 == count and rows[0][0] in ("request_id", "stage")
+        assert f"All {count} rows (CSV)" in page
 
 
 @given(st.lists(st.text(), min_size=1, max_size=5))

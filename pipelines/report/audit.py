@@ -12,7 +12,7 @@ than drawn as a run; a folder without a record (streaming, or older runs) is
 read as it is.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,6 +237,24 @@ def query(
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     result = con.execute(sql.replace("{s}", SCHEMA), list(params))
     return tuple(d[0] for d in result.description), result.fetchall()
+
+
+STREAM_ROWS = 10_000
+"""Rows fetched at a time by `streamed`."""
+
+
+def streamed(
+    con: duckdb.DuckDBPyConnection, sql: str
+) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
+    """As `query`, the rows fetched `STREAM_ROWS` at a time as they are read (on a cursor
+    of its own, so other queries may run meanwhile)."""
+    result = con.cursor().execute(sql.replace("{s}", SCHEMA))
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        while batch := result.fetchmany(STREAM_ROWS):
+            yield from batch
+
+    return tuple(d[0] for d in result.description), rows()
 
 
 def totals(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from pipelines.report.audit import AuditRun, ViewResult, query
+from pipelines.report.audit import AuditRun, ViewResult, query, streamed
 from pipelines.report.downloads import write_csv
 from pipelines.report.markup import Panel, category, drill, excerpt, pairs_table, table
 from pipelines.report.plots import PLOTS, TIME_AXES, draw, draw_histograms
@@ -155,7 +155,7 @@ def dead_letter_panel(
     for row in errors.rows:
         by_stage[row[0]].append(row)
     stages = sorted(by_stage.items(), key=lambda kv: (-sum(r[2] for r in kv[1]), kv[0]))
-    columns, every = query(
+    columns, every = streamed(
         con,
         "SELECT stage, error, source, request_id, payload FROM {s}.dead_letters "
         "ORDER BY stage, error, source, payload",
@@ -215,7 +215,7 @@ def exclusion_panel(con: duckdb.DuckDBPyConnection, out_dir: Path) -> Panel:
         )
         summary = f"{html.escape(reason)}: {count} candidates in {requests} requests"
         items.append((summary, table(columns, rows)))
-    columns, every = query(
+    columns, every = streamed(
         con,
         "SELECT request_id, tenant_id, evidence_id, document_id, reason, detail "
         "FROM {s}.exclusions ORDER BY reason, request_id, evidence_id",
@@ -286,7 +286,7 @@ def verification_panel(run: AuditRun, figures: dict[str, ViewResult], out_dir: P
         )
         summary = f"{html.escape(name)}: {failed} failing answers"
         items.append((summary, table(columns, rows, "wrap")))
-    columns, every = query(
+    columns, every = streamed(
         con,
         "SELECT v.answer_key, v.request_id, c.name AS check, c.offending, c.sentences, c.detail "
         "FROM {s}.verifications AS v, UNNEST(v.checks) AS t(c) "
