@@ -29,7 +29,7 @@ from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from transforms.io.bigquery import bigquery_client
 from transforms.io.reachability import dataset_problem
-from transforms.io.run_rows import ForeignRow, run_rows
+from transforms.io.run_rows import InvalidAuditRow, run_rows
 from transforms.io.table_commit import RUN_ID
 
 RUN_TABLES = ("manifests", "runs")
@@ -102,7 +102,7 @@ def _read(
         rows = [
             row.model_dump() for row in run_rows(client, dataset, table, run_ids, timeout_seconds)
         ]
-    except ForeignRow as err:
+    except InvalidAuditRow as err:
         raise CommandFailed(str(err)) from err
     return pa.Table.from_pylist(rows, schema=arrow_schema(AUDIT_MODELS[table]))
 

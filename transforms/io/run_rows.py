@@ -25,7 +25,7 @@ from transforms.io.bigquery import bigquery_client
 from transforms.io.table_commit import RUN_ID
 
 
-class ForeignRow(ValueError):
+class InvalidAuditRow(ValueError):
     """A row in an audit table that its model refuses: not written by a job."""
 
 
@@ -58,7 +58,7 @@ def run_rows(
         try:
             yield model.model_validate(dict(row.items()))
         except ValueError as err:
-            raise ForeignRow(f"{dataset}.{table} holds a row no job wrote: {err}") from err
+            raise InvalidAuditRow(f"{dataset}.{table} holds a row no job wrote: {err}") from err
 
 
 class _ReadRunRows(beam.DoFn):
