@@ -175,3 +175,25 @@ def test_a_run_whose_rows_went_to_bigquery_is_verified_there_and_reported_with_t
     (row,) = [r for r in _rows(page.read_text(encoding="utf-8")) if r]
     assert row[0] == run_id
     assert float(row[6]) == pytest.approx(sum(checked) / len(checked), abs=5e-4)
+
+
+def test_a_row_no_job_wrote_stops_the_report_naming_its_table(
+    gcp_emulators, tmp_path: Path
+) -> None:
+    name = f"{gcp_emulators.project}.bad_rows"
+    run(flags(SAMPLES / "requests.jsonl", tmp_path / "run", f"--bigquery_dataset={name}"))
+    ((run_id,),) = _count(name, "SELECT run_id FROM `{d}.runs`")
+    row = {
+        "received_at": "2026-07-01T00:00:00Z",
+        "stage": "no such stage",  # the model's stages do not include it
+        "error": "e",
+        "payload": "{}",
+        "source": "s",
+        "builder_version": "b",
+        "run_id": run_id,
+    }
+    client = bigquery_client(gcp_emulators.project)
+    assert client.insert_rows_json(f"{name}.dead_letters", [row]) == []
+    client.close()
+    with pytest.raises(CommandFailed, match=rf"{name}\.dead_letters holds a row no job wrote"):
+        report.write_dataset_report(name, tmp_path / "report")
