@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
+from packer.parsing.strict_json import Unreadable
 from schemas import DeadLetter
 from schemas.outputs import QueuedPrompt
 from schemas.prompt_formats import FileLimits, PromptLine
@@ -154,11 +155,12 @@ def queued(line: PromptLine) -> QueuedPrompt:
     )
 
 
-def unqueued(raw: bytes) -> bytes:
+def unqueued(raw: bytes | Unreadable) -> bytes | Unreadable:
     """The prompt line of a staged prompt (`queued`), as the bytes of a prompt file's line,
-    for readers of a run's prompt lines (`evpack verify` of a run with `--prompts_topic`);
-    a line that is no staged prompt is given back as it is, for the reader to refuse as
-    it refuses any unreadable line."""
+    for readers of a run's prompt lines (`evpack verify` and `evpack replay` of a run with
+    `--prompts_topic`); anything else (a line that is no staged prompt, a file that could
+    not be read) is given back as it is, for the reader to refuse as it refuses any
+    unreadable line."""
     try:
         return QueuedPrompt.model_validate_json(raw).line.encode("utf-8")
     except ValueError:

@@ -45,7 +45,9 @@ from transforms.run_folder import (
     prompt_line_globs,
     record_mismatches,
     recorded_files,
+    staged_prompt_glob,
 )
+from transforms.sinks import unqueued
 from transforms.verification.replay import ReplayRun
 
 
@@ -134,11 +136,18 @@ def build(p: beam.Pipeline, settings: Settings, run_dir: str) -> None:
     )
     stored_lines, stored_exclusions = _stored(run_dir)
     lines = exclusions = None
-    if stored_lines:
+    staged = staged_prompt_glob(run_dir)  # a run with --prompts_topic: lines staged for it
+    if stored_lines or staged:
         read = [
             p | f"ReadPromptLines{k or ''}" >> ReadRecords(pattern, "jsonl")
             for k, pattern in enumerate(stored_lines)
         ]
+        if staged is not None:
+            read.append(
+                p
+                | "ReadStagedLines" >> ReadRecords(staged, "jsonl")
+                | "Unqueued" >> beam.MapTuple(lambda source, raw: (source, unqueued(raw)))
+            )
         lines = (
             tuple(read)
             | "AllPromptLines" >> beam.Flatten()
@@ -175,6 +184,8 @@ def summary(output: str, run_dir: str) -> tuple[str, bool]:
         )
     found = zip(("prompt lines", "exclusions"), _stored(run_dir), strict=True)
     checked = ["manifests"] + [name for name, pattern in found if pattern]
+    if staged_prompt_glob(run_dir) is not None:
+        checked.append("prompt lines staged for the topic")
     lines.append("  checked " + ", ".join(checked) + " (what the run folder holds)")
     altered = record_mismatches(run_dir, BATCH_FILE_TYPES)
     lines += [f"  folder  {problem} (against {run_dir}/{RECORD})" for problem in altered]

@@ -286,3 +286,26 @@ def test_a_run_that_sent_its_prompts_to_a_topic_is_verified_from_its_outbox(
         verdicts.append(sorted((r["answer_key"], r["status"], r["passed"]) for r in rows))
     assert verdicts[0] == verdicts[1]
     assert any(status == "succeeded" for _, status, _ in verdicts[1])
+    # evpack replay reads the staged lines too: each packet the same, and a line changed
+    # in the outbox is the one request that differs
+    from pipelines.verification import replay
+
+    common = [
+        f"--run={sent}",
+        f"--input={SAMPLES / 'requests.jsonl'}",
+        f"--catalog={SAMPLES / 'catalog.jsonl'}",
+        f"--config={SAMPLES / 'config.yaml'}",
+        fmt,
+        "--runner=FnApiRunner",
+        "--overwrite",
+    ]
+    text, same = replay.run(common)
+    assert same and "prompt lines staged for the topic" in text
+    (staged,) = glob.glob(f"{sent}/outbox/*.jsonl")
+    lines = Path(staged).read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["line"] = first["line"].replace("E1", "E9", 1)
+    Path(staged).write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    replay.run(common)
+    statuses = {r["request_id"]: r["status"] for r in _parquet(f"{sent}/replay/*.parquet")}
+    assert {k for k, v in statuses.items() if v != "same"} == {first["request_id"]}
