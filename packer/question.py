@@ -4,9 +4,10 @@ words, and the kind of value that answers it.
 Every step that weighs passages against the question reads this one reading: dedup's
 slot conflicts (`slot_conflicts`), the selection's new-terms weight and answer
 evidence (`answer_evidence`), the source links and named days (`subjects`). So the
-question is tokenized once a request, and no step reads it otherwise than another.
-Rejected: each step reading the text itself (six readings a request in five modules,
-the request's path going back and forth between `records` and `typed_claims` for it).
+question is read once a request, and no step reads it otherwise than another.
+Rejected: each step reading the text itself (up to ten tokenizations a request in six
+modules, the request's path going back and forth between `records` and `typed_claims`
+for it).
 """
 
 from dataclasses import dataclass
