@@ -12,7 +12,7 @@ than drawn as a run; a folder without a record (streaming, or older runs) is
 read as it is.
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,8 +81,7 @@ def folder_run(audit_dir: str, answer_set: str | None, strict: bool = True) -> A
         run_id=records[-1].run_id if records else None,
         con=open_audit(audit_dir, chosen),
         records=records,
-        prompt_format=", ".join(sorted({r.prompt_format for r in records}))
-        or prompt_format(audit_dir),
+        prompt_format=record_formats(records) or prompt_format(audit_dir),
         answer_set=chosen,
         answer_sets=tuple(sorted(answer_sets(audit_dir))),
         folder=audit_dir,
@@ -116,16 +115,25 @@ def chosen_answer_set(audit_dir: str, wanted: str | None, strict: bool = True) -
     summed: three verify runs of one request are three answers, not one request's. A run
     without `wanted` is refused (`strict`), or shows no answers (one run of a folder)."""
     sets = answer_sets(audit_dir)
-    if wanted is None:
-        return max(sets, key=lambda s: (sets[s], s)) if sets else None
-    if wanted not in sets and not strict:
-        return None
-    if wanted not in sets:
+    if wanted is not None and wanted not in sets and strict:
         names = ", ".join(sorted(sets)) or "none"
         raise UsageError(
             f"--answer_set {wanted!r} is not among the answer sets of {audit_dir}: {names}"
         )
-    return wanted
+    return pick_answer_set(sets, wanted)
+
+
+def pick_answer_set(sets: Mapping[str, Any], wanted: str | None) -> str | None:
+    """Of a run's answer sets (each with when its newest answer was verified), `wanted`
+    when the run has it, else none; with nothing wanted, the newest."""
+    if wanted is not None:
+        return wanted if wanted in sets else None
+    return max(sets, key=lambda s: (sets[s], s)) if sets else None
+
+
+def record_formats(records: Sequence[RunRecord]) -> str:
+    """The prompt formats the run records name, joined ("" for a run without records)."""
+    return ", ".join(sorted({r.prompt_format for r in records}))
 
 
 def table_files(audit_dir: str, table: str, answer_set: str | None = None) -> list[str]:

@@ -24,7 +24,13 @@ from google.api_core.exceptions import NotFound
 from google.cloud import bigquery
 
 from pipelines.command import CommandFailed, UsageError
-from pipelines.report.audit import AUDIT_MODELS, AuditRun, audit_connection
+from pipelines.report.audit import (
+    AUDIT_MODELS,
+    AuditRun,
+    audit_connection,
+    pick_answer_set,
+    record_formats,
+)
 from schemas.arrow import arrow_schema
 from schemas.run import RunRecord
 from transforms.io.bigquery import bigquery_client
@@ -126,9 +132,7 @@ def _run(
     wanted: str | None,
 ) -> AuditRun:
     """One run's rows of every table, its verifications of one answer set."""
-    chosen = wanted if wanted in sets else None
-    if wanted is None and sets:
-        chosen = max(sets, key=lambda s: (sets[s], s))
+    chosen = pick_answer_set(sets, wanted)
     own = {name: _of_run(table, run_id) for name, table in tables.items()}
     if chosen is not None:
         rows = own["verifications"]
@@ -141,7 +145,7 @@ def _run(
         run_id=run_id,
         con=audit_connection(own),
         records=records,
-        prompt_format=", ".join(sorted({r.prompt_format for r in records})) or None,
+        prompt_format=record_formats(records) or None,
         answer_set=chosen,
         answer_sets=tuple(sorted(sets)),
         folder=None,
