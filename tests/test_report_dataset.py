@@ -131,6 +131,10 @@ def test_the_command_takes_one_source(capsys: pytest.CaptureFixture[str]) -> Non
     assert report.main(["--audit", "out", "--bigquery_dataset", "p.d"]) == 2
     assert "not allowed with argument" in capsys.readouterr().err
     assert report.main(["--out", "r"]) == 2
+    capsys.readouterr()
+    assert report.main(["--bigquery_dataset", "p.d", "--last_runs", "0"]) == 2
+    said = capsys.readouterr().err
+    assert "--last_runs must be positive, got 0; pass e.g. --last_runs=20" in said
 
 
 def test_the_dataset_overview_renders_without_errors(dataset: str, tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pipelines.command import CommandParser, UsageError, run_parsed
+from pipelines.options.flags import Flag, declare
 from pipelines.options.sinks import check_literal, check_writable, dataset_name
 from pipelines.report.audit import AuditRun, folder_run, run_views, totals
 from pipelines.report.dataset import TIMEOUT_SECONDS, dataset_runs
@@ -64,6 +65,24 @@ from pipelines.views import VIEWS_DIR, load_views
 LAST_RUNS = 20
 """Runs a report over a BigQuery dataset reads by default: its newest (a dataset keeps
 every run, and a page a run is drawn for each)."""
+
+DATASET_FLAGS = (
+    Flag(
+        "last_runs",
+        "with --bigquery_dataset: how many of the newest runs to read",
+        LAST_RUNS,
+        int,
+        bound="positive",
+    ),
+    Flag(
+        "timeout_seconds",
+        "with --bigquery_dataset: how long BigQuery may stay unreachable",
+        TIMEOUT_SECONDS,
+        int,
+        bound="positive",
+    ),
+)
+"""The report's numbers, bounded as every command's are (`pipelines.options.flags`)."""
 
 PANELS: tuple[str, ...] = ("dead_letters_by_error", "verification_checks", "context_tokens_hourly")
 """Views drawn in the panels above the dashboard list rather than in it."""
@@ -188,18 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the answer set whose verifications the pages show (default: the newest of each "
         "run; answer sets are never summed)",
     )
-    parser.add_argument(
-        "--last_runs",
-        type=_positive,
-        default=LAST_RUNS,
-        help="with --bigquery_dataset: how many of the newest runs to read",
-    )
-    parser.add_argument(
-        "--timeout_seconds",
-        type=_positive,
-        default=TIMEOUT_SECONDS,
-        help="with --bigquery_dataset: how long BigQuery may stay unreachable",
-    )
+    declare(parser, DATASET_FLAGS)
     parser.add_argument(
         "--views",
         type=Path,
@@ -210,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
+    bad = [p for f in DATASET_FLAGS if (p := f.out_of_bound(getattr(args, f.name)))]
+    if bad:
+        raise UsageError("; ".join(bad))
     check_writable(str(args.out), "out")  # a file there, or no write access: one line
     if args.bigquery_dataset is not None:
         page = write_dataset_report(
@@ -224,10 +235,3 @@ def _write(args: argparse.Namespace) -> int:
         page = write_report(args.audit, args.out, args.views, args.answer_set)
     print(f"wrote {page}")
     return 0
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return number
