@@ -8,31 +8,23 @@ from pathlib import Path
 import pytest
 
 from benchmarks import real_answers
-from benchmarks.adapters import DEFAULT_DATA_DIR
 from benchmarks.verification import ANSWER_FORMATS, result_line
 from packer.verification.answers import parse_prompt_line
 from packer.verification.checks import CITATION_CHECKS, GivenPacket, verify_answer
 from pipelines.verification import verify
 from tests.batch_run import _parquet
 
-DATA = next(
-    (
-        p / "shared" / "data"
-        for p in Path(__file__).resolve().parents
-        if (p / "shared" / "data" / "real_answers").is_dir()
-    ),
-    DEFAULT_DATA_DIR,
-)
-"""The eval data beside the project (`../shared/data`), found from a worktree too."""
+FIXTURE = Path(__file__).resolve().parents[1] / "data"
+"""Two dozen real AttributionBench records committed with the tests (`real_answers/`, its
+README names the source, licence and how they were picked): the suite reads nothing
+outside the checkout. Rejected: the full public set beside the project, absent from a
+user's clone."""
 
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[real_answers.Claim]]:
-    """Claims of the tuning split with a figure, half of each label, packed for real."""
-    records = [r for r in real_answers.load(DATA, "dev") if any(c.isdigit() for c in r["claim"])]
-    picked = [r for r in records if r["attribution_label"] == "attributable"][:6]
-    picked += [r for r in records if r["attribution_label"] != "attributable"][:6]
-    claims = [c for c in real_answers.claims_of(picked) if not c.whole]
+    """The fixture's claims (each with a figure, half of each label), packed for real."""
+    claims = [c for c in real_answers.claims_of(real_answers.load(FIXTURE, "dev")) if not c.whole]
     return real_answers.pack(claims, tmp_path_factory.mktemp("real")), claims
 
 
