@@ -11,7 +11,7 @@ OUT ?= out/demo
 
 # The console script is the marker of an install; reinstall when pyproject or the C
 # kernels change (the editable install builds packer/_native.c in place).
-$(BIN)/evpack: pyproject.toml packer/_native.c
+$(BIN)/evpack: pyproject.toml setup.py packer/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,report]'
