@@ -4,6 +4,7 @@ names the top errors and what the input looks like instead of requests."""
 
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,37 @@ def test_alike_errors_count_as_one_kind() -> None:
     assert error_kind(errors[0]) == error_kind(errors[1])
     assert top_errors(errors, 2) == [
         ("record '...' too long", 3),
-        ("invalid JSON at line N column N: Expecting property name", 2),
+        ("invalid JSON at line 1 column N: Expecting property name", 2),
     ]
+
+
+def test_a_top_error_keeps_the_counts_its_errors_share_and_blanks_ids_and_hashes() -> None:
+    """The demo's first top error read `Tuple should have at least N item after
+    validation, not N`: the bound a reader needs was blanked with the particulars."""
+    tuple_error = "candidates: Tuple should have at least 1 item after validation, not 0"
+    digest = hashlib.sha256(b"a").hexdigest()
+    errors = [
+        tuple_error,
+        f"duplicate request_id 'q7': a different record was kept (payload sha256 {digest})",
+        "record of 5120 bytes is over --max_record_bytes=4096",
+        "record of 9000 bytes is over --max_record_bytes=4096",
+    ]
+    assert top_errors(errors) == [
+        ("record of N bytes is over --max_record_bytes=4096", 2),
+        (tuple_error, 1),
+        ("duplicate request_id '...': a different record was kept (payload sha256 <hex>)", 1),
+    ]
+
+
+@given(st.lists(st.sampled_from(["at least 1 item", "at least 2 items", "line 3 col 12"])))
+def test_a_top_error_is_its_kind_with_the_shared_numbers_put_back(errors: list[str]) -> None:
+    """Grouping is unchanged (by kind, every number blanked); only the label keeps more."""
+    top = top_errors(errors, n=len(errors))
+    kinds = Counter(error_kind(e) for e in errors)
+    assert sorted((error_kind(label), n) for label, n in top) == sorted(kinds.items())
+    for label, n in top:
+        alike = {e for e in errors if error_kind(e) == error_kind(label)}
+        assert label == (alike.pop() if len(alike) == 1 else error_kind(label)), (label, n)
 
 
 def test_hashes_and_the_digits_of_words_are_never_masked_digit_by_digit() -> None:

@@ -24,7 +24,7 @@ from packer.parsing.dead_letters import (
     shape_hints,
     top_errors,
 )
-from packer.parsing.strict_json import as_text
+from packer.parsing.strict_json import MAX_DEPTH, as_text
 from packer.verification.answers import AnswerError, parse_answer_line, parse_prompt_line
 from pipelines.batch import run
 from pipelines.report import write_report
@@ -58,7 +58,7 @@ def test_a_deeply_nested_record_is_a_dead_letter_and_the_summary_still_renders(
     deep = "[" * 5000 + "]" * 5000
     records.write_text("\n".join([*input_lines(SAMPLES / "requests.jsonl"), deep]) + "\n")
     summary = run(flags(records, tmp_path / "out")).summary
-    assert any("nested deeper than N levels" in kind for kind, _ in summary.top_errors)
+    assert any(f"nested deeper than {MAX_DEPTH} levels" in kind for kind, _ in summary.top_errors)
     assert "prompts out" in summary.render()
 
 

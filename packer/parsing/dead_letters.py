@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import zip_longest
 from typing import Any
 
 from packer import BUILDER_VERSION
@@ -75,15 +76,42 @@ def error_kind(error: str) -> str:
     the digits inside a word (`sha256`, `utf-8`, `E12`) name what the error is about.
     Rejected: blanking every digit, which made `sha256 3bc9...` read `shaN NbcN...`.
     """
-    text = _QUOTED.sub("'...'", error)
-    text = _HEX.sub("<hex>", text)
-    return printable(_NUMBER.sub("N", text))[:200]
+    return _shown(_without_ids(error), [])
 
 
 def top_errors(errors: Iterable[str], n: int = 5) -> list[tuple[str, int]]:
-    """The `n` most frequent kinds of error, most frequent first (ties: alphabetical)."""
-    counts = Counter(error_kind(e) for e in errors)
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    """The `n` most frequent kinds of error, most frequent first (ties: alphabetical), each
+    shown with the numbers that all its errors share (`at least 1 item ..., not 0`); only
+    a number that differs between them reads `N`, and ids and hashes are always blanked.
+
+    Rejected: showing the kind (every number `N`), which turned the one refused record of
+    a run into `Tuple should have at least N item after validation, not N`.
+    """
+    numbers: dict[str, list[str | None]] = {}
+    counts: Counter[str] = Counter()
+    texts: dict[str, str] = {}
+    for error in errors:
+        text = _without_ids(error)
+        kind = _shown(text, [])
+        found: list[str | None] = list(_NUMBER.findall(text))
+        shared = numbers.setdefault(kind, found)
+        numbers[kind] = [a if a == b else None for a, b in zip_longest(shared, found)]
+        counts[kind] += 1
+        texts.setdefault(kind, text)
+    shown = [(_shown(texts[kind], numbers[kind]), count) for kind, count in counts.items()]
+    return sorted(shown, key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def _without_ids(error: str) -> str:
+    """The error with its quoted values and hex hashes blanked: they name one record."""
+    return _HEX.sub("<hex>", _QUOTED.sub("'...'", error))
+
+
+def _shown(text: str, kept: list[str | None]) -> str:
+    """`text` with its standalone numbers as `N` but where `kept` has the number, printable
+    and at most 200 characters."""
+    each = iter(kept)
+    return printable(_NUMBER.sub(lambda m: next(each, None) or "N", text))[:200]
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
