@@ -1,13 +1,14 @@
 # Two commands work on a fresh clone (see README, Quick start):
 #   make demo   set up .venv, run the batch job on samples/, print the summary
 #   make test   set up .venv, run ruff and the whole test suite
+# and `make fresh-check` runs both in a clone of HEAD with nothing beside it.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/demo
 
-.PHONY: demo demo-stream test lint samples schema templates bench bench-scale eval fuzz
+.PHONY: demo demo-stream test fresh-check lint samples schema templates bench bench-scale eval fuzz
 
 # The console script is the marker of an install; reinstall when pyproject or the C
 # kernels change (the editable install builds packer/_native.c in place).
@@ -43,6 +44,19 @@ $(VENV)/.emulators-ready: $(BIN)/evpack .ci/setup-emulators
 # The suite also smoke-tests the benchmark commands, so it needs the bench extra.
 test: lint $(VENV)/.emulators-ready $(VENV)/.bench-installed
 	NO_GCE_CHECK=true $(BIN)/pytest
+
+# Before every release and every resolved issue (docs/development.md): the README's two
+# commands, as written, in a clone of HEAD in an empty temporary folder, so that nothing
+# beside the checkout (evaluation data, a venv, built files) can make them pass. The clone is
+# removed when both pass and kept, named, when one fails.
+fresh-check:
+	@dir=$$(mktemp -d); rev=$$(git rev-parse HEAD); \
+	git clone --quiet --no-checkout . "$$dir/evidence-packer" && \
+	cd "$$dir/evidence-packer" && git checkout --quiet "$$rev" && \
+	echo "fresh-check: $$rev in $$PWD" && \
+	MAKEFLAGS= make PYTHON="$(PYTHON)" demo && MAKEFLAGS= make PYTHON="$(PYTHON)" test && \
+	{ rm -rf "$$dir"; echo "fresh-check: passed"; } || \
+	{ echo "fresh-check: FAILED, the clone is kept in $$dir"; exit 1; }
 
 # Both emulators, the streaming job, samples/ published to Pub/Sub, a summary read back.
 demo-stream: $(VENV)/.emulators-ready

@@ -1,4 +1,5 @@
-"""Shared fixtures: the real emulators, started once per test session on free ports.
+"""Shared fixtures: the real emulators, started once per test session on free ports; and
+the guard that fails a test reading anything beside the checkout (tests/outside_reads.py).
 
 Hypothesis profiles for every property and fuzz target: `ci` (default, 1,000
 examples per target), `thorough` (10,000), `dev` (100); choose with
@@ -7,6 +8,7 @@ HYPOTHESIS_PROFILE.
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 # Never ask a cloud metadata server from a test: without credentials, google-auth
 # probes the GCE metadata address before giving up (Beam's gs:// filesystem and the
@@ -18,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.emulators import Emulators, emulators
+from tests.outside_reads import install
 
 _COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
 settings.register_profile("ci", max_examples=1000, **_COMMON)
@@ -26,6 +29,10 @@ settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 EMULATOR_PROJECT = "evpack-test"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    install(config, Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="session")
