@@ -109,6 +109,9 @@ def run_record(settings: Settings, without_evidence: int | None = None) -> RunRe
         job=settings.job,
         without_evidence="hold" if settings.sinks.hold_without_evidence else "send",
         prompts_without_evidence=without_evidence,
+        input_limit=config.input_limit,
+        reserved_answer=config.reserved_answer,
+        max_evidence_tokens=config.max_evidence_tokens,
     )
 
 
