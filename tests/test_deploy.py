@@ -335,7 +335,17 @@ def make_dry_run(target: str) -> str:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     done = subprocess.run(
-        ["make", "-n", "-s", "-C", str(DEPLOY), target, "PROJECT=evpack-prod", "TAG=abc1234"],
+        [
+            "make",
+            "-n",
+            "-s",
+            "-C",
+            str(DEPLOY),
+            target,
+            "PROJECT=evpack-prod",
+            "REGION=europe-west1",
+            "TAG=abc1234",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -395,7 +405,12 @@ def test_wait_exits_with_the_jobs_final_state(tmp_path: Path, states: list[str],
         f"head -n 1 {tmp_path}/states; sed -i 1d {tmp_path}/states\n"
     )
     fake.chmod(0o755)
-    settings = ["JOB=2026-12-03_job", "PROJECT=evpack-prod", "POLL_SECONDS=0"]
+    settings = [
+        "JOB=2026-12-03_job",
+        "PROJECT=evpack-prod",
+        "REGION=europe-west1",
+        "POLL_SECONDS=0",
+    ]
     done = subprocess.run(
         ["make", "-s", "-C", str(DEPLOY), "wait", *settings],
         capture_output=True,
