@@ -15,6 +15,7 @@ from schemas.prompt_formats import (
     bedrock_converse_batch,
     messages,
     openai_batch,
+    openai_responses_batch,
     vertex_batch,
 )
 from schemas.prompt_formats.base import FileLimits, PromptFormat, PromptLine
@@ -24,6 +25,7 @@ FORMATS: dict[str, PromptFormat] = {
     for f in (
         messages.FORMAT,
         openai_batch.FORMAT,
+        openai_responses_batch.FORMAT,
         anthropic_batch.FORMAT,
         vertex_batch.FORMAT,
         bedrock_batch.FORMAT,

@@ -133,6 +133,10 @@ class PromptFormat(ABC):
     """The `prompt_format` setting and `--prompt_format` value that picks it."""
     help: ClassVar[str]
     """What a line is, for `--prompt_format`'s help."""
+    api: ClassVar[str]
+    """The provider API, and its version where the provider versions it, that this
+    format's lines are valid for (tests hold each to the provider's SDK types or
+    documented schema; docs/formats.md names it)."""
     provider: ClassVar[bool] = True
     """Whether the line goes to a provider, which may want a model of its own
     (`models.<name>` in the config); our own `messages` has none."""

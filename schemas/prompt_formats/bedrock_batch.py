@@ -64,6 +64,7 @@ def turn_text(content: Any) -> str:
 class BedrockBatch(PromptFormat):
     name = "bedrock_batch"
     help = "an Amazon Bedrock batch inference record, InvokeModel body of an Anthropic model"
+    api = "Amazon Bedrock batch inference, InvokeModel, anthropic_version bedrock-2023-05-31"
     # Default quotas of Anthropic models: 50,000 records per input file (and per job), 1 GB
     # per input file (not adjustable), 5 GB per job. One shard is therefore one job's
     # worth. A job also needs at least 100 records (README). The same whichever the job's

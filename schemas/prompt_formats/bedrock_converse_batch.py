@@ -24,6 +24,7 @@ _ANY = BEDROCK_ID + r"[a-z][a-z0-9]*\.[a-z0-9][A-Za-z0-9._-]*" + VERSION
 class BedrockConverseBatch(BedrockBatch):
     name = "bedrock_converse_batch"
     help = "an Amazon Bedrock batch inference record of invocation type Converse"
+    api = "Amazon Bedrock batch inference, invocation type Converse"
     models = ModelRule(
         re.compile(_ANY),
         "a Bedrock model id (vendor.model, such as amazon.nova-pro-v1:0, an inference "

@@ -32,6 +32,7 @@ _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini
 class VertexBatch(PromptFormat):
     name = "vertex_batch"
     help = "a Vertex AI Gemini batch prediction input line"
+    api = "Vertex AI batch prediction v1, Gemini GenerateContentRequest"
     # Up to 200,000 requests and 1 GB per input file, as published guides state them
     # (Google's quota page names concurrent jobs, not files).
     limits = FileLimits(max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
