@@ -26,6 +26,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
     split_system,
 )
@@ -69,6 +70,10 @@ class AnthropicBatch(PromptFormat):
     api = "Anthropic Messages API 2026-10-21 (Message Batches), also 2023-06-01"
     # Up to 100,000 requests or 256 MB per batch.
     limits = FileLimits(max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM)
+    submission = Submission(
+        "send each file's lines as the requests of one Message Batch (POST /v1/messages/batches)",
+        model_in_lines=True,
+    )
     models = ModelRule(re.compile(CLAUDE), "an Anthropic model id, claude-*", "claude-sonnet-4-5")
     ids = IdRule(re.compile(r"[a-zA-Z0-9_-]{1,64}"))
 

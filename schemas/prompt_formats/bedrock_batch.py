@@ -27,6 +27,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
 )
 from schemas.prompt_formats.results import (
@@ -70,6 +71,12 @@ class BedrockBatch(PromptFormat):
     # worth. A job also needs at least 100 records (README). The same whichever the job's
     # invocation type.
     limits = FileLimits(max_lines=50_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
+    submission = Submission(
+        "copy the files to S3, then create one model invocation job per file "
+        "(CreateModelInvocationJob, modelId the model)",
+        model_in_lines=False,
+        min_records=100,
+    )
     models = ModelRule(
         re.compile(_CLAUDE),
         "a Bedrock id of an Anthropic model (anthropic.claude-*, an inference profile "

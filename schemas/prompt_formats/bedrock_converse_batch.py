@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from schemas.outputs import PromptMessage
-from schemas.prompt_formats.base import ModelRule, split_system
+from schemas.prompt_formats.base import ModelRule, Submission, split_system
 from schemas.prompt_formats.bedrock_batch import BEDROCK_ID, OUT_OF_SHAPE, VERSION, BedrockBatch
 from schemas.prompt_formats.results import Answer, AnswerError, text_answer
 
@@ -32,6 +32,12 @@ class BedrockConverseBatch(BedrockBatch):
         "us.amazon.nova-pro-v1:0",
     )
     converse = True
+    submission = Submission(
+        "copy the files to S3, then create one model invocation job per file "
+        "(CreateModelInvocationJob, modelId the model, modelInvocationType Converse)",
+        model_in_lines=False,
+        min_records=100,
+    )
 
     def model_input(self, prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
         system, rest = split_system(prompt)

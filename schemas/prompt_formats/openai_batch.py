@@ -24,6 +24,7 @@ from schemas.prompt_formats.base import (
     OPENAI_FRAMING,
     FileLimits,
     PromptFormat,
+    Submission,
     compact_json,
 )
 from schemas.prompt_formats.results import (
@@ -44,6 +45,11 @@ class OpenAIBatch(PromptFormat):
     # An input file holds up to 50,000 requests and 200 MB.
     limits = FileLimits(max_lines=50_000, max_bytes=200 * MB, line_headroom=LINE_HEADROOM)
     framing = OPENAI_FRAMING
+    submission = Submission(
+        "upload each file to the Files API (purpose batch), then create one batch of it "
+        "(POST /v1/batches, endpoint /v1/chat/completions)",
+        model_in_lines=True,
+    )
     url: ClassVar[str] = OPENAI_URL
     """The endpoint every line of a batch names (`url`): one per batch."""
 

@@ -17,7 +17,7 @@ those).
 from typing import Any
 
 from schemas.outputs import PromptMessage
-from schemas.prompt_formats.base import split_system
+from schemas.prompt_formats.base import Submission, split_system
 from schemas.prompt_formats.openai_batch import OpenAIBatch
 from schemas.prompt_formats.results import Answer, AnswerError, no_content, text_answer
 
@@ -27,6 +27,11 @@ class OpenAIResponsesBatch(OpenAIBatch):
     help = "an OpenAI Batch API input line for the Responses endpoint (/v1/responses)"
     api = "OpenAI Batch API, endpoint /v1/responses"
     url = "/v1/responses"
+    submission = Submission(
+        "upload each file to the Files API (purpose batch), then create one batch of it "
+        "(POST /v1/batches, endpoint /v1/responses)",
+        model_in_lines=True,
+    )
 
     def body(self, prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
         system, rest = split_system(prompt)

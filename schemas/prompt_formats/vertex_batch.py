@@ -20,6 +20,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
     split_system,
 )
@@ -40,6 +41,11 @@ class VertexBatch(PromptFormat):
         re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path", "gemini-2.5-flash"
     )
     ids = IdRule(re.compile(r"[a-z0-9_-]{1,63}"))
+    submission = Submission(
+        "copy the files to Cloud Storage, then create one batch prediction job per file "
+        "(BatchPredictionJob, instancesFormat jsonl, model the model)",
+        model_in_lines=False,
+    )
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
         system, rest = split_system(prompt)
