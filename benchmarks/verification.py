@@ -698,11 +698,8 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
     `fmt` cannot carry that failure (plain lines have no API status)."""
     if fmt == "plain":
         return None if failure else json.dumps({"request_id": request_id, "answer": text})
-    if fmt == "openai_batch":
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if failure == "api_no_content":
-            message = {"role": "assistant", "content": None, "refusal": "I can't help."}
-        response = {"status_code": 200, "body": {"choices": [{"index": 0, "message": message}]}}
+    if fmt.startswith("openai"):
+        response = {"status_code": 200, "body": _openai_body(fmt, text, failure)}
         error = {"code": "server_error", "message": "retry"} if failure == "api_errored" else None
         return json.dumps(
             {
@@ -732,6 +729,21 @@ def result_line(fmt: str, request_id: str, text: str, failure: str | None = None
     if not failure:
         candidate = {"content": {"parts": [{"text": text}]}, "finishReason": "STOP"}
     return json.dumps({"status": "", "request": request, "response": {"candidates": [candidate]}})
+
+
+def _openai_body(fmt: str, text: str, failure: str | None) -> dict[str, Any]:
+    """A successful OpenAI response body: a chat completion, or a Responses API response
+    (`openai_responses_batch`), each with the text or, for `api_no_content`, a refusal."""
+    if fmt == "openai_batch":
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if failure == "api_no_content":
+            message = {"role": "assistant", "content": None, "refusal": "I can't help."}
+        return {"choices": [{"index": 0, "message": message}]}
+    part = {"type": "output_text", "text": text, "annotations": []}
+    if failure == "api_no_content":
+        part = {"type": "refusal", "refusal": "I can't help."}
+    item = {"type": "message", "role": "assistant", "status": "completed", "content": [part]}
+    return {"object": "response", "status": "completed", "output": [item]}
 
 
 def _bedrock_line(fmt: str, request_id: str, text: str, failure: str | None) -> str:

@@ -40,7 +40,7 @@ from pipelines.run_commit import (
     ready_tables,
     table_run,
 )
-from pipelines.summary import RunSummary, sampled_letters, summarize
+from pipelines.summary import RunSummary, sampled_letters, submission_notes, summarize
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
@@ -109,6 +109,9 @@ def run_record(settings: Settings, without_evidence: int | None = None) -> RunRe
         job=settings.job,
         without_evidence="hold" if settings.sinks.hold_without_evidence else "send",
         prompts_without_evidence=without_evidence,
+        input_limit=config.input_limit,
+        reserved_answer=config.reserved_answer,
+        max_evidence_tokens=config.max_evidence_tokens,
     )
 
 
@@ -293,6 +296,8 @@ def run(argv: list[str] | None = None) -> BatchRun:
     finally:
         release(lock)
     summary = _summary(result, started, output)
+    notes = submission_notes(settings.config, summary.outputs.get("prompts"))
+    summary = replace(summary, submission=notes)
     if rows is not None:
         summary = replace(summary, outputs={**summary.outputs, "bigquery": rows})
     return BatchRun(settings=settings, summary=summary, delivery=delivery)

@@ -5,10 +5,12 @@ on Beam's `PipelineOptions`) or parses with `CommandParser` (plain argparse
 commands). Either way:
 
 - an unknown or misspelt flag stops the command before anything runs, exit 2,
-  one line naming the flag and the closest real one. Beam parses its options
-  leniently (an unknown flag is only a logged warning, and `--prompt-format`
-  with dashes silently means the default format), so the flags are checked
-  here against the command's own options and Beam's standard ones;
+  one line naming the flag and the closest of the command's own flags (never
+  one of Beam's, which `--help` lists apart: `--budget` once suggested Beam's
+  `--update`). Beam parses its options leniently (an unknown flag is only a
+  logged warning, and `--prompt-format` with dashes silently means the default
+  format), so the flags are checked here against the command's own options and
+  Beam's standard ones;
 - a `UsageError` (or any `ValueError` raised while resolving flags) is one line
   on stderr and exit 2; a `CommandFailed` (the run started, then failed) is one
   line and exit 1; missing Google Cloud credentials are one line with the fix;
@@ -27,11 +29,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+from apache_beam.options.pipeline_options import _BeamArgumentParser
 
-from pipelines.options.flags import Section, add_section
+from pipelines.options.flags import (
+    Section,
+    add_section,
+    beam_option_classes,
+    flag_words,
+    section_flags,
+)
 from pipelines.options.help import CommandHelp, usage
-from pipelines.startup import closest, unknown_flag_message
+from pipelines.startup import unknown_flag_message
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
@@ -113,17 +121,10 @@ class _StrictBeamParser(_BeamArgumentParser):
         raise UsageError(message)
 
 
-def _beam_option_classes() -> list[type[PipelineOptions]]:
-    """Beam's own option classes (runner, project, workers, ...): they pass through."""
-    return [
-        cls for cls in PipelineOptions.__subclasses__() if cls.__module__.startswith("apache_beam.")
-    ]
-
-
 def flag_parser(sections: Sequence[Section], *, beam: bool = True) -> _BeamArgumentParser:
     """A parser of the flags of `sections` (and of Beam's own options, with `beam`)."""
     parser = _StrictBeamParser(allow_abbrev=False, add_help=False, conflict_handler="resolve")
-    for cls in _beam_option_classes() if beam else ():
+    for cls in beam_option_classes() if beam else ():
         cls._add_argparse_args(parser)
     for section in sections:
         add_section(parser, section)
@@ -138,16 +139,15 @@ def declared_flags(parser: argparse.ArgumentParser) -> list[str]:
 def check_flags(argv: Sequence[str], sections: Sequence[Section]) -> None:
     """Refuse any argument that is not a flag of `sections` or one of Beam's options.
 
-    Raises `UsageError` naming the first unknown flag and the closest real one (the
-    command's own flags are searched first); a bad value for a typed flag
+    Raises `UsageError` naming the first unknown flag and the closest of the command's
+    own flags (Beam's are listed apart in `--help`, never suggested); a bad value for a typed flag
     (`--max_record_bytes=abc`) is refused the same way.
     """
-    parser = flag_parser(sections)
-    _, unknown = parser.parse_known_args(list(argv))
+    _, unknown = flag_parser(sections).parse_known_args(list(argv))
     if unknown:
         own = declared_flags(flag_parser(sections, beam=False))
-        pool = own if closest(unknown[0], own) else declared_flags(parser)
-        raise UsageError(unknown_flag_message(unknown, pool))
+        words = flag_words(flag for section in sections for flag in section_flags(section))
+        raise UsageError(unknown_flag_message(unknown, own, words))
 
 
 KNOWN_BEAM_WARNINGS = (

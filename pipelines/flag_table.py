@@ -5,9 +5,10 @@
 For every command of `evpack` (and subcommand, `catalog load`): the help text the
 command prints, at 80 columns, and the flags it accepts, read off that help; for
 the commands built on Beam's options, Beam's own flags once, with the Beam version
-they were read from; and the digest of the files that declare commands, flags and
-help (each command's module, `cli.py`, `command.py`, `options/`), so a stale table
-is never used. `pipelines.startup` answers `--help` and refuses unknown flags
+they were read from; the words flags answer to (`Flag.words`: `--budget`); and the
+digest of the files that declare commands, flags and help (each command's module,
+`cli.py`, `command.py`, `options/`), so a stale table is never used.
+`pipelines.startup` answers `--help` and refuses unknown flags
 from it before any heavy import. `--check` only verifies the file is current (a
 test does the same). Rejected: a list kept by hand, which drifts as flags are added.
 """
@@ -23,16 +24,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.version import __version__ as BEAM_VERSION
 
 from pipelines.cli import COMMANDS
 from pipelines.command import CommandParser, declared_flags, flag_parser, run_parsed
+from pipelines.options.flags import flag_words
+from pipelines.options.help import BEAM_HEADING
 from pipelines.startup import TABLE, sources_digest
 
 HERE = Path(__file__).resolve().parent
 PATH = HERE / TABLE
-BEAM_EPILOG = "Standard Beam options (--runner, --direct_num_workers, ...) pass through."
-"""The last line of a Beam command's help (`pipelines.options.help.usage`)."""
 _OPTION = re.compile(r"^  ((?:-{1,2}[\w-]+(?: [^,\s]+)?(?:, )?)+)")
 _SUBCOMMANDS = re.compile(r"\{([\w,-]+)\} \.\.\.")
 
@@ -63,7 +65,7 @@ def table() -> dict[str, Any]:
         commands: dict[str, Any] = {}
         for name, (module, _) in COMMANDS.items():
             text = _help(module, [])
-            beam = text.rstrip().endswith(BEAM_EPILOG)
+            beam = BEAM_HEADING in text
             entry = {"beam": beam, "flags": _flags(text), "help": text}
             commands[name] = entry
             subcommands = _SUBCOMMANDS.search(text)
@@ -84,11 +86,13 @@ def table() -> dict[str, Any]:
     modules = [importlib.import_module(module).__file__ for module, _ in COMMANDS.values()]
     declaring = [*modules, HERE / "cli.py", HERE / "command.py", *HERE.glob("options/*.py")]
     sources = sorted({str(Path(str(path)).relative_to(HERE)) for path in declaring})
+    ours = [c for c in PipelineOptions.__subclasses__() if c.__module__.startswith("pipelines.")]
     return {
         "sources": sources,
         "sources_sha256": sources_digest(sources),
         "beam_version": BEAM_VERSION,
         "beam_flags": sorted(declared_flags(flag_parser(()))),
+        "words": flag_words(flag for options in ours for flag in options.FLAGS),
         "commands": commands,
     }
 

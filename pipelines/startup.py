@@ -23,7 +23,7 @@ import difflib
 import hashlib
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata, resources
 from typing import Any
 
@@ -42,13 +42,32 @@ def closest(flag: str, known: Iterable[str]) -> str | None:
     return folded[match[0]] if match else None
 
 
-def unknown_flag_message(unknown: Sequence[str], known: Iterable[str]) -> str:
-    """One line naming the unknown arguments and, for a flag, the closest real one."""
+def suggestion(flag: str, known: Iterable[str], words: Mapping[str, Sequence[str]]) -> str | None:
+    """The real flag(s) `flag` most likely meant: the closest by spelling, else every flag
+    answering to the word closest to it (`--bugdet`: the budget flags), if any is close."""
+    hint = closest(flag, known)
+    if hint is not None:
+        return hint
+    word = closest(flag, words)
+    meant = sorted(set(words[word]) & set(known)) if word is not None else []
+    if not meant:
+        return None
+    return meant[0] if len(meant) == 1 else f"{', '.join(meant[:-1])} or {meant[-1]}"
+
+
+def unknown_flag_message(
+    unknown: Sequence[str],
+    known: Iterable[str],
+    words: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """One line naming the unknown arguments and, for a flag, the closest real one(s) of
+    `known` (the command's own flags: never one of Beam's pass-through flags, which a
+    typo of ours would match by chance: `--budget` is not `--update`)."""
     flags = [arg for arg in unknown if arg.startswith("-")]
     if not flags:
         return f"unexpected argument {unknown[0]!r}: every value follows its flag"
     first = flags[0]
-    hint = closest(first, known)
+    hint = suggestion(first, known, words or {})
     more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
     fix = f"; did you mean {hint}?" if hint else "; see --help for the flags"
     name = first.split("=", 1)[0]
@@ -103,8 +122,8 @@ def answer(args: Sequence[str]) -> int | None:
     known = set(own) | set(table["beam_flags"] if entry["beam"] else ())
     unknown = [a for a in rest if a.startswith("--") and a.split("=", 1)[0] not in known]
     if unknown and (not entry["beam"] or table["beam_version"] == _beam_version()):
-        pool = own if not entry["beam"] or closest(unknown[0], own) else sorted(known)
-        print(f"evpack {args[0]}: {unknown_flag_message(unknown, pool)}", file=sys.stderr)
+        message = unknown_flag_message(unknown, own, table["words"])
+        print(f"evpack {args[0]}: {message}", file=sys.stderr)
         return 2
     if wants_help and not unknown:
         print(entry["help"], end="")

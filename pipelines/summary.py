@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricResults, MetricsFilter
 
 from packer.parsing.dead_letters import shape_hints, top_errors
 from packer.parsing.names import METRICS_NAMESPACE
+from schemas import PackingConfig
 from schemas.reasons import ExclusionReason
 from transforms.record_files import file_records, matching_files
 
@@ -45,6 +47,9 @@ class RunSummary:
     prompts_held: int = 0
     """Of `prompts_without_evidence`, those held in `held_prompts/` rather than sent
     (`--prompts_without_evidence hold`)."""
+    submission: list[str] = field(default_factory=list)
+    """What submitting the prompt files takes, and the jobs the provider will refuse
+    (`submission_notes`)."""
 
     @property
     def dead_letters_total(self) -> int:
@@ -114,6 +119,7 @@ class RunSummary:
         lines += [f"  alert            {alert}" for alert in self.alerts]
         lines += [f"  top error        {n} x {kind}" for kind, n in self.top_errors]
         lines += [f"  hint             {hint}" for hint in self.hints]
+        lines += [f"  submit           {note}" for note in self.submission]
         lines += [f"  {name:<16} {path}" for name, path in self.outputs.items()]
         return "\n".join(lines)
 
@@ -133,6 +139,24 @@ def hopeless_run(
             f"letters, more than --max_dead_letter_percent={max_dead_letter_percent:g}"
         )
     return None
+
+
+def submission_notes(config: PackingConfig, prompts: str | None) -> list[str]:
+    """What submitting a run's prompt files (the glob `prompts`; None when it wrote none)
+    to its format's provider takes (`PromptFormat.submit_notes`). Files are read back to
+    count their lines only where the provider refuses a job below a number of records
+    (Bedrock): Beam's shards are not filled evenly, so the total tells nothing per file."""
+    fmt = config.format
+    if fmt.submission is None or prompts is None:
+        return []
+    count = fmt.submission.min_records is not None
+    lines = {path: _line_count(path) if count else None for path in matching_files(prompts)}
+    return fmt.submit_notes(config.format_model, lines)
+
+
+def _line_count(path: str) -> int:
+    with FileSystems.open(path) as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
 def _letters(pattern: str) -> Iterator[tuple[str, str]]:

@@ -55,6 +55,13 @@ class RunRecord(BaseModel):
     prompts_without_evidence: int | None = None
     """How many of the run's prompts carry no evidence (every candidate excluded): counted by
     the run (null in records of versions before the count)."""
+    input_limit: int | None = None
+    """The run's budget settings (its config's, or the flags that overrode it:
+    `--input_limit`, `--reserved_answer`, `--max_evidence_tokens`); a request's own
+    `budget` still wins for that request. Null in records of versions before them, and
+    `max_evidence_tokens` also when the run set no cap."""
+    reserved_answer: int | None = None
+    max_evidence_tokens: int | None = None
     job: str | None = None
     """The job this run is a run of (`--audit_job`, by default its `--output`): in BigQuery
     a rerun of the same job replaces the rows of its earlier run (`transforms.io.table_commit`)."""

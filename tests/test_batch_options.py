@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
@@ -194,3 +195,50 @@ def test_cli_reports_bad_flags_and_unknown_commands(capsys: pytest.CaptureFixtur
 def test_committed_json_schema_is_current() -> None:
     assert DEFAULT_PATH.read_text() == request_schema_text(), "run `evpack schema`"
     assert cli.main(["schema", "--check"]) == 0
+
+
+def test_the_budget_flags_override_the_config_and_its_hash() -> None:
+    sample = f"--config={SAMPLES / 'config.yaml'}"
+    base = _resolve(*GOOD, sample).config
+    flagged = _resolve(
+        *GOOD, sample, "--input_limit=2048", "--reserved_answer=0", "--max_evidence_tokens=600"
+    ).config
+    assert (flagged.input_limit, flagged.reserved_answer, flagged.max_evidence_tokens) == (
+        2048,
+        0,
+        600,
+    )
+    assert base.input_limit == 1024 and flagged.config_hash() != base.config_hash()
+    assert flagged.order_policy == base.order_policy  # the file's other settings stay
+    assert _resolve(*GOOD, "--max_evidence_tokens=600").config == PackingConfig(
+        max_evidence_tokens=600
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("--input_limit=0", "--input_limit must be positive, got 0; pass e.g. --input_limit=8192"),
+        ("--max_evidence_tokens=-1", "pass e.g. --max_evidence_tokens=600"),
+        ("--reserved_answer=-1", "--reserved_answer must be 0 or more"),
+        ("--reserved_answer=9000", "--reserved_answer 9000: reserved_answer (9000) + safety"),
+    ],
+)
+def test_a_bad_budget_flag_names_itself_and_the_fix(given: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _resolve(*GOOD, given)
+
+
+def test_a_newcomers_run_caps_evidence_by_flag_without_a_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evpack batch ... --max_evidence_tokens 600`, no config file: every prompt's
+    evidence budget is the cap, and the run record names the budget it ran with."""
+    out = tmp_path / "run"
+    args = ["batch", *GOOD[:2], f"--output={out}", "--max_evidence_tokens", "600"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    manifests = pq.read_table(next((out / "manifests").glob("*.parquet"))).to_pylist()
+    budgets = [row["budget"] for row in manifests]
+    assert budgets and all(b["available"] == 600 >= b["used"] for b in budgets)
+    (record,) = (json.loads(p.read_text()) for p in (out / "runs").glob("*.jsonl"))
+    assert (record["input_limit"], record["max_evidence_tokens"]) == (8192, 600)

@@ -18,12 +18,11 @@ from pipelines import cli
 from pipelines.command import (
     UsageError,
     check_flags,
-    closest,
     declared_flags,
     flag_parser,
-    unknown_flag_message,
 )
 from pipelines.options.jobs import BATCH_SECTIONS
+from pipelines.startup import closest, unknown_flag_message
 from tests.strategies import examples
 
 SAMPLES = Path(__file__).parent.parent / "samples"
@@ -108,6 +107,23 @@ def test_a_misspelt_flag_names_the_closest_real_one(
 ) -> None:
     err = refusal([*args, typo, "x"], capsys)
     assert f"unknown flag {typo}" in err and f"did you mean {meant}?" in err
+
+
+@pytest.mark.parametrize("typo", ["--bugdet", "--budget", "--budget=800"])
+def test_a_budget_typo_names_the_budget_flags_never_a_beam_flag(
+    typo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--budget` once suggested Beam's `--update`, a flag `--help` does not describe."""
+    err = refusal([*BATCH, typo], capsys)
+    assert err.endswith(
+        "did you mean --input_limit, --max_evidence_tokens or --reserved_answer?"
+    ), err
+    beam = set(declared_flags(flag_parser(()))) - set(
+        declared_flags(flag_parser(BATCH_SECTIONS, beam=False))
+    )
+    for flag in ("--updat", "--runer", "--projec"):
+        message = refusal([*BATCH, flag, "x"], capsys)
+        assert not {word.rstrip("?,") for word in message.split()} & beam, message
 
 
 def test_beam_flags_pass_and_a_flag_of_another_command_does_not(

@@ -58,6 +58,9 @@ VALID: dict[str, list[str]] = {
         "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
     ],
     "max_record_bytes": ["4194304", "1"],
+    "input_limit": ["8192", "1"],
+    "reserved_answer": ["1024", "0"],
+    "max_evidence_tokens": ["600"],
     "subscription": ["projects/evpack-prod/subscriptions/evpack-requests"],
     "prompts_topic": ["projects/evpack-prod/topics/evpack-prompts"],
     "dead_letter_topic": ["projects/evpack-prod/topics/evpack-dead-letters"],
@@ -87,6 +90,9 @@ INVALID: dict[str, list[str]] = {
     "overwrite": ["yes", ""],
     "max_dead_letter_percent": ["101", "-1", "1e3", "50%"],
     "max_record_bytes": ["0", "-1", "4MB"],
+    "input_limit": ["0", "-1", "8k"],
+    "reserved_answer": ["-1", "01", "1k"],
+    "max_evidence_tokens": ["0", "600 "],
     "subscription": ["evpack-requests", "projects/evpack-prod/topics/evpack-requests"],
     "prompts_topic": ["projects/evpack-prod/subscriptions/x-prompts", "evpack-prompts"],
     "dead_letter_topic": ["topics/evpack-dead-letters"],
@@ -329,7 +335,17 @@ def make_dry_run(target: str) -> str:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     done = subprocess.run(
-        ["make", "-n", "-s", "-C", str(DEPLOY), target, "PROJECT=evpack-prod", "TAG=abc1234"],
+        [
+            "make",
+            "-n",
+            "-s",
+            "-C",
+            str(DEPLOY),
+            target,
+            "PROJECT=evpack-prod",
+            "REGION=europe-west1",
+            "TAG=abc1234",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -389,7 +405,12 @@ def test_wait_exits_with_the_jobs_final_state(tmp_path: Path, states: list[str],
         f"head -n 1 {tmp_path}/states; sed -i 1d {tmp_path}/states\n"
     )
     fake.chmod(0o755)
-    settings = ["JOB=2026-12-03_job", "PROJECT=evpack-prod", "POLL_SECONDS=0"]
+    settings = [
+        "JOB=2026-12-03_job",
+        "PROJECT=evpack-prod",
+        "REGION=europe-west1",
+        "POLL_SECONDS=0",
+    ]
     done = subprocess.run(
         ["make", "-s", "-C", str(DEPLOY), "wait", *settings],
         capture_output=True,

@@ -23,6 +23,7 @@ from schemas.prompt_formats import (
     PromptLine,
     answer_keys,
     format_line,
+    submission_table,
 )
 from schemas.prompt_formats.base import hashed_id
 from tests.batch_run import ROOT
@@ -405,7 +406,7 @@ def test_the_format_pages_tables_have_a_row_for_every_registered_format() -> Non
     page = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
     text = page.read_text(encoding="utf-8")
     tables = [t for t in text.split("\n\n") if t.startswith("| format |")]
-    assert len(tables) == 3
+    assert len(tables) == 4
     for table in tables:
         rows = [line.split("|")[1] for line in table.splitlines()[2:]]
         assert {n for row in rows for n in re.findall(r"`(\w+)`", row)} == set(FORMAT_NAMES)
@@ -451,3 +452,51 @@ def test_the_pack_step_refuses_a_line_past_the_headroom_before_any_row(
     assert refused and {p["custom_id"] for p in cut.prompts} == set(sizes) - refused
     assert {m["request_id"] for m in cut.manifests} == set(sizes) - refused
     assert not refused & {x["request_id"] for x in cut.exclusions}
+
+
+def test_the_submission_table_of_the_format_page_is_made_from_the_formats() -> None:
+    """Regenerate with `python -c 'from schemas.prompt_formats import submission_table;
+    print(submission_table())'` and paste it under "Submitting a run"."""
+    assert submission_table() in FORMATS_DOC
+
+
+def test_submit_notes_name_the_model_and_warn_of_a_job_the_provider_refuses() -> None:
+    small = {"p/prompts-00000-of-00002.jsonl": 30, "p/prompts-00001-of-00002.jsonl": 100}
+    notes = FORMATS["bedrock_batch"].submit_notes("us.anthropic.claude-x-v1:0", small)
+    assert "model us.anthropic.claude-x-v1:0 (the lines carry none" in notes[1]
+    warnings = [n for n in notes if n.startswith("warning:")]
+    assert warnings == [
+        "warning: p/prompts-00000-of-00002.jsonl holds 30 records; the provider refuses a "
+        "job of fewer than 100: pool them with other runs' prompts before submitting"
+    ]
+    assert any(n.startswith("ids: ") and "h<32 hex" in n for n in notes)
+    openai = FORMATS["openai_responses_batch"].submit_notes("gpt-4o", {"p/a.jsonl": None})
+    assert "endpoint /v1/responses" in openai[0] and "(in every line)" in openai[1]
+    assert not [n for n in openai if n.startswith(("warning", "ids"))]
+    assert FORMATS["messages"].submit_notes("gpt-4o", {"p/a.jsonl": 1}) == []
+
+
+def test_a_small_bedrock_run_says_what_to_submit_and_that_bedrock_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sample run makes fewer than 100 prompts: its summary warns of the refusal,
+    naming the file and its records, and names the model the job must be created with."""
+    from pipelines import cli
+
+    samples = ROOT / "samples"
+    args = [
+        "batch",
+        f"--input={samples / 'requests.jsonl'}",
+        f"--catalog={samples / 'catalog.jsonl'}",
+    ]
+    assert cli.main([*args, f"--output={tmp_path}", "--prompt_format=bedrock_batch"]) == 0
+    submit = [
+        line.split(None, 1)[1]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("  submit ")
+    ]
+    (shard,) = (tmp_path / "prompts").glob("*.jsonl")
+    records = len(shard.read_text(encoding="utf-8").splitlines())
+    assert 0 < records < 100
+    assert f"model {FORMATS['bedrock_batch'].models.default} (the lines carry none" in submit[1]  # type: ignore[union-attr]
+    assert submit[-1].startswith(f"warning: {shard} holds {records} records; the provider refuses")

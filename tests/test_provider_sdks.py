@@ -8,20 +8,24 @@ checked against the documentation in `tests/test_formats.py`)."""
 import inspect
 import json
 import re
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_type_hints
 
 import pytest
+from anthropic._constants import ANTHROPIC_API_VERSION
 from anthropic.types.messages import batch_create_params
 from google.genai import types as genai
+from openai.types.batch_create_params import BatchCreateParams
 from openai.types.chat import completion_create_params
+from openai.types.responses import response_create_params
 from pydantic import TypeAdapter
 
 from schemas import PromptMessage
-from schemas.prompt_formats import format_line
+from schemas.prompt_formats import FORMATS, format_line
 from tests.test_formats import PROMPT
 
 OPENAI_BODY = completion_create_params.CompletionCreateParamsNonStreaming
 ANTHROPIC_REQUEST = batch_create_params.Request
+RESPONSES_BODY = response_create_params.ResponseCreateParamsNonStreaming
 
 
 def _keys(typed: Any) -> tuple[set[str], set[str]]:
@@ -96,3 +100,37 @@ def test_vertex_request_is_made_of_the_genai_sdks_types() -> None:
     assert labels == request["labels"]
     with pytest.raises(ValueError):  # the SDK would refuse a field of another provider's
         genai.GenerationConfig.model_validate({"maxTokens": 512})
+
+
+def test_each_format_names_the_api_its_lines_are_valid_for() -> None:
+    assert all(f.api for f in FORMATS.values())
+    assert ANTHROPIC_API_VERSION in FORMATS["anthropic_batch"].api
+
+
+@pytest.mark.parametrize("fmt", ["anthropic_batch", "bedrock_batch"])
+def test_anthropic_lines_are_valid_under_the_sdks_api_version(fmt: str) -> None:
+    """API version 2026-10-21 (SDK 2.x) refuses `temperature`, `top_p`, `top_k` and
+    `citations` on user text blocks in every request of a batch: no line carries any."""
+    assert ANTHROPIC_API_VERSION == "2026-10-21"
+    sampling = {"temperature", "top_p", "top_k"}
+    assert not sampling & set(get_type_hints(get_type_hints(ANTHROPIC_REQUEST)["params"]))
+    line = _line(fmt)
+    body = line.get("params") or line["modelInput"]
+    assert not sampling & set(body)
+    assert all(isinstance(m["content"], str) for m in body["messages"])  # no blocks at all
+    assert "citations" not in json.dumps(line)
+
+
+def test_openai_responses_line_is_what_the_sdk_declares() -> None:
+    """The Responses endpoint line: a batch input line naming `/v1/responses`, one of the
+    SDK's batch endpoints, and a body the SDK's `ResponseCreateParams` declares."""
+    line = _line("openai_responses_batch")
+    assert line["url"] in get_args(get_type_hints(BatchCreateParams)["endpoint"])
+    body = line["body"]
+    declared, required = _keys(RESPONSES_BODY)
+    assert set(body) <= declared and required <= set(body)
+    assert not [key for key in body if _deprecated(RESPONSES_BODY, key)]
+    TypeAdapter(RESPONSES_BODY).validate_python(body)
+    assert body["instructions"] == PROMPT.messages[0].content
+    assert [m["role"] for m in body["input"]] == ["user"]
+    assert body["max_output_tokens"] == 512

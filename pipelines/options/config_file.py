@@ -1,5 +1,6 @@
 """The packing config read from `--config`: YAML or JSON, every error naming the file."""
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -13,21 +14,27 @@ from schemas._types import describe_validation_error
 from schemas.config import FormatModels
 from schemas.prompt_formats import FORMATS
 
+BUDGET_FLAGS = ("input_limit", "reserved_answer", "max_evidence_tokens")
+"""The config's budget settings that are flags too (`PackingOptions`)."""
+
 
 def load_config(
-    path: str | None, prompt_format: str | None = None, model: str | None = None
+    path: str | None,
+    prompt_format: str | None = None,
+    model: str | None = None,
+    budget: Mapping[str, int | None] | None = None,
 ) -> PackingConfig:
     """The packing config from a YAML or JSON file (JSON is YAML); None means defaults.
 
-    `prompt_format` and `model` (the flags) override the config's, so `config_hash`
-    names them: the model is the format's (`models.<format>`, or `model` for our own
-    `messages`), so a config naming other formats' models keeps them. The settings
-    the file left out stay unset, so a format's default model still applies
-    (`PackingConfig.format_model`).
+    `prompt_format`, `model` and the `budget` settings given (the flags; None is not
+    given) override the config's, so `config_hash` names them: the model is the
+    format's (`models.<format>`, or `model` for our own `messages`), so a config
+    naming other formats' models keeps them. The settings the file left out stay
+    unset, so a format's default model still applies (`PackingConfig.format_model`).
     """
     config = _read_config(path)
     fmt = prompt_format or config.prompt_format
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = {k: v for k, v in (budget or {}).items() if v is not None}
     if fmt != config.prompt_format:
         overrides["prompt_format"] = fmt
     if model is not None:
@@ -42,9 +49,11 @@ def load_config(
     try:  # the config's model may not fit the flag's format (`PromptFormat.models`)
         return PackingConfig.model_validate({**config.model_dump(exclude_unset=True), **overrides})
     except ValidationError as err:
-        raise UsageError(
-            f"--prompt_format {fmt}: {describe_validation_error(err, PackingConfig)}"
-        ) from err
+        given = [f"--{k} {v}" for k, v in overrides.items() if k in BUDGET_FLAGS]
+        if "prompt_format" in overrides or not given:
+            given.insert(0, f"--prompt_format {fmt}")
+        flags = " ".join(given)
+        raise UsageError(f"{flags}: {describe_validation_error(err, PackingConfig)}") from err
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

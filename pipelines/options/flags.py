@@ -12,7 +12,7 @@ the hand copy the templates used to be.
 """
 
 import argparse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +39,7 @@ PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
 GCS_FILE = r"^gs://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]/\S+$"
 GCS_FOLDER = r"^gs://[a-z0-9][a-z0-9._-]{1,61}[a-z0-9](/\S*)?$"
 POSITIVE_INT = r"^[1-9][0-9]{0,9}$"
+NATURAL_INT = r"^(0|[1-9][0-9]{0,9})$"
 
 
 def pubsub_regex(kind: Literal["topics", "subscriptions"]) -> str:
@@ -59,14 +60,41 @@ class Flag:
     switch: bool = False
     """A flag without a value (`--overwrite`): true when given."""
     template: Param | None = None
+    words: tuple[str, ...] = ()
+    """Other names a user may type for this flag (`budget` for `--input_limit`): a misspelt
+    or made-up flag close to one is answered with every flag of the command that has it."""
 
-    def out_of_bound(self, value: float) -> str | None:
-        """What is wrong with `value` and what to pass instead, or None when it is in bound."""
-        if self.bound is None or value > 0 or (value == 0 and self.bound == "not negative"):
+    example: Any = None
+    """The value an out-of-bound error suggests when the flag has no default of its own
+    (`--input_limit`: unset, the config's applies)."""
+
+    def out_of_bound(self, value: float | None) -> str | None:
+        """What is wrong with `value` and what to pass instead, or None when it is in bound
+        (or not given)."""
+        if self.bound is None or value is None or value > 0:
+            return None
+        if value == 0 and self.bound == "not negative":
             return None
         rule = "must be positive" if self.bound == "positive" else "must be 0 or more"
-        suggested = int(self.default) if float(self.default).is_integer() else self.default
+        fallback = self.example if self.default is None else self.default
+        suggested = int(fallback) if float(fallback).is_integer() else fallback
         return f"--{self.name} {rule}, got {value}; pass e.g. --{self.name}={suggested}"
+
+
+def flag_words(flags: Iterable[Flag]) -> dict[str, list[str]]:
+    """Each word of `flags` (`Flag.words`), as `--word`, and the flags that answer to it."""
+    words: dict[str, list[str]] = {}
+    for flag in flags:
+        for word in flag.words:
+            words.setdefault(f"--{word}", []).append(f"--{flag.name}")
+    return words
+
+
+def beam_option_classes() -> list[type[PipelineOptions]]:
+    """Beam's own option classes (runner, project, workers, ...): their flags pass through."""
+    return [
+        cls for cls in PipelineOptions.__subclasses__() if cls.__module__.startswith("apache_beam.")
+    ]
 
 
 def declare(parser: argparse.ArgumentParser, flags: Sequence[Flag]) -> None:

@@ -7,10 +7,17 @@ shared class for its own purpose says so in its own words (`CommandHelp.flags`),
 """
 
 import argparse
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pipelines.options.flags import Flag, Section, argparse_kwargs, section_flags
+from pipelines.options.flags import (
+    Flag,
+    Section,
+    argparse_kwargs,
+    beam_option_classes,
+    section_flags,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,30 @@ def flag_help(flag: Flag, about: CommandHelp) -> str:
     return f"{text} ({'; '.join(notes)})" if notes else text
 
 
+BEAM_HEADING = "Beam's own options pass through to the runner (see Beam's docs):"
+"""The heading of the list of Beam's flags closing a Beam command's help."""
+
+
+def beam_epilog() -> str:
+    """Beam's flags, apart from the command's own: accepted, passed through, never
+    suggested for a typo (`pipelines.startup.unknown_flag_message`). Indented past the
+    option column, so no reader of the help takes them for the command's
+    (`pipelines.flag_table`). Rejected: the one line naming two of them, which left a
+    user guessing which others exist."""
+    names = sorted(
+        flag for cls in beam_option_classes() for flag in flag_names(cls) if flag.startswith("--")
+    )
+    lines = textwrap.wrap(" ".join(names), width=76, break_on_hyphens=False)
+    return "\n".join([BEAM_HEADING, *(f"    {line}" for line in lines)])
+
+
+def flag_names(options: type) -> list[str]:
+    """The flags an options class declares, read off a parser of its own."""
+    parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    options._add_argparse_args(parser)  # type: ignore[attr-defined]
+    return [flag for action in parser._actions for flag in action.option_strings]
+
+
 def usage(prog: str, description: str | CommandHelp, sections: Sequence[Section]) -> str:
     """Help text of a command built on `PipelineOptions`.
 
@@ -57,7 +88,7 @@ def usage(prog: str, description: str | CommandHelp, sections: Sequence[Section]
     parser = argparse.ArgumentParser(
         prog=prog,
         description=about.description,
-        epilog="Standard Beam options (--runner, --direct_num_workers, ...) pass through.",
+        epilog=beam_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for section in sections:

@@ -17,7 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from packer.parsing.names import FileFormat, InputShape
 from pipelines.options.catalog import CatalogOptions, resolve_catalog
-from pipelines.options.config_file import load_config
+from pipelines.options.config_file import BUDGET_FLAGS, load_config
 from pipelines.options.flags import Section, check_numbers, require
 from pipelines.options.input import GateOptions, InputOptions, resolve_input
 from pipelines.options.packing import PackingOptions, parse_event_time
@@ -59,7 +59,7 @@ JOB_SECTIONS: dict[str, tuple[Section, ...]] = {
             ),
         ),
         (CatalogOptions, None),
-        (PackingOptions, frozenset({"config", "prompt_format", "model"})),
+        (PackingOptions, frozenset({"config", "prompt_format", "model", *BUDGET_FLAGS})),
         (InputOptions, frozenset({"max_record_bytes"})),
     ),
 }
@@ -125,7 +125,12 @@ def resolve_job(options: PipelineOptions, *, streaming: bool) -> JobSettings:
         sinks=sinks,
         create_tables=options.view_as(SinkOptions).create_tables,
         catalog=resolve_catalog(options, streaming=streaming),
-        config=load_config(packing.config, packing.prompt_format, packing.model),
+        config=load_config(
+            packing.config,
+            packing.prompt_format,
+            packing.model,
+            {name: getattr(packing, name) for name in BUDGET_FLAGS},
+        ),
         max_record_bytes=options.view_as(InputOptions).max_record_bytes,
         run_id=new_run_id(),
         sink_timeout_seconds=options.view_as(SinkOptions).sink_timeout_seconds,
@@ -169,6 +174,7 @@ def settings_summary(settings: Settings) -> str:
             "catalog": settings.catalog.pattern,
             "catalog_mode": settings.catalog.mode,
             "config_hash": settings.config.config_hash(),
+            **{name: getattr(settings.config, name) for name in BUDGET_FLAGS},
             "event_time": settings.event_time.isoformat(),
         },
         sort_keys=True,

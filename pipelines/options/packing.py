@@ -1,4 +1,12 @@
-"""How prompts are packed: the packing config, the prompt format, the event time."""
+"""How prompts are packed: the packing config, the prompt format, the token budget, the
+event time.
+
+The budget settings a team turns most (`input_limit`, `reserved_answer`,
+`max_evidence_tokens`) are flags as well as config settings, so a run needs no config
+file to change them; a flag overrides the file, and, like `--model`, is folded into the
+config (`config_hash` names it). Rejected: one `--budget` flag taking a mapping, which
+no other flag does; `--budget` is a word the three answer to (`Flag.words`).
+"""
 
 import argparse
 from datetime import UTC, datetime
@@ -6,7 +14,7 @@ from datetime import UTC, datetime
 from apache_beam.options.pipeline_options import PipelineOptions
 from pydantic import TypeAdapter, ValidationError
 
-from pipelines.options.flags import GCS_FILE, Flag, Param, declare
+from pipelines.options.flags import GCS_FILE, NATURAL_INT, POSITIVE_INT, Flag, Param, declare
 from schemas._types import UtcDatetime
 from schemas.prompt_formats import FORMAT_NAMES, FORMATS, format_help
 
@@ -40,6 +48,48 @@ class PackingOptions(PipelineOptions):
             "the format's default (docs/formats.md: claude-sonnet-4-5 for anthropic_batch, "
             "gemini-2.5-flash for vertex_batch, ...). Part of config_hash.",
             template=Param("Model", r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$"),
+        ),
+        *(
+            Flag(
+                name,
+                f"{about}; overrides the config's {name} (docs/config.md; default: the "
+                f"config's, else {default}). A request's own budget.{name} still wins. "
+                "Part of config_hash.",
+                type=int,
+                bound=bound,
+                example=example,
+                template=Param(label, regex),
+                words=("budget",),
+            )
+            for name, about, default, example, bound, label, regex in (
+                (
+                    "input_limit",
+                    "The model's input limit in tokens: the whole prompt fits it",
+                    8192,
+                    8192,
+                    "positive",
+                    "Input limit (tokens)",
+                    POSITIVE_INT,
+                ),
+                (
+                    "reserved_answer",
+                    "Tokens kept for the answer (the provider's output cap)",
+                    1024,
+                    1024,
+                    "not negative",
+                    "Tokens reserved for the answer",
+                    NATURAL_INT,
+                ),
+                (
+                    "max_evidence_tokens",
+                    "A cap on the evidence tokens of each prompt",
+                    "no cap",
+                    600,
+                    "positive",
+                    "Evidence token cap",
+                    POSITIVE_INT,
+                ),
+            )
         ),
         Flag(
             "event_time",

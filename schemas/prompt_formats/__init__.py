@@ -15,15 +15,17 @@ from schemas.prompt_formats import (
     bedrock_converse_batch,
     messages,
     openai_batch,
+    openai_responses_batch,
     vertex_batch,
 )
-from schemas.prompt_formats.base import FileLimits, PromptFormat, PromptLine
+from schemas.prompt_formats.base import MB, FileLimits, PromptFormat, PromptLine
 
 FORMATS: dict[str, PromptFormat] = {
     f.name: f
     for f in (
         messages.FORMAT,
         openai_batch.FORMAT,
+        openai_responses_batch.FORMAT,
         anthropic_batch.FORMAT,
         vertex_batch.FORMAT,
         bedrock_batch.FORMAT,
@@ -45,6 +47,29 @@ def format_line(prompt: PromptMessage, max_tokens: int, fmt: str) -> str:
     return FORMATS[fmt].line(prompt, max_tokens)
 
 
+def submission_table() -> str:
+    """docs/formats.md's submission table, made from each format's `api`, `submission`
+    and `limits` (a test keeps the page equal to it): one source for the summary's
+    submission notes and the page."""
+    rows = [
+        "| format | lines valid for | submit | model | per file (one job) |",
+        "|---|---|---|---|---|",
+    ]
+    for f in FORMATS.values():
+        sub, limits = f.submission, f.limits
+        if sub is None:
+            rows.append(
+                f"| `{f.name}` | {f.api} | to a service of yours | in every line | no limit |"
+            )
+            continue
+        model = "in every line" if sub.model_in_lines else "named by the job; the lines carry none"
+        per_file = f"{limits.max_lines:,} lines, {(limits.max_bytes or 0) // MB:,} MB"
+        if sub.min_records:
+            per_file += f"; at least {sub.min_records} records, or the job is refused"
+        rows.append(f"| `{f.name}` | {f.api} | {sub.how} | {model} | {per_file} |")
+    return "\n".join(rows) + "\n"
+
+
 def answer_keys(request_id: str) -> frozenset[str]:
     """Every id a provider's result line may name this request by."""
     return frozenset(f.request_key(request_id) for f in FORMATS.values())
@@ -59,4 +84,5 @@ __all__ = [
     "answer_keys",
     "format_help",
     "format_line",
+    "submission_table",
 ]

@@ -7,6 +7,12 @@ Output (`.jsonl` results): `{custom_id, result: {type: succeeded, message:
 {content: [{type: text, text}]}}}`, or a result of type `errored` (with
 `error`), `canceled` or `expired`. The Messages parameters and the message
 read back are shared with `bedrock_batch`, whose body is the same API's.
+
+Valid under API version 2026-10-21 (Python SDK 2.x), which refuses in every
+request of a batch the sampling parameters `temperature`, `top_p` and `top_k`
+(even at their defaults) and `citations` on user text blocks: a line carries
+none of them (the content is plain text, not blocks), so it is valid under
+2023-06-01 as well (`tests/test_provider_sdks.py` holds it to the SDK's types).
 """
 
 import re
@@ -20,6 +26,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
     split_system,
 )
@@ -60,8 +67,13 @@ def message_texts(message: Any) -> list[str]:
 class AnthropicBatch(PromptFormat):
     name = "anthropic_batch"
     help = "a request of Anthropic Message Batches"
+    api = "Anthropic Messages API 2026-10-21 (Message Batches), also 2023-06-01"
     # Up to 100,000 requests or 256 MB per batch.
     limits = FileLimits(max_lines=100_000, max_bytes=256 * MB, line_headroom=LINE_HEADROOM)
+    submission = Submission(
+        "send each file's lines as the requests of one Message Batch (POST /v1/messages/batches)",
+        model_in_lines=True,
+    )
     models = ModelRule(re.compile(CLAUDE), "an Anthropic model id, claude-*", "claude-sonnet-4-5")
     ids = IdRule(re.compile(r"[a-zA-Z0-9_-]{1,64}"))
 

@@ -73,6 +73,21 @@ class FileLimits:
         return None if self.max_bytes is None else self.max_bytes - self.line_headroom
 
 
+@dataclass(frozen=True)
+class Submission:
+    """How a run's prompt files become the provider's jobs, and what the provider refuses
+    beyond the per-file limits (`FileLimits`): the run's summary says it (`submit_notes`)
+    and docs/formats.md's submission table is made from it, so a team submits without
+    guesswork."""
+
+    how: str
+    """Where the files go and the call that makes a job of each."""
+    model_in_lines: bool
+    """Whether each line names the model; if not, the job must (Vertex AI, Bedrock)."""
+    min_records: int | None = None
+    """Records one job needs at least: the provider refuses a smaller job (Bedrock: 100)."""
+
+
 MB = 1_000_000
 LINE_HEADROOM = 8 * MB
 """Longest prompt line a sharded file takes; prompts are kilobytes, not megabytes."""
@@ -133,10 +148,16 @@ class PromptFormat(ABC):
     """The `prompt_format` setting and `--prompt_format` value that picks it."""
     help: ClassVar[str]
     """What a line is, for `--prompt_format`'s help."""
+    api: ClassVar[str]
+    """The provider API, and its version where the provider versions it, that this
+    format's lines are valid for (tests hold each to the provider's SDK types or
+    documented schema; docs/formats.md names it)."""
     provider: ClassVar[bool] = True
     """Whether the line goes to a provider, which may want a model of its own
     (`models.<name>` in the config); our own `messages` has none."""
     limits: ClassVar[FileLimits] = UNLIMITED
+    submission: ClassVar[Submission | None] = None
+    """How the files are submitted (None: our own lines, for a service of yours)."""
     framing: ClassVar[Framing] = TEXTS_ONLY
     """The chat framing the ledger counts, as the provider documents it."""
     models: ClassVar[ModelRule | None] = None
@@ -147,6 +168,37 @@ class PromptFormat(ABC):
     def request_key(self, request_id: str) -> str:
         """The id this format's lines name a request by (`ids`, else the request id)."""
         return self.ids.fitted(request_id) if self.ids is not None else request_id
+
+    def submit_notes(self, model: str, lines: dict[str, int | None]) -> list[str]:
+        """What submitting a run's prompt files takes, and a warning for each file the
+        provider will refuse; `lines` holds each file's line count (None: not counted)."""
+        if self.submission is None or not lines:
+            return []
+        sub, limits = self.submission, self.limits
+        named = (
+            "in every line" if sub.model_in_lines else "the lines carry none: name it in the job"
+        )
+        notes = [
+            f"{self.api}: {sub.how}",
+            f"model {model} ({named})",
+            f"{len(lines)} file(s) to upload, each within {limits.max_lines:,} lines and "
+            f"{(limits.max_bytes or 0) // MB:,} MB: " + ", ".join(sorted(lines)),
+        ]
+        if self.ids is not None:
+            notes.append(
+                f"ids: a request id the provider does not admit is sent as "
+                f"{self.ids.prefix}<32 hex digits of its SHA-256> (evpack verify maps it "
+                "back from the manifests)"
+            )
+        small = {
+            f: n for f, n in sorted(lines.items()) if n is not None and n < (sub.min_records or 0)
+        }
+        notes += [
+            f"warning: {path} holds {n} records; the provider refuses a job of fewer than "
+            f"{sub.min_records}: pool them with other runs' prompts before submitting"
+            for path, n in small.items()
+        ]
+        return notes
 
     def misfit(self, model: str) -> str | None:
         """Why the provider would refuse `model`, or None when it may take it."""

@@ -27,6 +27,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
 )
 from schemas.prompt_formats.results import (
@@ -64,11 +65,18 @@ def turn_text(content: Any) -> str:
 class BedrockBatch(PromptFormat):
     name = "bedrock_batch"
     help = "an Amazon Bedrock batch inference record, InvokeModel body of an Anthropic model"
+    api = "Amazon Bedrock batch inference, InvokeModel, anthropic_version bedrock-2023-05-31"
     # Default quotas of Anthropic models: 50,000 records per input file (and per job), 1 GB
     # per input file (not adjustable), 5 GB per job. One shard is therefore one job's
     # worth. A job also needs at least 100 records (README). The same whichever the job's
     # invocation type.
     limits = FileLimits(max_lines=50_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
+    submission = Submission(
+        "copy the files to S3, then create one model invocation job per file "
+        "(CreateModelInvocationJob, modelId the model)",
+        model_in_lines=False,
+        min_records=100,
+    )
     models = ModelRule(
         re.compile(_CLAUDE),
         "a Bedrock id of an Anthropic model (anthropic.claude-*, an inference profile "

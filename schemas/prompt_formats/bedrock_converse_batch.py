@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from schemas.outputs import PromptMessage
-from schemas.prompt_formats.base import ModelRule, split_system
+from schemas.prompt_formats.base import ModelRule, Submission, split_system
 from schemas.prompt_formats.bedrock_batch import BEDROCK_ID, OUT_OF_SHAPE, VERSION, BedrockBatch
 from schemas.prompt_formats.results import Answer, AnswerError, text_answer
 
@@ -24,6 +24,7 @@ _ANY = BEDROCK_ID + r"[a-z][a-z0-9]*\.[a-z0-9][A-Za-z0-9._-]*" + VERSION
 class BedrockConverseBatch(BedrockBatch):
     name = "bedrock_converse_batch"
     help = "an Amazon Bedrock batch inference record of invocation type Converse"
+    api = "Amazon Bedrock batch inference, invocation type Converse"
     models = ModelRule(
         re.compile(_ANY),
         "a Bedrock model id (vendor.model, such as amazon.nova-pro-v1:0, an inference "
@@ -31,6 +32,12 @@ class BedrockConverseBatch(BedrockBatch):
         "us.amazon.nova-pro-v1:0",
     )
     converse = True
+    submission = Submission(
+        "copy the files to S3, then create one model invocation job per file "
+        "(CreateModelInvocationJob, modelId the model, modelInvocationType Converse)",
+        model_in_lines=False,
+        min_records=100,
+    )
 
     def model_input(self, prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
         system, rest = split_system(prompt)

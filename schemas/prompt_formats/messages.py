@@ -13,6 +13,7 @@ from schemas.prompt_formats.base import OPENAI_FRAMING, PromptFormat
 class Messages(PromptFormat):
     name = "messages"
     help = "our PromptMessage JSON, messages and label map"
+    api = "none: our PromptMessage (schemas/outputs.py), for a generation service of yours"
     provider = False
     framing = OPENAI_FRAMING
 

@@ -15,7 +15,7 @@ Any model name is taken: the line is also the input of OpenAI-compatible
 servers and gateways (vLLM, LiteLLM) that serve or route any model.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from schemas.outputs import PromptMessage
 from schemas.prompt_formats.base import (
@@ -24,6 +24,7 @@ from schemas.prompt_formats.base import (
     OPENAI_FRAMING,
     FileLimits,
     PromptFormat,
+    Submission,
     compact_json,
 )
 from schemas.prompt_formats.results import (
@@ -40,22 +41,39 @@ OPENAI_URL = "/v1/chat/completions"
 class OpenAIBatch(PromptFormat):
     name = "openai_batch"
     help = "an OpenAI Batch API input line, also for OpenAI-compatible servers"
+    api = "OpenAI Batch API, endpoint /v1/chat/completions"
     # An input file holds up to 50,000 requests and 200 MB.
     limits = FileLimits(max_lines=50_000, max_bytes=200 * MB, line_headroom=LINE_HEADROOM)
     framing = OPENAI_FRAMING
+    submission = Submission(
+        "upload each file to the Files API (purpose batch), then create one batch of it "
+        "(POST /v1/batches, endpoint /v1/chat/completions)",
+        model_in_lines=True,
+    )
+    url: ClassVar[str] = OPENAI_URL
+    """The endpoint every line of a batch names (`url`): one per batch."""
+
+    def body(self, prompt: PromptMessage, max_tokens: int) -> dict[str, Any]:
+        """The request body of `url`."""
+        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        return {"model": prompt.model, "messages": messages, "max_completion_tokens": max_tokens}
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
-        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        body = {"model": prompt.model, "messages": messages, "max_completion_tokens": max_tokens}
+        body = self.body(prompt, max_tokens)
         return compact_json(
-            {"custom_id": prompt.request_id, "method": "POST", "url": OPENAI_URL, "body": body}
+            {"custom_id": prompt.request_id, "method": "POST", "url": self.url, "body": body}
         )
 
     def prompt_text(self, value: dict[str, Any]) -> tuple[str, str] | None:
-        if "body" not in value:
+        if "body" not in value or value.get("url", self.url) != self.url:
             return None
         messages = value["body"]["messages"]
         return value["custom_id"], "".join(m["content"] for m in messages if m["role"] == "user")
+
+    def claims(self, body: dict[str, Any]) -> bool:
+        """Whether a successful response body is of this format's endpoint: a chat
+        completion, not a Responses API `response` (`openai_responses_batch`)."""
+        return body.get("object") != "response"
 
     def read_result(self, value: dict[str, Any]) -> Answer | None:
         if "custom_id" not in value or "result" in value:  # with `result`: Anthropic's
@@ -63,11 +81,18 @@ class OpenAIBatch(PromptFormat):
         key = required_key(value.get("custom_id"), "custom_id")
         response = value.get("response") or {}
         body = response.get("body") or {}
+        ok = not value.get("error") and response.get("status_code") == 200
+        if ok and not self.claims(body):
+            return None
         if value.get("error"):
             return Answer(key, self.name, "errored", "", error_text(value["error"]))
         if response.get("status_code") != 200:
             error = error_text(body.get("error")) or f"status code {response.get('status_code')}"
             return Answer(key, self.name, "errored", "", error)
+        return self.answer(key, body)
+
+    def answer(self, key: str, body: dict[str, Any]) -> Answer:
+        """The answer of a successful response body."""
         try:
             choice = body["choices"][0]
             message = choice["message"]

@@ -20,6 +20,7 @@ from schemas.prompt_formats.base import (
     IdRule,
     ModelRule,
     PromptFormat,
+    Submission,
     compact_json,
     split_system,
 )
@@ -32,6 +33,7 @@ _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini
 class VertexBatch(PromptFormat):
     name = "vertex_batch"
     help = "a Vertex AI Gemini batch prediction input line"
+    api = "Vertex AI batch prediction v1, Gemini GenerateContentRequest"
     # Up to 200,000 requests and 1 GB per input file, as published guides state them
     # (Google's quota page names concurrent jobs, not files).
     limits = FileLimits(max_lines=200_000, max_bytes=1_000 * MB, line_headroom=LINE_HEADROOM)
@@ -39,6 +41,11 @@ class VertexBatch(PromptFormat):
         re.compile(_GEMINI), "a Gemini model, gemini-* or its publishers/ path", "gemini-2.5-flash"
     )
     ids = IdRule(re.compile(r"[a-z0-9_-]{1,63}"))
+    submission = Submission(
+        "copy the files to Cloud Storage, then create one batch prediction job per file "
+        "(BatchPredictionJob, instancesFormat jsonl, model the model)",
+        model_in_lines=False,
+    )
 
     def line(self, prompt: PromptMessage, max_tokens: int) -> str:
         system, rest = split_system(prompt)

@@ -355,3 +355,60 @@ def test_a_result_line_reads_back_to_its_format_key_and_text(
     answer = parse_answer_line(line)
     assert answer.answer_format == fmt and answer.text == text
     assert answer.key == FORMATS[fmt].request_key(request_id)
+
+
+OPENAI_RESPONSE = {
+    "id": "batch_req_2",
+    "custom_id": "q1",
+    "response": {
+        "status_code": 200,
+        "request_id": "req_2",
+        "body": {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [
+                        {"type": "output_text", "text": "Yes ", "annotations": []},
+                        {"type": "output_text", "text": "[E1].", "annotations": []},
+                    ],
+                },
+            ],
+        },
+    },
+    "error": None,
+}
+
+
+def test_openai_responses_output_lines() -> None:
+    """A Responses endpoint batch's output: the text of the message's output_text parts,
+    reasoning items left out; a refusal, or an incomplete response before any text, is
+    `no_content` with its reason; the error envelope is the chat endpoint's."""
+    answer = parse_answer_line(_line(OPENAI_RESPONSE))
+    assert (answer.answer_format, answer.key, answer.status, answer.text) == (
+        "openai_responses_batch",
+        "q1",
+        "succeeded",
+        "Yes [E1].",
+    )
+    body = OPENAI_RESPONSE["response"]["body"]  # type: ignore[index]
+    refused = {"type": "message", "content": [{"type": "refusal", "refusal": "I can't."}]}
+    incomplete = {
+        **body,
+        "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [body["output"][0]],
+    }
+    for changed, why in (({**body, "output": [refused]}, "I can't."), (incomplete, "max_output")):
+        line = {**OPENAI_RESPONSE, "response": {"status_code": 200, "body": changed}}
+        answer = parse_answer_line(_line(line))
+        assert answer.status == "no_content" and why in (answer.error or "")
+    with pytest.raises(AnswerError):
+        bad = {**OPENAI_RESPONSE, "response": {"status_code": 200, "body": {"object": "response"}}}
+        parse_answer_line(_line(bad))
+    assert parse_answer_line(_line(OPENAI_OK)).answer_format == "openai_batch"
