@@ -289,12 +289,13 @@ def negate(sentence: str, style: int) -> str | None:
     return sentence[: verb.start()] + f" {negated} " + sentence[verb.end() :]
 
 
-def _negation_case(
+def negation_case(
     request: Request, gold: Sequence[str], index: int, runtime: PackerRuntime
 ) -> tuple[Request, str, str] | None:
     """The request with one more candidate: a sentence of the first gold passage that
     can be negated, negated, before another document's text. (request, original id,
-    edited id), or None when no sentence of a gold passage takes a negation."""
+    edited id), or None when no sentence of a gold passage takes a negation or no other
+    document is there to carry it."""
     by_id = {c.evidence_id: c for c in request.candidates}
     for evidence_id in gold:
         original = by_id[evidence_id]
@@ -303,7 +304,11 @@ def _negation_case(
             edited = negate(sentence, index) if len(statement.content) >= 3 else None
             if edited is None:
                 continue
-            other = next(c for c in request.candidates if c.document_id != original.document_id)
+            other = next(
+                (c for c in request.candidates if c.document_id != original.document_id), None
+            )
+            if other is None:
+                return None
             text = f"{edited} {other.text}"
             candidate = other.model_copy(
                 update={
@@ -336,7 +341,7 @@ def polarity(data_dir: Path, limit: int | None, runtime: PackerRuntime) -> list[
     rows = []
     for name, cases in sets.items():
         edited = [
-            e for i, (r, gold) in enumerate(cases) if (e := _negation_case(r, gold, i, runtime))
+            e for i, (r, gold) in enumerate(cases) if (e := negation_case(r, gold, i, runtime))
         ]
         manifests = _pack_all([r for r, _, _ in edited], runtime, config)
         by_rule, by_any = [], []

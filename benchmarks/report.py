@@ -216,7 +216,7 @@ def _at_most(label: str, value: float | None, goal: float) -> str:
 
 
 def speed_targets(results: dict) -> list[str]:
-    """The speed targets (issues 22 and 36), each judged from this run's figures."""
+    """The speed targets (issues 22, 36 and 46), each judged from this run's figures."""
     compare = {r["packer"]: r for r in results.get("compare", [])}
     cold = compare.get("ours, cold caches", {})
     warm = compare.get("ours, warm caches", {})
@@ -254,6 +254,14 @@ def speed_targets(results: dict) -> list[str]:
                 sweep.get(10, {}).get("us_per_candidate"),
             ),
             1.25,
+        ),
+        _at_most(
+            "us per candidate, 3,000 candidates a request / 10 (issue 46)",
+            _ratio(
+                sweep.get(3000, {}).get("us_per_candidate"),
+                sweep.get(10, {}).get("us_per_candidate"),
+            ),
+            1.3,
         ),
         _target("evpack batch, 1 worker / ours in a loop", one.get("x_core"), 0.8),
         _target("evpack batch, 2 workers / 1 worker", two.get("x_one_worker"), 1.7),

@@ -21,7 +21,8 @@ machine's 1-minute load average before its round beside it. Sections:
   documents: every revision is searched for near duplicates), long passages (4
   paragraphs each), and same-document paragraphs (10 paragraph-sized chunks of 2
   documents, HotpotQA's);
-- sweep: candidates per request 10, 100, 1,000 at a constant candidate total;
+- sweep: candidates per request 10, 100, 300, 1,000, 3,000 at a constant candidate
+  total;
 - beam: the batch job through the CLI (`python -m pipelines.cli batch`, a
   process of its own, startup included) at 1 and 2 workers, vs ours in a loop
   on the same requests and the job's own work in a plain loop without Beam
@@ -83,7 +84,7 @@ from transforms.collector import make_full_collections_rare
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "speed.json"
 BUDGET = 1024
-SWEEP = (10, 100, 1000)
+SWEEP = (10, 100, 300, 1000, 3000)
 MEMORY_SIZES = (1_000, 10_000, 100_000)
 PACKAGES = (
     "apache-beam",

@@ -12,26 +12,35 @@ Pair search: only negated statements can start a pair, and most passages have
 none (15% of the speed bench's real paragraphs hold a negation word at all), so
 a passage's statements are read only where they can matter: those of a passage
 whose canonical words (`TextFacts.canonical`, already made) hold a negation
-word, and those of a passage of another document that holds three of a negated
-statement's content words. A passage's words are a superset of its sentences'
-(each sentence is read from a slice of the same text), so the pairs are those
-of comparing every statement of every passage; a property test holds them
-equal. A negated statement is compared sentence by sentence only with the
-passages that pass: O(k·n) set intersections for k negated statements.
-Rejected: statements of every passage first (a third of a cold request's
-packing time on the speed bench), and an index of every affirmative
-statement's words, rebuilt per request (twice the time at 50 candidates). Measured on
-the perturbation set and the sets without conflicts (`python -m
+word, and those of a passage of another document that can reach the bound a
+negated statement sets (`_reachable`). A passage's words are a superset of its
+sentences' (each sentence is read from a slice of the same text), so the pairs
+are those of comparing every statement of every passage; a property test holds
+them equal. The passages that can reach the bound are found from an index of
+the request's passages by word, kept to the words of its negated statements:
+a statement sharing the bound's number of words with a passage shares one of
+them with its rarest words but the bound's less one, so only the passages on
+those words' (short) posting lists are read, and the pair search grows with
+the passages that share rare words with a negated statement, not with k·n for
+k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
+3,000 candidates of the speed bench). Rejected: statements of every passage
+first (a third of a cold request's packing time on the speed bench); an index
+of every affirmative statement's words, rebuilt per request (twice the time at
+50 candidates: it reads every passage's statements); and scanning every
+passage for each negated statement (seconds a request at 3,000 candidates).
+Measured on the perturbation set and the sets without conflicts (`python -m
 benchmarks.meaning`; figures in docs/benchmarks.md). Rejected: a list of
 antonyms (`safe`/`unsafe`, `allowed`/`banned`): each pair is a guess about
 one domain, while negation words are the language's own polarity marks.
 """
 
+import math
+from collections import defaultdict
 from collections.abc import Sequence
 
 from packer.records import Evidence
 from packer.runtime import Memos
-from packer.statements import NEGATORS, Statements, same_statement
+from packer.statements import LARGER_SHARE, NEGATORS, Statement, Statements, same_statement
 
 
 def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[int, int]]:
@@ -45,19 +54,48 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
             stated[k] = memos.statements(records[k].text)
         return stated[k]
 
+    negatives = [
+        (i, negative)
+        for i, held in enumerate(words)
+        if not NEGATORS.isdisjoint(held)
+        for negative in statements(i).negated
+    ]
+    if not negatives:
+        return []
+    sought = frozenset().union(*(negative.content for _, negative in negatives))
+    postings: dict[str, list[int]] = defaultdict(list)
+    for j, held in enumerate(words):
+        for word in held & sought:
+            postings[word].append(j)
     pairs: set[tuple[int, int]] = set()
-    for i in (k for k, held in enumerate(words) if not NEGATORS.isdisjoint(held)):
-        for negative in statements(i).negated:
-            for j, b in enumerate(records):
-                a = records[i]
-                if (
-                    a.document_id == b.document_id
-                    or (min(i, j), max(i, j)) in pairs
-                    or len(negative.content & words[j]) < 3
-                    or len(negative.content & statements(j).words) < 3
-                    or (a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
-                ):
-                    continue
-                if any(not s.negated and same_statement(negative, s) for s in statements(j).all):
-                    pairs.add((min(i, j), max(i, j)))
+    for i, negative in negatives:
+        a = records[i]
+        for j in _reachable(negative, postings, words):
+            b = records[j]
+            if (
+                a.document_id == b.document_id
+                or (min(i, j), max(i, j)) in pairs
+                or len(negative.content & statements(j).words) < 3
+                or (a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
+            ):
+                continue
+            if any(not s.negated and same_statement(negative, s) for s in statements(j).all):
+                pairs.add((min(i, j), max(i, j)))
     return sorted(pairs)
+
+
+def _reachable(
+    negative: Statement, postings: dict[str, list[int]], words: Sequence[frozenset[str]]
+) -> list[int]:
+    """The passages whose words hold as many of the statement's content words as a
+    statement saying the same needs (`same_statement`: three, and `LARGER_SHARE` of the
+    larger statement, at least this one). Only the posting lists of the statement's
+    rarest words but `bound - 1` are read: a passage holding `bound` of its words holds
+    one of those."""
+    content = negative.content
+    bound = max(3, math.ceil(LARGER_SHARE * len(content)))
+    if len(content) < bound:
+        return []
+    rarest = sorted((postings[w] for w in content), key=len)[: len(content) - bound + 1]
+    seen = set().union(*rarest)
+    return [j for j in seen if len(content & words[j]) >= bound]

@@ -180,3 +180,20 @@ def test_never_one_side_silently(runtime, budget, fillers):
                 reasons[e] == ExclusionReason.CONFLICT_SIDE_OVER_BUDGET for e in members - shown
             )
             assert "a passage left out disagree" in text
+
+
+_WORDS = ["harbor", "castle", "violin", "glacier", "comet", "orchard", "lantern", "river",
+          "meadow", "falcon", "summit", "canyon"]  # fmt: skip
+_SENTENCE = st.tuples(
+    st.lists(st.sampled_from(_WORDS), min_size=3, max_size=10, unique=True), st.booleans()
+).map(lambda s: f"{' '.join(s[0]).capitalize()} was {'not ' if s[1] else ''}sold in spring.")
+
+
+@given(st.lists(st.lists(_SENTENCE, min_size=1, max_size=3), min_size=2, max_size=14))
+def test_longer_statements_over_many_passages_find_exactly_the_pairs_of_every_statement(
+    passages,
+):
+    """Statements of up to eleven content words (a bound above three: `_reachable` reads
+    only the rarest words' postings) over passages sharing most of their words."""
+    records = _records(*(" ".join(sentences) for sentences in passages))
+    assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())

@@ -40,6 +40,22 @@ def _reference(records: list[Evidence]) -> list[tuple[int, int]]:
 
 SAME_OPENING = ["w0", "w1", "w2"]
 
+# A wider vocabulary: rare and common words in one opening, so a record's prefix of rare
+# words (what the pair search is indexed by) is shorter than its counted words.
+WIDE_VOCABULARY = [f"v{k}" for k in range(40)] + ["the", "of"]
+wide_records_of = st.lists(
+    st.tuples(
+        st.integers(0, 30),
+        st.lists(st.sampled_from(WIDE_VOCABULARY[:6]), unique=True, max_size=4).flatmap(
+            lambda common: st.lists(st.sampled_from(WIDE_VOCABULARY[6:]), unique=True).map(
+                lambda rare: common + [w for w in rare[:14] if w not in common]
+            )
+        ),
+    ),
+    min_size=PAIRWISE + 1,
+    max_size=120,
+)
+
 
 @given(records_of)
 @example([(i % 2, SAME_OPENING) for i in range(PAIRWISE)])  # every cross-document pair
@@ -55,3 +71,9 @@ def test_a_word_opening_most_records_stops_counting_past_pairwise():
 
     assert pairs(PAIRWISE) == (PAIRWISE // 2) ** 2
     assert pairs(PAIRWISE + 1) == 0
+
+
+@given(wide_records_of)
+def test_pair_search_on_rare_and_common_words_finds_exactly_the_rule_s_pairs(spec):
+    records = [_record(i, document, opening) for i, (document, opening) in enumerate(spec)]
+    assert _candidate_pairs(records) == _reference(records)
