@@ -161,6 +161,10 @@ class PackingConfig(_Config):
     per_document_cap: int = Field(default=3, ge=1, le=INT64_MAX)
     block_attributes: Items[BlockAttribute] = ()
     title_words: int = Field(default=6, ge=1, le=256)
+    compact_framing_below: int = Field(default=512, ge=0, le=INT64_MAX)
+    """Evidence budgets below this many tokens get the compact framing
+    (`packer.layout`): one-line blocks with no closing label, one conflict note for
+    every group. 0: never."""
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
     resolution: ResolutionConfig = ResolutionConfig()
