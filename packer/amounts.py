@@ -13,9 +13,13 @@ population or a year, is left to the `slot` rule), per the same period (`per day
 on both, or on neither). Two passages of different documents disagree when their
 quantities are of one dimension, none is one of the other's (`same_reading`:
 `$60` is not `$75`; `12 km` is `7.5 miles`), and neither passage states the other's
-anywhere. Rejected: bare numbers (RAMDocs populations and census figures of two
-correct documents read as contradictions: the `slot` rule's low precision), and
-requiring the question's words whole (`meals` against `meal`, the plain case).
+anywhere. Measured (every gated candidate, 2,048 tokens): one ConflictNQ request
+flagged (the real passage's area against three fakes'), none of HotpotQA's,
+RAMDocs' or MultiHop-RAG's 500. Rejected: bare numbers (RAMDocs populations and
+census figures of two correct documents read as contradictions: the `slot` rule's
+low precision); any quantity for any number question (6 HotpotQA requests flagged,
+each two passages about different subjects: a suburb's distance beside a city's);
+and requiring the question's words whole (`meals` against `meal`, the plain case).
 """
 
 from collections.abc import Iterable
