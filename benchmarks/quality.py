@@ -107,7 +107,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-source-links": {"enable_source_links": False},
     "no-claim-units": {"enable_claim_units": False},
     "no-conflict-sides": {"enable_conflict_sides": False},
-    "no-polarity": {"dedup": {"conflict_rules": ("copy",)}},
+    "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
+    "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
+    "no-compact-framing": {"compact_framing_below": 0},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
@@ -391,7 +393,7 @@ def _naive(**options: Any) -> Callable[[int, Tools], Packer]:
 
 def _naive_ours(budget: int, tools: Tools) -> Packer:
     """The naive loop rendering and charging our default block layout."""
-    block = partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens))
+    block = partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens, budget))
     return NaivePacker(budget, tools.count, count_headers=True, block=block)
 
 
@@ -403,7 +405,7 @@ PACKERS: list[PackerSpec] = [
         "oracle",
         "gold",
         lambda budget, tools: OraclePacker(
-            budget, layout_of(PackingConfig(), tools.runtime.tokens), tools.gold
+            budget, layout_of(PackingConfig(), tools.runtime.tokens, budget), tools.gold
         ),
     ),
     PackerSpec("naive", "score", _naive()),

@@ -21,6 +21,7 @@
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from packer.amounts import amount_conflicts
 from packer.polarity import polarity_conflicts
 from packer.question import Question
 from packer.records import Evidence, fold_copy, meaning_marks
@@ -41,8 +42,8 @@ class Deduplicated:
     folded_reason: dict[str, ExclusionReason] = field(default_factory=dict)
     conflicts: list[tuple[str, ...]] = field(default_factory=list)
     conflict_kinds: list[tuple[str, ...]] = field(default_factory=list)
-    """Per conflict group, the rules that found it: `copy`, `polarity`, `number`, `date`,
-    `name`."""
+    """Per conflict group, the rules that found it: `copy`, `polarity`, `amount`, `number`,
+    `date`, `name`."""
 
 
 def _best_first(records: list[Evidence]) -> list[Evidence]:
@@ -250,7 +251,12 @@ def deduplicate(
         for i, j in polarity_conflicts(kept, memos):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add("polarity")
     if question is not None and question.text:
-        for i, j, kind in slot_conflicts(kept, question, memos, config.conflict_rules):
+        found: list[tuple[int, int, str]] = [
+            *slot_conflicts(kept, question, memos, config.conflict_rules)
+        ]
+        if "amount" in config.conflict_rules:
+            found += amount_conflicts(kept, question, memos)
+        for i, j, kind in found:
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add(kind)
     out.kept = kept
     out.conflicts, out.conflict_kinds = conflict_groups(pairs)

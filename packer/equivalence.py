@@ -30,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from packer.records import canonical_words
 from packer.typed_claims import SCALES
 
 _NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
@@ -49,7 +50,10 @@ _AREA = {"km²": 1e6, "m²": 1.0, "sq km": 1e6, "square km": 1e6, "square kilome
          "square mile": 2589988.110336, "sq ft": 0.09290304, "square feet": 0.09290304,
          "square metres": 1.0, "square meters": 1.0, "ha": 1e4, "hectare": 1e4,
          "hectares": 1e4, "acre": 4046.8564224, "acres": 4046.8564224,
-         "mi²": 2589988.110336, "ft²": 0.09290304}  # fmt: skip
+         "mi²": 2589988.110336, "ft²": 0.09290304, "km 2": 1e6, "m 2": 1.0,
+         "mi 2": 2589988.110336}  # fmt: skip
+"""`km 2` is `km²` as a page's superscript reads once its markup is gone (`99.3/km 2`);
+not `ft 2`, which is as often six feet two inches."""
 _VOLUME = {"l": 1.0, "litre": 1.0, "litres": 1.0, "liter": 1.0, "liters": 1.0, "ml": 0.001,
            "gallon": 3.785411784, "gallons": 3.785411784, "gal": 3.785411784,
            "m³": 1000.0, "cubic metres": 1000.0, "cubic meters": 1000.0,
@@ -75,7 +79,7 @@ UNITS: dict[str, tuple[str, float]] = {
 CURRENCIES = {"$": "usd", "us $": "usd", "usd": "usd", "dollars": "usd", "dollar": "usd",
               "€": "eur", "eur": "eur", "euros": "eur", "euro": "eur", "£": "gbp",
               "gbp": "gbp", "sterling": "gbp", "¥": "jpy", "jpy": "jpy", "yen": "jpy",
-              "₹": "inr", "inr": "inr", "rupees": "inr", "₩": "krw", "krw": "krw",
+              "₹": "inr", "inr": "inr", "rs": "inr", "rupees": "inr", "₩": "krw", "krw": "krw",
               "won": "krw", "₽": "rub", "rub": "rub", "roubles": "rub", "rubles": "rub",
               "chf": "chf", "francs": "chf", "cad": "cad", "c $": "cad", "aud": "aud",
               "a $": "aud", "cny": "cny", "yuan": "cny", "rmb": "cny"}  # fmt: skip
@@ -138,8 +142,9 @@ def _currency_at(words: Sequence[str], k: int, j: int) -> str:
 def readings(words: Sequence[str]) -> list[Reading]:
     """Every quantity stated in `words` (canonical words), in base units."""
     out = []
+    unit_end = 0  # past the last unit read: the `2` of `km 2` is no number of its own
     for k, word in enumerate(words):
-        if not _NUMBER.match(word):
+        if k < unit_end or not _NUMBER.match(word):
             continue
         value, spread, exact = float(word), _precision(word, True), _precision(word, False)
         sign = word[0] if word[0] in "+-" else ""
@@ -150,6 +155,7 @@ def readings(words: Sequence[str]) -> list[Reading]:
         if k >= 1 and words[k - 1] in _APPROXIMATE:
             spread = exact = max(spread, abs(value) * APPROXIMATE_SHARE)
         unit = _unit_at(words, j)
+        unit_end = j + len(unit.split())
         currency = _currency_at(words, k, j)
         if currency:
             out.append(Reading(f"currency:{currency}", currency, value, spread, exact, sign))
@@ -253,3 +259,89 @@ def same_fact(left: Sequence[str], right: Sequence[str], context: Context, named
     stretches are names (`named`: every word capitalized in its text), one name spelled
     two ways. Common words are never aliases: `can` is no short form of `cannot`."""
     return same_quantities(left, right, context) or (named and same_name(left, right))
+
+
+EDGE_WORDS = 3
+"""A differing stretch at the very start or end of both texts longer than this on one side
+is where two windows of one page were cut, not a fact changed."""
+REWRITE_WORDS = 6
+"""A differing stretch longer than this on one side, anywhere, is text written otherwise
+(a sentence rewritten, a table or a menu in one copy only), not a fact replaced."""
+
+
+def other_text(left: Sequence[str], right: Sequence[str], context: Context) -> bool:
+    """Whether a differing stretch is other text rather than a fact replaced: more than
+    `REWRITE_WORDS` words on one side, or where two copies were cut at different
+    places: at the start or the end of both texts, either one side a truncation of
+    the other (`4,5` at the end of one, `4,500 people` of the other) or more than
+    `EDGE_WORDS` words on one side (the windows run on into different text). What
+    one copy has that the other does not is no disagreement. Rejected: any stretch
+    at an edge (a copy whose last word is a changed figure is a conflict)."""
+    if not left or not right:
+        return False
+    if max(len(left), len(right)) > REWRITE_WORDS:
+        return True
+    before_a, after_a, before_b, after_b = context
+    at_start, at_end = not before_a and not before_b, not after_a and not after_b
+    if not (at_start or at_end):
+        return False
+    if max(len(left), len(right)) > EDGE_WORDS:
+        return True
+    a, b = "".join(left), "".join(right)
+    return (at_end and (a.startswith(b) or b.startswith(a))) or (
+        at_start and (a.endswith(b) or b.endswith(a))
+    )
+
+
+Stretches = Sequence[tuple[Sequence[str], Sequence[str], Context]]
+
+
+def _quantity_only(words: Sequence[str]) -> bool:
+    return bool(words) and all(w in _QUANTITY_WORDS or _NUMBER.match(w) for w in words)
+
+
+def without_moves(diffs: Stretches) -> list[tuple[Sequence[str], Sequence[str], Context]]:
+    """The differing stretches less the quantities only moved: a figure dropped in one
+    place and the same words added in another (`12 km (7.5 miles)` / `7.5 miles (12
+    km)`, the other unit given first) is one claim written in another order."""
+    dropped = [k for k, (left, right, _) in enumerate(diffs) if not right and _quantity_only(left)]
+    added = [k for k, (left, right, _) in enumerate(diffs) if not left and _quantity_only(right)]
+    moved: set[int] = set()
+    for k in dropped:
+        match = next((m for m in added if m not in moved and diffs[m][1] == diffs[k][0]), None)
+        if match is not None:
+            moved.update((k, match))
+    return [d for k, d in enumerate(diffs) if k not in moved]
+
+
+_MASKED = re.compile(r"(?<!\w)([^\W\d_]*)[*#]+([^\W\d_]*)|(?<!\w)([^\W\d_]+)(?:-{2,}|_{2,})")
+"""A word with letters masked: `d***`, `f**k`, `sh*t`, `s---`."""
+_PLACEHOLDER = re.compile(r"[\[(](?:expletive|censored|bleep|redacted|profanity)[^\])]*[\])]", re.I)
+"""A word taken out and named: `[expletive]`, `(bleep)`, `[expletive deleted]`."""
+
+
+def censored(left: Sequence[str], right: Sequence[str], text_a: str, text_b: str) -> bool:
+    """Whether one side of a differing stretch is a word the other copy censored: one
+    word against the masked word's visible letters (`damn` / `d***`: the mask's first
+    letters open it, its last letters end it) or against a placeholder (`[expletive]`).
+    Read from the texts, as canonical words keep only the letters (`d***` is `d`).
+    Rejected: any short word as a mask (`d` is also an initial)."""
+    for word, mask, text in ((left, right, text_b), (right, left, text_a)):
+        if len(word) != 1 or not mask or not word[0].isalpha():
+            continue
+        masked = " ".join(mask)
+        for placeholder in _PLACEHOLDER.finditer(text):
+            if " ".join(canonical_words(placeholder.group())) == masked:
+                return True
+        for found in _MASKED.finditer(text):
+            head = (found.group(1) or found.group(3) or "").lower()
+            tail = (found.group(2) or "").lower()
+            visible = [p for p in (head, tail) if p]
+            if (
+                list(mask) == visible
+                and word[0].startswith(head)
+                and word[0].endswith(tail)
+                and len(word[0]) > len(head) + len(tail)
+            ):
+                return True
+    return False

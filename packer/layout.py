@@ -11,13 +11,21 @@ tokens of its parts, and each part's count is cached. A test checks this with
 each encoding's own pre-token pattern, and the budget property re-encodes
 whole prompts.
 
+Under a tight budget (`compact_framing_below`) the framing shrinks: a block is its
+label line and its text on one line (`<E1>\\ntext\\n`, whitespace collapsed), with no
+closing label (4 tokens a block), and every conflict group is named in one note
+(`Conflicting evidence: E1, E2; E3, E4.`: the contract already asks to state a
+conflict and cite both sides). It stays unforgeable: evidence is escaped, so no
+line of it starts with `<`, and collapsed, so it cannot start a line at all; a
+block ends where its line does.
+
 Blocks are compact: `<E1 title="…">` costs a label and a short title. The
 ids a model does not need (document, revision, section, url) stay in the
 label map and the manifest unless `blockheader_attributes` asks for them; they once
 cost ~30 tokens a block, which on short news facts was a whole passage in four.
-Rejected: `[E1] title` lines with no closing tag (4 tokens cheaper a block),
-because evidence text could then forge a label line; escaping `<`, `>` and
-`&` is enough to keep `</E1>` out of reach.
+Rejected: `[E1] title` lines with no closing tag, because evidence text could
+then forge a label line (the compact `<E1>` line cannot be forged: `<` is escaped);
+escaping `<`, `>` and `&` is enough to keep `</E1>` out of reach.
 
 Evidence is data: its text is escaped so it can never close its element or
 open another, and it is never cut inside a sentence (`packer.units`).
@@ -38,7 +46,8 @@ from schemas.prompt_formats.base import OPENAI_FRAMING, Framing
 SYSTEM_PROMPT = "\n".join(
     [
         "You answer questions using only the evidence records in the user message.",
-        "Each evidence record is an element such as <E1>text</E1>; its label is E1.",
+        "Each evidence record is an element such as <E1>text</E1>, or a label line such as"
+        " <E1> and the one line of text after it; its label is E1.",
         "Rules:",
         "1. Use only the evidence records shown for factual claims, and cite the"
         " supporting label in square brackets right after each claim, for example [E1].",
@@ -90,17 +99,23 @@ def short_title(title: str, words: int) -> str:
     return " ".join(split[:words]) + "…"
 
 
-_BLOCK = re.compile(r"<(E\d+)(?: [^\n]*)?>\n(?:([^\n]*(?:\n(?!</\1>\n)[^\n]*)*)\n)?</\1>\n")
+_BLOCK = re.compile(
+    r"<(E\d+)(?: [^\n]*)?>\n(?:([^\n]*(?:\n(?!</\1>\n)[^\n]*)*)\n)?</\1>\n"
+    r"|<(E\d+)(?: [^\n]*)?>\n(?:([^<\n][^\n]*)\n)?"
+)
 """A block: its header line, its body (none, or up to the first line that closes it),
-its closing line. The body is matched line by line (a whole line per step, the
-closing test at line ends only), 3-4x faster than the lazy `(.*?)\\n</\\1>` that
-tried the closing at every character, with the same matches (a test holds the two
-together)."""
+its closing line; or, compact, its header line and one line of text. The body is
+matched line by line (a whole line per step, the closing test at line ends only),
+3-4x faster than the lazy `(.*?)\\n</\\1>` that tried the closing at every character,
+with the same matches (a test holds the two together)."""
 
 
 def parse_blocks(user_message: str) -> dict[str, str]:
     """The evidence text shown under each label of a rendered user message, unescaped."""
-    return {m.group(1): html.unescape(m.group(2) or "") for m in _BLOCK.finditer(user_message)}
+    return {
+        m.group(1) or m.group(3): html.unescape(m.group(2) or m.group(4) or "")
+        for m in _BLOCK.finditer(user_message)
+    }
 
 
 def outside_blocks(user_message: str) -> str:
@@ -124,11 +139,15 @@ class PromptLayout:
         attributes: Sequence[BlockAttribute] = (),
         title_words: int = 6,
         framing: Framing = OPENAI_FRAMING,
+        compact: bool = False,
     ) -> None:
         self.tokens = tokens
         self.attributes = tuple(attributes)
         self.title_words = title_words
         self.framing = framing
+        self.compact = compact
+        """The framing of a tight budget: one-line blocks with no closing label, one
+        conflict note for every group."""
 
     # -- parts ---------------------------------------------------------------
 
@@ -150,23 +169,23 @@ class PromptLayout:
             names = (*names, "effective")
         return header_attributes(tuple((n, values[n]) for n in names if values[n]))
 
-    @staticmethod
-    def body(header: str, text: str) -> str:
-        """The block between its labels: header attributes, escaped text.
+    def body(self, header: str, text: str) -> str:
+        """The block between its labels: header attributes, escaped text (compact: on one
+        line, whitespace collapsed).
 
         A blank text adds no line: a blank line before the closing label would
         not split where the parts meet for the older encodings.
         """
-        shown = escape(text.strip())
+        shown = escape(text.strip(), inline=self.compact)
         return f"{header}>\n{shown}\n" if shown else f"{header}>\n"
 
     @staticmethod
     def opening(label: str) -> str:
         return f"<{label}"
 
-    @staticmethod
-    def closing(label: str) -> str:
-        return f"</{label}>\n"
+    def closing(self, label: str) -> str:
+        """The closing label; none in the compact framing (a block ends with its line)."""
+        return "" if self.compact else f"</{label}>\n"
 
     def block(self, label: str, body: str) -> str:
         """A whole evidence block: `<E1 title="…">\\ntext\\n</E1>\\n`."""
@@ -177,11 +196,14 @@ class PromptLayout:
         """The last part of the user message."""
         return f"Question: {escape(question, inline=True)}"
 
-    @staticmethod
-    def conflict_note(labels: Sequence[str], left_out: bool = False) -> str:
+    def conflict_note(self, labels: Sequence[str], left_out: bool = False) -> str:
         """The note on one conflict group: its packed members' labels, and whether a
-        member was left out for lack of room (never one side silently)."""
+        member was left out for lack of room (never one side silently). Compact: the
+        labels alone (the contract says what to do with a conflict); `notes` joins every
+        group's into one note, which costs less than the groups' notes apart."""
         named = ", ".join(labels)
+        if self.compact:
+            return self.notes([labels], "", True, [left_out])
         if left_out:
             return f"Conflicting evidence: {named} and a passage left out disagree; say so.\n"
         return f"Conflicting evidence: {named} disagree; report both sides.\n"
@@ -206,6 +228,12 @@ class PromptLayout:
         a member was left out), facets without evidence."""
         head = "" if has_evidence else NO_EVIDENCE + "\n"
         lacking = list(left_out) or [False] * len(conflicts)
+        if self.compact and conflicts:
+            named = "; ".join(
+                ", ".join(g) + (" and a passage left out" if x else "")
+                for g, x in zip(conflicts, lacking, strict=True)
+            )
+            return f"{head}Conflicting evidence: {named}.\n{facets_note}"
         notes = "".join(self.conflict_note(g, x) for g, x in zip(conflicts, lacking, strict=True))
         return head + notes + facets_note
 
@@ -247,7 +275,8 @@ class PromptLayout:
 
     def body_tokens(self, header: str, text: str) -> int:
         """Exact tokens of a block body; header and text determine it, so they key its count."""
-        return self.tokens.count_rendered((header, text), lambda: self.body(header, text))
+        key = (header, text, "compact") if self.compact else (header, text)  # other bodies
+        return self.tokens.count_rendered(key, lambda: self.body(header, text))
 
     def conflict_note_tokens(self, widest: str) -> tuple[int, int, int, int]:
         """Tokens of a two-member conflict note, what each further member adds, a note on

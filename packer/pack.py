@@ -81,10 +81,15 @@ def facets_untagged(request: Request) -> bool:
     return bool(request.facets) and not any(c.query_facets for c in request.candidates)
 
 
-def layout_of(config: PackingConfig, tokens: TokenCounter) -> PromptLayout:
-    """The prompt layout the config asks for, with its prompt format's chat framing."""
+def layout_of(
+    config: PackingConfig, tokens: TokenCounter, budget: int | None = None
+) -> PromptLayout:
+    """The prompt layout the config asks for, with its prompt format's chat framing; for
+    an evidence `budget` below `compact_framing_below`, the compact framing. The
+    evidence-free prompt is the same in both, so the budget is too."""
     framing = config.format.framing
-    return PromptLayout(tokens, config.block_attributes, config.title_words, framing)
+    compact = budget is not None and budget < config.compact_framing_below
+    return PromptLayout(tokens, config.block_attributes, config.title_words, framing, compact)
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,7 @@ def pack_request(
     question = read_question(request.question)
     survivors = _survivors(request, question, catalog, config, as_of, runtime.memos)
     budget, base = _evidence_budget(request, config, limits, layout)
+    layout = layout_of(config, runtime.tokens, budget)
     frame = _Frame(request, question, config, layout, survivors.resolved.conflicts, base, budget)
     rendered, left_out = _choose(survivors.kept, frame, as_of, runtime.memos)
     _name_left_out_sides(left_out, rendered, frame.conflicts)

@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from packer.equivalence import same_fact
+from packer.equivalence import censored, other_text, same_fact, without_moves
 from packer.records import (
     MEANING_WORDS,
     MONTHS,
@@ -167,14 +167,17 @@ def _compare(copy_a: _Copy, copy_b: _Copy, config: DedupConfig) -> Verdict | Non
         return None
     facts_a, facts_b = copy_a.facts, copy_b.facts
     replaced = extra = swapped = False
-    for left, right, context in diffs:
+    for left, right, context in without_moves(diffs):  # "12 km (7.5 miles)" reordered
         named = facts_a.issuperset(left) and facts_b.issuperset(right)
-        if same_fact(left, right, context, named):
-            continue  # "5 km" for "3.1 miles", "us" for "united states": one fact
+        if same_fact(left, right, context, named) or censored(left, right, a.text, b.text):
+            continue  # "5 km" for "3.1 miles", "us" for "united states", "d***": one fact
         fact_left = any(w in facts_a for w in left)
         fact_right = any(w in facts_b for w in right)
         if fact_left and fact_right and _names_subject(a, left) and _names_subject(b, right):
             return None  # "2012–13 ... team" beside "2013–14 ... team": two subjects
+        if other_text(left, right, context):
+            extra = True  # rewritten, or cut at different places: not a fact replaced
+            continue
         if (fact_left and fact_right) or _stance_changed(left, right):
             replaced = True
         elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):

@@ -15,7 +15,7 @@ FormatName = Literal[FORMAT_NAMES]
 """Our prompt messages, or the input line of one provider's batch API (`schemas.prompt_formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "polarity", "slot", "name"]
+ConflictRule = Literal["copy", "polarity", "amount", "slot", "name"]
 
 
 class _Config(BaseModel):
@@ -75,10 +75,12 @@ class DedupConfig(_Config):
     share, in order, to be a reprint or, when a fact differs, a conflict.
     `conflict_rules` switches conflict detection on rule by rule: `copy` (a
     copy of one report with a fact or stance changed), `polarity` (two documents
-    making one statement, one negated: `packer.polarity`), `slot` (two documents
+    making one statement, one negated: `packer.polarity`), `amount` (two documents
+    giving the measured amount the question asks for differently: `packer.amounts`),
+    `slot` (two documents
     answering the question's number or date slot differently), `name` (the
-    same for a name: "who", "where"); `packer.slot_conflicts`. `copy` and
-    `polarity` are on by default; `slot` and `name` are off: measured at
+    same for a name: "who", "where"); `packer.slot_conflicts`. `copy`,
+    `polarity` and `amount` are on by default; `slot` and `name` are off: measured at
     2,048 tokens (`benchmarks.meaning`) they cut RAMDocs pair precision from
     0.71 to 0.36 for recall 0.45 -> 0.52 and reach ConflictNQ precision 0.55
     at recall 0.043 (figures and caps in `packer.slot_conflicts`).
@@ -90,7 +92,7 @@ class DedupConfig(_Config):
     shingle_words: int = Field(default=3, ge=1, le=10)
     reprint_similarity: float = Field(default=0.8, gt=0.0, le=1.0)
     conflict_similarity: float = Field(default=0.65, gt=0.0, le=1.0)
-    conflict_rules: Items[ConflictRule] = ("copy", "polarity")
+    conflict_rules: Items[ConflictRule] = ("copy", "polarity", "amount")
 
 
 ResolutionPolicy = Literal["keep_both", "authority"]
@@ -159,6 +161,10 @@ class PackingConfig(_Config):
     per_document_cap: int = Field(default=3, ge=1, le=INT64_MAX)
     block_attributes: Items[BlockAttribute] = ()
     title_words: int = Field(default=6, ge=1, le=256)
+    compact_framing_below: int = Field(default=512, ge=0, le=INT64_MAX)
+    """Evidence budgets below this many tokens get the compact framing
+    (`packer.layout`): one-line blocks with no closing label, one conflict note for
+    every group. 0: never."""
     weights: UtilityWeights = UtilityWeights()
     dedup: DedupConfig = DedupConfig()
     resolution: ResolutionConfig = ResolutionConfig()

@@ -104,7 +104,9 @@ def test_contiguous_spans_merge_with_the_exact_span_and_a_new_hash(runtime):
         [document("d1")],
         a,
         b,
-        config=PackingConfig(max_evidence_tokens=5, enable_sentence_units=False),
+        config=PackingConfig(  # the full framing: its labels make the block too large
+            max_evidence_tokens=5, enable_sentence_units=False, compact_framing_below=0
+        ),
     )
     assert reasons(unpacked) == {"e2": "oversized", "e1": "merged_adjacent"}
 
@@ -219,12 +221,12 @@ def test_conflict_pair_is_kept_and_flagged(runtime):
         ),
         candidate("e3", "d2", text="Unrelated passage about shipping.", retrieval_score=0.5),
     ]
-    config = PackingConfig(per_document_cap=1, max_evidence_tokens=70)  # room for two
+    config = PackingConfig(per_document_cap=1, max_evidence_tokens=52)  # room for two
     result = run(runtime, docs, *cands, config=config)
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"]
     assert sorted(conflict.labels) == ["E1", "E2"]
-    assert "Conflicting evidence: E1, E2 disagree" in result.prompt.messages[1].content
+    assert "Conflicting evidence: E1, E2.\n" in result.prompt.messages[1].content  # compact
     # e2 was pulled in with its partner, so d2's only slot went to it, not to e3
     assert reasons(result) == {"e3": "per_document_cap"}
 

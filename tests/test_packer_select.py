@@ -82,7 +82,7 @@ def test_facet_coverage_comes_before_score(runtime):
         candidate("e3", "d3", text="gamma " * 60, retrieval_score=0.1, query_facets=("shipping",)),
     ]
     docs = [document(f"d{i}") for i in range(1, 4)]
-    config = PackingConfig(max_evidence_tokens=200, weights=NO_DYNAMIC)
+    config = PackingConfig(max_evidence_tokens=180, weights=NO_DYNAMIC)  # room for two
     result = run(runtime, docs, *cands, facets=("shipping", "warranty"), config=config)
     assert "e3" in labels_in_order(result)
     assert result.manifest.uncovered_facets == ["warranty"]
@@ -351,9 +351,13 @@ def test_subject_of_is_a_prefix_name_or_nothing(text):
     assert not subject or subject[0].isupper() or subject[0].isdigit() or text.lstrip()[0] == '"'
 
 
-LAZY_BLOCK = re.compile(r"<(E\d+)(?: [^\n]*)?>\n(?:(.*?)\n)?</\1>\n", re.DOTALL)
+LAZY_BLOCK = re.compile(
+    r"<(E\d+)(?: [^\n]*)?>\n(?:(.*?)\n)?</\1>\n|<(E\d+)(?: [^\n]*)?>\n(?:([^<\n][^\n]*)\n)?",
+    re.DOTALL,
+)
 """The plain reading of a block (its body ends at the first closing line, tried at every
-character), which `parse_blocks`' line-by-line pattern must match exactly."""
+character), or of a compact one (its label line and one line of text), which
+`parse_blocks`' line-by-line pattern must match exactly."""
 
 BLOCK_LINES = st.sampled_from(
     ["<E1>", "<E2>", '<E1 title="a b">', "</E1>", "</E2>", "</E12>", "</E1> x", "", "a &amp; <b>"]
@@ -363,5 +367,8 @@ BLOCK_LINES = st.sampled_from(
 
 @given(st.lists(BLOCK_LINES, max_size=30).map(lambda lines: "".join(f"{x}\n" for x in lines)))
 def test_parse_blocks_matches_the_lazy_reading(message):
-    lazy = {m.group(1): html.unescape(m.group(2) or "") for m in LAZY_BLOCK.finditer(message)}
+    lazy = {
+        m.group(1) or m.group(3): html.unescape(m.group(2) or m.group(4) or "")
+        for m in LAZY_BLOCK.finditer(message)
+    }
     assert parse_blocks(message) == lazy

@@ -1,0 +1,121 @@
+"""Conflict precision: copies that differ only by where they were cut, the order of a
+figure's units, an alias or a censored word are one claim; a plain disagreement on the
+amount asked is flagged (rule `amount`). Every case goes through `pack_request`."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packer import Catalog, PackerRuntime, pack_request
+from packer.amounts import asked_dimension
+from packer.equivalence import censored, other_text, readings
+from packer.question import read_question
+from schemas import DedupConfig, PackingConfig
+from tests.factories import candidate, document, request
+
+
+@pytest.fixture(scope="module")
+def runtime() -> PackerRuntime:
+    return PackerRuntime.load()
+
+
+def _conflicts(runtime, first: str, second: str, question: str = "What happened?", **config):
+    cands = [
+        candidate("e1", "d1", text=first, retrieval_score=0.9),
+        candidate("e2", "d2", text=second, retrieval_score=0.8),
+    ]
+    docs = Catalog([document("d1"), document("d2")])
+    packing = PackingConfig(max_evidence_tokens=1000, **config)
+    result = pack_request(request(*cands, question=question), docs, packing, runtime)
+    return [(c.evidence_ids, c.rules) for c in result.manifest.conflicts]
+
+
+MEALS = "Meals on business travel are reimbursed up to $75 per day."
+ALLOWANCE = "The meal allowance while travelling is $60 per day."
+ASKED = "How much is the meal allowance per day?"
+
+
+def test_the_plain_disagreement_on_the_amount_asked_is_flagged(runtime):
+    assert _conflicts(runtime, MEALS, ALLOWANCE, ASKED) == [(["e1", "e2"], ["amount"])]
+
+
+@pytest.mark.parametrize(
+    ("second", "question"),
+    [
+        (ALLOWANCE.replace("$60", "$75"), ASKED),  # the same amount
+        (ALLOWANCE.replace("$60", "USD 75"), ASKED),  # the same amount, its code
+        (ALLOWANCE.replace("per day", "per week"), ASKED),  # another period
+        (ALLOWANCE, "Who sets the meal allowance?"),  # no amount asked
+        (ALLOWANCE, "How many meals are reimbursed per day?"),  # a count, not money
+    ],
+)
+def test_what_is_no_disagreement_on_the_amount(runtime, second, question):
+    assert _conflicts(runtime, MEALS, second, question) == []
+
+
+def test_the_amount_rule_can_be_switched_off(runtime):
+    assert _conflicts(runtime, MEALS, ALLOWANCE, ASKED, dedup=DedupConfig(
+        conflict_rules=("copy", "polarity"))) == []  # fmt: skip
+
+
+BRIDGE = "The new bridge spans {} across the bay and opened to traffic in March 2019."
+COUNCIL = "The council approved the budget on Tuesday after the plant hired {}"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (BRIDGE.format("12 km (7.5 miles)"), BRIDGE.format("7.5 miles (12 km)")),  # unit order
+        ("The summit opened in Los Angeles on Monday with twelve leaders attending.",
+         "The summit opened in LA on Monday with twelve leaders attending."),  # an alias
+        (COUNCIL.format("4,500 people."), COUNCIL.format("4,5")),  # a truncated tail
+        ("The senator called the proposal a damn disgrace during the debate in Washington.",
+         "The senator called the proposal a d*** disgrace during the debate in Washington."),
+        ("The coach said the referee was a bloody fool after the match in Leeds on Sunday.",
+         "The coach said the referee was a [expletive] fool after the match in Leeds on Sunday."),
+        ("The town covers 99.3/km² of farmland and forest along the river valley in Iowa.",
+         "The town covers 99.3/km 2 of farmland and forest along the river valley in Iowa."),
+    ],
+)  # fmt: skip
+def test_one_claim_written_otherwise_is_no_conflict(runtime, first, second):
+    assert _conflicts(runtime, first, second) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (BRIDGE.format("12 km"), BRIDGE.format("15 km")),  # a changed figure
+        (COUNCIL.format("4,500 people."), COUNCIL.format("5,200 people.")),  # at the end
+        ("The senator called the proposal a damn disgrace during the debate in Washington.",
+         "The senator called the proposal a fine disgrace during the debate in Washington."),
+    ],
+)  # fmt: skip
+def test_a_changed_fact_is_still_a_conflict(runtime, first, second):
+    assert _conflicts(runtime, first, second) == [(["e1", "e2"], ["copy"])]
+
+
+def test_what_the_question_asks_an_amount_in():
+    assert asked_dimension(read_question(ASKED)) == "currency"
+    assert asked_dimension(read_question("How many square miles is the Big Island?")) == "area"
+    assert asked_dimension(read_question("How many laps make a 10,000 metres race?")) is None
+    assert asked_dimension(read_question("What is the population of Kensett?")) is None
+
+
+def test_km_2_is_one_area_and_no_number_of_its_own():
+    [area] = readings(["99.3", "km", "2"])
+    assert area.dimension == "area" and area.value == pytest.approx(99.3e6)
+
+
+_TEXT = st.text(st.sampled_from(list("ab d*#-_[]()expletiv 12.,")), max_size=40)
+_WORDS = st.lists(st.sampled_from(["d", "damn", "f", "k", "expletive", "4", "45", "x"]), max_size=3)
+
+
+@given(_WORDS, _WORDS, _TEXT, _TEXT)
+def test_reading_censored_words_never_fails_and_needs_a_mask(left, right, text_a, text_b):
+    found = censored(left, right, text_a, text_b)
+    assert not found or any(c in text_a + text_b for c in "*#-_[(")
+
+
+@given(_WORDS, _WORDS, st.tuples(_WORDS, _WORDS, _WORDS, _WORDS))
+def test_other_text_needs_words_on_both_sides(left, right, context):
+    assert not other_text(left, right, context) or (left and right)
