@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from packer.verification.claims import AnswerSentence, parse_answer
 from packer.verification.figures import Fact, TextFigures, normalize_phrase, text_figures
+from packer.verification.support import unsupported_facts
 from packer.verification.unavailable import SOURCES, UNAVAILABLE, abstains
 from schemas.reasons import ExclusionReason
 from schemas.verification import CheckName, CheckResult
@@ -227,27 +228,6 @@ def check_cited(sentences: list[AnswerSentence], packet: GivenPacket) -> CheckRe
     )
 
 
-def _supported(fact: Fact, sources: list[TextFigures]) -> bool:
-    """A fact some source holds; a name-number (`Fact.name`) unless a source writes its name
-    with another number ("Windows 11" against a block on "Windows 10")."""
-    if any(c.supports(fact) for c in sources):
-        return True
-    return bool(fact.name) and not any(c.names(fact) for c in sources)
-
-
-def _unsupported(
-    sentence: AnswerSentence, sources: list[TextFigures]
-) -> tuple[list[Fact], list[str]]:
-    """The sentence's facts no source supports, and the arithmetic that derived the others."""
-    missing = [f for f in sentence.facts if not _supported(f, sources)]
-    derived = []
-    for d in sentence.derived:
-        if d.result in missing and all(_supported(f, sources) for f in d.operands):
-            missing.remove(d.result)
-            derived.append(d.shown)
-    return missing, derived
-
-
 def check_supported(
     sentences: list[AnswerSentence], packet: GivenPacket, scope: str
 ) -> CheckResult:
@@ -263,7 +243,7 @@ def check_supported(
         if not labels or not s.facts:
             continue
         cited = every if scope == "packet" else [packet.facts(label) for label in labels]
-        missing, made = _unsupported(s, cited + given)
+        missing, made = unsupported_facts(s, cited + given)
         unsupported.extend((s.text, f.text) for f in missing)
         derived.extend(made)
     result = _result(
