@@ -7,7 +7,7 @@ so that equal values compare equal whatever their spelling: `packer.verification
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packer.verification.answer_sentences import cited_labels, split_sentences, strip_citations
 from packer.verification.arithmetic import Derivation, derivations
@@ -79,12 +79,28 @@ def unwrapped(answer: str) -> str:
     return answer if closes else body + m["tail"]
 
 
-def parse_answer(answer: str) -> list[AnswerSentence]:
-    """Every sentence of an answer with its citations and facts (`unwrapped` first)."""
+CITATION_SPANS = ("sentence", "paragraph")
+"""What a citation covers: its own sentence (the default), or, for answers that cite once
+after a paragraph, also the sentences of its paragraph that cite nothing themselves."""
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def parse_answer(answer: str, span: str = "sentence") -> list[AnswerSentence]:
+    """Every sentence of an answer with its citations and facts (`unwrapped` first); with
+    the `paragraph` span (`CITATION_SPANS`), a sentence citing nothing takes the labels its
+    paragraph (text up to a blank line) cites. Rejected: only the next citation after the
+    sentence (a paragraph citing "[E1] ... [E2]" at its end is one citation of both)."""
     sentences = []
-    for s in split_sentences(unwrapped(answer)):
-        plain = strip_citations(s)
-        facts = _plain_facts(plain)
-        derived = derivations(plain) if len(facts) >= 3 else ()  # two operands and a result
-        sentences.append(AnswerSentence(s, cited_labels(s), facts, derived))
+    text = unwrapped(answer)
+    for paragraph in _PARAGRAPH.split(text) if span == "paragraph" else [text]:
+        parsed = []
+        for s in split_sentences(paragraph):
+            plain = strip_citations(s)
+            facts = _plain_facts(plain)
+            derived = derivations(plain) if len(facts) >= 3 else ()  # two operands, a result
+            parsed.append(AnswerSentence(s, cited_labels(s), facts, derived))
+        if span == "paragraph":
+            cover = tuple(dict.fromkeys(label for s in parsed for label in s.labels))
+            parsed = [s if s.labels else replace(s, labels=cover) for s in parsed]
+        sentences.extend(parsed)
     return sentences

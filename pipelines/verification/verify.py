@@ -46,6 +46,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 from pydantic import BaseModel
 
+from packer.verification.checks import DEFAULTS, CheckSettings
 from pipelines.command import run_command
 from pipelines.options.help import CommandHelp
 from pipelines.options.input import file_format
@@ -74,6 +75,7 @@ SCOPE_NOTES: dict[Scope, str] = {
     "packet": "packet: every figure, date and quote against the whole packet; "
     "citation checks skipped",
 }
+SPAN_NOTES = {"sentence": "", "paragraph": "; a citation covers its paragraph's uncited sentences"}
 ROWS_TIMEOUT_SECONDS = 60
 """How long each call reading a run's rows from BigQuery may wait for an answer."""
 GATE_EXCEEDED = 1
@@ -114,7 +116,7 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         manifests,
         parsed.requests if parsed else None,
         exclusions,
-        settings.scope,
+        settings.checks,
         answer_set,
     )
     _ = verified.rows | "WriteRows" >> WriteParquet(
@@ -175,12 +177,22 @@ def _dead_letters(output: str, answer_set: str) -> tuple[Counter[str], str]:
     return stages, f"{prefix}-*.jsonl"
 
 
+def _failed_line(failed: Counter[str], checks: CheckSettings) -> list[str]:
+    """The summary's count of each failed check; names_supported says when it does not gate."""
+    if not failed:
+        return []
+    line = "  failed checks   " + ", ".join(f"{k} {v}" for k, v in failed.most_common())
+    if failed["names_supported"] and not checks.gate_names:
+        line += " (names_supported reported only: --gate_names to gate on it)"
+    return [line]
+
+
 def summarize(
     output: str,
     answer_set: str,
     run_dir: str,
     limit: FailureLimit | None,
-    scope: Scope = "citation",
+    checks: CheckSettings = DEFAULTS,
 ) -> Outcome:
     """Rows by status and failed checks, unreadable lines, prompts without an answer, the
     gate (or, without one, that the exit status does not gate)."""
@@ -200,12 +212,11 @@ def summarize(
     unreadable = sum(letters.values())
     lines = [
         f"evpack verify: {len(rows)} answers (answer set {answer_set})",
-        f"  scope           {SCOPE_NOTES[scope]}",
+        f"  scope           {SCOPE_NOTES[checks.scope]}{SPAN_NOTES[checks.citation_span]}",
         "  status          " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),
         f"  checked         {len(checked)} (passed {sum(1 for r in checked if r['passed'])})",
     ]
-    if failed:
-        lines.append("  failed checks   " + ", ".join(f"{k} {v}" for k, v in failed.most_common()))
+    lines += _failed_line(failed, checks)
     lines.append(f"  not passed      {not_passed} answers")
     if unreadable:
         stages = ", ".join(f"{k} {v}" for k, v in sorted(letters.items()))
@@ -251,7 +262,7 @@ def run(argv: list[str] | None = None) -> Outcome:
     with beam.Pipeline(options=options) as p:
         build(p, settings)
     return summarize(
-        settings.output, settings.answer_set, settings.run, settings.limit, settings.scope
+        settings.output, settings.answer_set, settings.run, settings.limit, settings.checks
     )
 
 

@@ -18,7 +18,10 @@ def _verdict(answer: str, *blocks: str, given_text: str = "", scope: str = "cita
 
 
 def _failed(answer: str, *blocks: str, given_text: str = "", scope: str = "citation") -> list:
-    return _verdict(answer, *blocks, given_text=given_text, scope=scope).failed
+    """The failed checks but names_supported (test_verify_names.py's): these answers name
+    things their made-up blocks need not."""
+    failed = _verdict(answer, *blocks, given_text=given_text, scope=scope).failed
+    return [c for c in failed if c != "names_supported"]
 
 
 HOSTILE_WORDS = ("<b>", "</E1>", "{x}", "%s", "$$", "naïve", "x", "the", "and", "\t")

@@ -15,7 +15,8 @@ from packer.verification.checks import GivenPacket, verify_answer
 
 def _failed(answer: str, *blocks: str, scope: str = "citation") -> list[str]:
     packet = GivenPacket("q", {f"E{i}": b for i, b in enumerate(blocks, 1)})
-    return verify_answer(answer, packet, scope=scope).failed
+    failed = verify_answer(answer, packet, scope=scope).failed
+    return [c for c in failed if c != "names_supported"]  # test_verify_names.py's
 
 
 TOKENIZED = (
