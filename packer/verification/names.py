@@ -112,22 +112,30 @@ def _stems(words: frozenset[str]) -> dict[str, int]:
     return stems
 
 
-def _runs(text: str, connectors: frozenset[str] = _CONNECTORS) -> list[list[re.Match[str]]]:
-    """Runs of capitalised words (joined by spaces, and by `connectors` inside a run)."""
-    runs: list[list[re.Match[str]]] = []
-    current: list[re.Match[str]] = []
-    end = -1
-    for m in _WORD.finditer(text):
-        joined = bool(current) and text[end : m.start()] == " "
-        if m[0][0].isupper():
-            if not joined:
-                current = []
-                runs.append(current)
-            current.append(m)
-        elif not (joined and m[0].casefold() in connectors):
-            current = []
-        end = m.end()
-    return runs
+_UPPER = "A-ZÀ-ÖØ-ÞĀ-ŽΑ-ΩА-Я"
+"""Capitals of the Latin, Greek and Cyrillic scripts a name is read in."""
+_CAPITALISED = rf"[{_UPPER}][^\W_]*(?:['’-][^\W\d_]+)*"
+
+
+def _run_pattern(connectors: frozenset[str]) -> re.Pattern[str]:
+    joins = "|".join(sorted(connectors))
+    return re.compile(
+        rf"(?<![\w'’-]){_CAPITALISED}(?: (?:(?:{joins}) )?{_CAPITALISED})*(?![\w'’-])"
+    )
+
+
+_RUN = _run_pattern(_CONNECTORS)
+_SOURCE_RUN = _run_pattern(_CONNECTORS | {"and"})  # "National Aeronautics and Space ...": NASA
+"""Runs of capitalised words, joined by a space (and by `_CONNECTORS` inside a run); a
+source's runs also by "and", for the acronyms it spells out."""
+
+
+def _runs(text: str, pattern: re.Pattern[str] = _RUN) -> list[list[re.Match[str]]]:
+    """Runs of capitalised words (`_RUN`), each as the matches of its capitalised words."""
+    return [
+        [w for w in _WORD.finditer(text, run.start(), run.end()) if w[0][0].isupper()]
+        for run in pattern.finditer(text)
+    ]
 
 
 def _initials(words: list[str]) -> str:
@@ -139,7 +147,7 @@ def _initials(words: list[str]) -> str:
 def source_names(text: str) -> SourceNames:
     """A source's words, stems and acronyms, for `SourceNames.writes`."""
     words = frozenset(_folded(w) for w in set(_WORD.findall(text)))
-    runs = _runs(text, _CONNECTORS | {"and"})  # "National Aeronautics and Space ...": NASA
+    runs = _runs(text, _SOURCE_RUN)
     acronyms = {_initials([m[0] for m in run]) for run in runs} - {""}
     acronyms.update(m[0].replace(".", "").casefold() for m in _DOTTED.finditer(text))
     return SourceNames(words, _stems(words), frozenset(acronyms))

@@ -2,7 +2,8 @@
 
     evpack verify --answers 'results/*.jsonl' --run out/run1 [--requests 'in/*.jsonl'] \\
         [--answer_set NAME] [--max_failed 0 | 25 | 2%] [--output out/run1] [--overwrite] \\
-        [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet]
+        [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet] \\
+        [--citation_span sentence | paragraph] [--gate_names]
 
 `--run` is the batch job's `--output` (prompts/, or the outbox/ a run with
 `--prompts_topic` staged them in, manifests/, exclusions/);
@@ -23,7 +24,10 @@ the answers beside the run they checked.
 `--scope packet` checks every figure, date and quote of an answer against the
 whole packet and skips the citation checks (answers to prompts that asked for
 no citations); the default `citation` checks each sentence against the blocks
-it cites.
+it cites, and `--citation_span paragraph` lets a paragraph's citations cover
+its sentences that cite nothing. `names_supported` (a capitalised name no
+source writes) is reported on every row and fails an answer only with
+`--gate_names`.
 
 `--max_failed` gates a CI job: a count (`0`, `25`) or a share (`2%`) of
 answers that did not pass (a failed check, an API failure, an answer that
