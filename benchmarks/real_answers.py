@@ -15,9 +15,11 @@ whole answer is a response whose every claim in the split is `attributable`
 (with at least two), and every sentence of which lies in a judged claim: it is
 verified against the packet of all their references.
 Answers are verified by `evpack verify` (`pipelines.verification.verify.run`, in this
-process: the same code path as the command) in both scopes, as plain
-`{request_id, answer}` lines; in the packet scope the answer is the claim as
-written, markers removed.
+process: the same code path as the command) in both scopes, and in the citation scope
+with `--citation_span paragraph`, as plain `{request_id, answer}` lines; in the packet
+scope the answer is the claim as written, markers removed. False flags are the checks
+that fail an answer; `names_supported`, reported but not gating by default, is
+measured apart: its false flags, and how many wrong claims it flags.
 
 Measured: false flags on `attributable` claims (any check failing) by check
 and by source; the catch rate on `not attributable` claims that a
@@ -53,7 +55,17 @@ from transforms.record_files import matching_files, read_parquet
 
 SPLITS = ("dev", "test500", "test_ood")
 TUNING_SPLIT = "dev"
-SCOPES = ("citation", "packet")
+SCOPES = ("citation", "packet", "paragraph")
+"""How the claims are verified: `--scope citation`, `--scope packet`, and `--scope citation
+--citation_span paragraph` (answers that cite once after several sentences)."""
+FLAGS_OF = {
+    "citation": ["--scope=citation"],
+    "packet": ["--scope=packet"],
+    "paragraph": ["--scope=citation", "--citation_span=paragraph"],
+}
+ADVISORY = frozenset({"names_supported"})
+"""Checks reported but not failing an answer by default (`evpack verify --gate_names`): not
+false flags of the gate; measured apart."""
 TENANT = "bench"
 GROUP = "readers"
 TARGET_CLAIM_FALSE_FLAGS = 0.01
@@ -244,7 +256,7 @@ def verified(
     )
     out = work / f"verified-{scope}"
     verify.run(
-        [f"--answers={path}", f"--run={run}", f"--output={out}", f"--scope={scope}", "--overwrite"]
+        [f"--answers={path}", f"--run={run}", f"--output={out}", *FLAGS_OF[scope], "--overwrite"]
     )
     failed: dict[str, list[str]] = {}
     for f in matching_files(f"{out}/verifications/*/*.parquet"):
@@ -296,10 +308,10 @@ def measure_split(claims: Sequence[Claim], unreferenced: int, work: Path) -> dic
     result["without_references"] = unreferenced
     result["not_packed"] = len(claims) - len(packed)
     for scope in SCOPES:
-        if scope == "citation":
-            answers = {c.request_id: cited_answer(c, labels[c.request_id]) for c in packed}
-        else:
+        if scope == "packet":
             answers = {c.request_id: plain_answer(c) for c in packed}
+        else:
+            answers = {c.request_id: cited_answer(c, labels[c.request_id]) for c in packed}
         offending: dict[str, list[str]] = {}
         failed = verified(run, answers, scope, work, offending)
         result[scope] = scope_figures(packed, failed, offending)
@@ -315,7 +327,10 @@ def measure_split(claims: Sequence[Claim], unreferenced: int, work: Path) -> dic
 def scope_figures(
     claims: Sequence[Claim], failed: dict[str, list[str]], offending: dict[str, list[str]]
 ) -> dict[str, Any]:
-    """False flags by check and source, catch rate, and what no check reaches."""
+    """False flags by check and source, catch rate, and what no check reaches; the advisory
+    checks (`ADVISORY`) apart, with what they catch."""
+    names = _names_figures(claims, failed)
+    failed = {k: [n for n in v if n not in ADVISORY] for k, v in failed.items()}
     good = [c for c in claims if c.attributable and not c.whole]
     whole = [c for c in claims if c.whole]
     bad = [c for c in claims if not c.attributable]
@@ -347,6 +362,27 @@ def scope_figures(
             if failed.get(c.request_id)
         ][:40],
         "examples_missed": [c.text[:200] for c in missed_bad][:5],
+        "names_supported": names,
+    }
+
+
+def _names_figures(claims: Sequence[Claim], failed: dict[str, list[str]]) -> dict[str, Any]:
+    """`names_supported` alone: its false flags on attributable claims, and its catches on
+    not-attributable ones, all of them and those whose kind is "a name absent"."""
+
+    def flagged(c: Claim) -> bool:
+        return "names_supported" in failed.get(c.request_id, [])
+
+    good = [c for c in claims if c.attributable and not c.whole]
+    bad = [c for c in claims if not c.attributable]
+    absent = [c for c in bad if not reachable(c) and unreachable_kind(c).endswith("a name absent")]
+    return {
+        "false_flags": sum(map(flagged, good)),
+        "false_flag_rate": _rate([flagged(c) for c in good]),
+        "caught_not_attributable": sum(map(flagged, bad)),
+        "catch_rate_not_attributable": _rate([flagged(c) for c in bad]),
+        "name_absent": len(absent),
+        "catch_rate_name_absent": _rate([flagged(c) for c in absent]),
     }
 
 
@@ -383,6 +419,13 @@ def summary(result: dict[str, Any]) -> str:
                 f"of {s['whole_answers']}; catch {s['catch_rate']:.4f} of {s['reachable']} "
                 f"reachable; unreachable {s['unreachable']} of {s['not_attributable']}"
             )
+            n = s["names_supported"]
+            lines.append(
+                f"    {'':<8} names_supported (reported only): false flags {n['false_flags']} "
+                f"({n['false_flag_rate']:.4f}); caught {n['caught_not_attributable']} of "
+                f"{s['not_attributable']} wrong, {n['catch_rate_name_absent']:.4f} of the "
+                f"{n['name_absent']} with a name absent"
+            )
     return "\n".join(lines)
 
 
@@ -394,7 +437,7 @@ def met(ok: bool) -> str:
 def report_section(result: dict[str, Any]) -> list[str]:
     """The real-answer part of REPORT.md's verification section."""
     targets = result["targets"]
-    rows, sources, kinds = [], [], []
+    rows, sources, kinds, names = [], [], [], []
     for split in SPLITS:
         if split not in result:
             continue
@@ -415,6 +458,12 @@ def report_section(result: dict[str, Any]) -> list[str]:
                 f"| {split} | {scope} | {name} | {v['n']} | {v['rate']:.4f} |"
                 for name, v in s["false_flags_by_source"].items()
             ]
+            n = s["names_supported"]
+            names.append(
+                f"| {split} | {scope} | {n['false_flags']} ({n['false_flag_rate']:.4f}) | "
+                f"{n['caught_not_attributable']} of {s['not_attributable']} | "
+                f"{n['catch_rate_name_absent']:.4f} of {n['name_absent']} |"
+            )
         kinds += [
             f"| {split} | {kind} | {n} |"
             for kind, n in r["citation"]["unreachable_by_kind"].items()
@@ -436,6 +485,14 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "| split | scope | source | attributable | false flags |",
         "|---|---|---|---|---|",
         *sources,
+        "",
+        "`names_supported` (reported, not gating by default): false flags on attributable "
+        "claims, not-attributable claims it flags, and its catch rate on those with a name "
+        "absent from the references (the rough kind below).",
+        "",
+        "| split | scope | false flags | flags wrong claims | caught, a name absent |",
+        "|---|---|---|---|---|",
+        *names,
         "",
         "| split | not attributable, no check reaches it, roughly | claims |",
         "|---|---|---|",

@@ -14,6 +14,7 @@ CheckName = Literal[
     "no_leaked_ids",
     "factual_sentences_cited",
     "figures_supported",
+    "names_supported",
     "conflicts_reported",
     "uncovered_facets_declared",
     "abstention",

@@ -18,6 +18,10 @@ they can be decided without a model (docs/verify.md):
   such sentence).
 - `figures_supported`: each of those figures, dates and phrases appears in a
   cited block's text, after normalization (`packer.verification.figures`).
+- `names_supported`: each capitalised name (a person, place, organisation, product) of
+  a citing sentence is written in a cited block (scope `packet`: any block) or the given
+  text, as `packer.verification.names` reads names; its own check, so a team can gate
+  on it or not.
 - `conflicts_reported`: every label of each conflict the manifest flagged is
   cited, so both sides are shown.
 - `uncovered_facets_declared`: each facet listed as uncovered is said to be
@@ -36,13 +40,16 @@ dates and phrases, which a deterministic rule can decide.
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packer.verification.claims import AnswerSentence, parse_answer
-from packer.verification.figures import Fact, TextFigures, normalize_phrase, text_figures
+from packer.verification.figures import Fact, normalize_phrase
+from packer.verification.given import GIVEN, GivenPacket
+from packer.verification.names import missing_names
+from packer.verification.support import unsupported_facts
 from packer.verification.unavailable import SOURCES, UNAVAILABLE, abstains
 from schemas.reasons import ExclusionReason
-from schemas.verification import CheckName, CheckResult
+from schemas.verification import CheckName, CheckResult, Scope
 
 _ID_TOKEN = re.compile(r"[^\s\[\](){}<>\"'`,;!?“”‘’]+")
 SHINGLE_WORDS = 6
@@ -66,58 +73,20 @@ def checkable_id(value: str) -> bool:
     return len(value) >= 4 and any(c.isdigit() or c in "_-:/." for c in value)
 
 
-_GIVEN = "\0given"
-"""The key of the given text's facts among a packet's block facts (no label has a NUL)."""
-
-
-@dataclass(frozen=True)
-class GivenPacket:
-    """What the model was given for one request, as verification needs it.
-
-    `blocks` maps each label to its block text (unescaped); `given` is what
-    else the prompt said (the question and the notes: a figure restated from
-    it needs no evidence); `own_ids` are the
-    ids of this packet's evidence (with what was folded into it) and documents;
-    `excluded` maps the evidence id of each gate-excluded candidate to its text
-    (empty when the request file was not given: the check is then skipped).
-    """
-
-    request_id: str
-    blocks: dict[str, str]
-    given: str = ""
-    conflicts: tuple[tuple[str, ...], ...] = ()
-    uncovered: tuple[str, ...] = ()
-    own_ids: frozenset[str] = frozenset()
-    excluded: dict[str, str] | None = None
-    _facts: dict[str, TextFigures] = field(default_factory=dict, compare=False, repr=False)
-
-    def facts(self, label: str) -> TextFigures:
-        """The block's figures and dates, computed once per block of this packet."""
-        found = self._facts.get(label)
-        if found is None:
-            found = self._facts[label] = text_figures(self.blocks[label])
-        return found
-
-    def given_facts(self) -> TextFigures:
-        """The figures and dates of the prompt outside the evidence (`given`), computed once."""
-        found = self._facts.get(_GIVEN)
-        if found is None:
-            found = self._facts[_GIVEN] = text_figures(self.given)
-        return found
-
-
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of every check, and the answer's citation figures."""
+    """The outcome of every check, and the answer's citation figures; a failed check in
+    `advisory` is reported (`failed`) but does not fail the answer (`passed`)."""
 
     checks: list[CheckResult]
     sentences: int
     cited_sentences: int
     labels_cited: list[str]
+    advisory: frozenset[str] = frozenset()
 
     @property
     def passed(self) -> bool:
-        return all(c.outcome != "fail" for c in self.checks)
+        return all(c.outcome != "fail" for c in self.checks if c.name not in self.advisory)
 
     @property
     def failed(self) -> list[str]:
@@ -227,25 +196,13 @@ def check_cited(sentences: list[AnswerSentence], packet: GivenPacket) -> CheckRe
     )
 
 
-def _supported(fact: Fact, sources: list[TextFigures]) -> bool:
-    """A fact some source holds; a name-number (`Fact.name`) unless a source writes its name
-    with another number ("Windows 11" against a block on "Windows 10")."""
-    if any(c.supports(fact) for c in sources):
-        return True
-    return bool(fact.name) and not any(c.names(fact) for c in sources)
+_WHERE = {"citation": "cited blocks", "packet": "packet"}
 
 
-def _unsupported(
-    sentence: AnswerSentence, sources: list[TextFigures]
-) -> tuple[list[Fact], list[str]]:
-    """The sentence's facts no source supports, and the arithmetic that derived the others."""
-    missing = [f for f in sentence.facts if not _supported(f, sources)]
-    derived = []
-    for d in sentence.derived:
-        if d.result in missing and all(_supported(f, sources) for f in d.operands):
-            missing.remove(d.result)
-            derived.append(d.shown)
-    return missing, derived
+def _sources(sentence: AnswerSentence, packet: GivenPacket, scope: str) -> list[str]:
+    """The labels a sentence's facts and names are checked against: those it cites (scope
+    `packet`: every block; none when the sentence cites nothing)."""
+    return _valid_labels(sentence, packet) if scope == "citation" else list(packet.blocks)
 
 
 def check_supported(
@@ -257,26 +214,38 @@ def check_supported(
     unsupported: list[tuple[str, str]] = []
     derived: list[str] = []
     given = [packet.given_facts()] if packet.given else []
-    every = [packet.facts(label) for label in packet.blocks]
     for s in sentences:
-        labels = _valid_labels(s, packet) if scope == "citation" else list(packet.blocks)
-        if not labels or not s.facts:
-            continue
-        cited = every if scope == "packet" else [packet.facts(label) for label in labels]
-        missing, made = _unsupported(s, cited + given)
-        unsupported.extend((s.text, f.text) for f in missing)
-        derived.extend(made)
+        if s.facts and (labels := _sources(s, packet, scope)):
+            missing, made = unsupported_facts(s, [packet.facts(x) for x in labels] + given)
+            unsupported.extend((s.text, f.text) for f in missing)
+            derived.extend(made)
     result = _result(
         "figures_supported",
         (f for _, f in unsupported),
         (t for t, _ in unsupported),
-        "figures, dates or quotations not found in the "
-        + ("cited blocks" if scope == "citation" else "packet"),
+        f"figures, dates or quotations not found in the {_WHERE[scope]}",
     )
     if not derived:
         return result
     note = "derived: " + "; ".join(dict.fromkeys(derived))
     return result.model_copy(update={"detail": f"{result.detail}; {note}".lstrip("; ")})
+
+
+def check_names(sentences: list[AnswerSentence], packet: GivenPacket, scope: str) -> CheckResult:
+    """Each name of a sentence against the blocks it cites (scope `packet`: every block) and
+    the given text; a sentence citing nothing is `factual_sentences_cited`'s."""
+    missing = [
+        (s.text, run)
+        for s in sentences
+        if (labels := _sources(s, packet, scope))
+        for run in missing_names(s.text, [packet.names(x) for x in (*labels, GIVEN)])
+    ]
+    return _result(
+        "names_supported",
+        (run for _, run in missing),
+        (text for text, _ in missing),
+        f"names written in neither the {_WHERE[scope]} nor the given text",
+    )
 
 
 def check_conflicts(cited: set[str], packet: GivenPacket) -> CheckResult:
@@ -356,15 +325,36 @@ def check_excluded_text(sentences: list[AnswerSentence], packet: GivenPacket) ->
     )
 
 
+@dataclass(frozen=True)
+class CheckSettings:
+    """How a run checks its answers: `scope` (`SCOPES`), what a citation covers
+    (`packer.verification.claims.CITATION_SPANS`), and whether `names_supported` fails an
+    answer (`gate_names`) or is reported only, the default: on real answers people judged
+    supported, sources leave out names (a first name, a qualifier) more often than the
+    false-flag budget of a gate allows (docs/verify.md)."""
+
+    scope: Scope = "citation"
+    citation_span: str = "sentence"
+    gate_names: bool = False
+
+
+DEFAULTS = CheckSettings()
+"""The settings of `evpack verify` without flags (and of the streaming verifier)."""
+
+
 def verify_answer(
     answer: str,
     packet: GivenPacket,
     run_ids: frozenset[str] = frozenset(),
     scope: str = "citation",
+    settings: CheckSettings | None = None,
 ) -> Verdict:
     """Every check of one answer, in the order of `CheckName` (`SCOPES`: what its figures are
-    checked against; the citation checks are `skip` in the packet scope)."""
-    sentences = parse_answer(answer)
+    checked against; the citation checks are `skip` in the packet scope). `settings`, when
+    given, decides the scope too."""
+    settings = settings or CheckSettings("packet" if scope == "packet" else "citation")
+    scope = settings.scope
+    sentences = parse_answer(answer, settings.citation_span)
     cited = {label for s in sentences for label in s.labels}
     checks = [
         check_answered(answer),
@@ -373,6 +363,7 @@ def verify_answer(
         check_leaked_ids(sentences, packet, run_ids),
         check_cited(sentences, packet),
         check_supported(sentences, packet, scope),
+        check_names(sentences, packet, scope),
         check_conflicts(cited, packet),
         check_uncovered(sentences, packet),
         check_abstention(sentences, packet, answer),
@@ -390,4 +381,5 @@ def verify_answer(
         sentences=len(sentences),
         cited_sentences=sum(1 for s in sentences if _valid_labels(s, packet)),
         labels_cited=sorted(cited, key=lambda label: (len(label), label)),
+        advisory=frozenset() if settings.gate_names else frozenset({"names_supported"}),
     )

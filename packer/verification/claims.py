@@ -7,11 +7,12 @@ so that equal values compare equal whatever their spelling: `packer.verification
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packer.verification.answer_sentences import cited_labels, split_sentences, strip_citations
 from packer.verification.arithmetic import Derivation, derivations
 from packer.verification.figures import Fact, figure_facts, normalize_phrase
+from packer.verification.quoted_terms import quotation_key
 
 _QUOTE = re.compile(r"\"([^\"\n]{2,300})\"|“([^”\n]{2,300})”")
 _DIGIT = re.compile(r"\d")
@@ -47,7 +48,7 @@ def _plain_facts(plain: str) -> tuple[Fact, ...]:
         phrase = normalize_phrase(m[1] or m[2]).strip(" .,;:!?'\"")
         words = re.findall(r"\w+(?:['’]s)?", phrase)
         if len(words) >= QUOTATION_WORDS:
-            facts.append(Fact("quote", m[0], phrase))
+            facts.append(Fact("quote", m[0], quotation_key(phrase)))
         elif words:
             facts.append(Fact("term", m[0], " ".join(words)))
     if not _DIGIT.search(plain):
@@ -55,12 +56,51 @@ def _plain_facts(plain: str) -> tuple[Fact, ...]:
     return (*facts, *figure_facts(plain))
 
 
-def parse_answer(answer: str) -> list[AnswerSentence]:
-    """Every sentence of an answer with its citations and facts."""
+_WRAPPED = re.compile(
+    r"\s*(?:\"(?P<straight>.+)\"|“(?P<curly>.+)”)(?P<tail>(?:\s*\[[^\]\n]*\])*\s*)", re.S
+)
+"""An answer wrapped whole in quotation marks, its citations after the closing one."""
+
+
+def unwrapped(answer: str) -> str:
+    """An answer that is one quotation as a whole, without its marks: models wrap a whole
+    summary in quotes, which is prose, not a quotation of the evidence. Not when the marks
+    open and close two quotations ("\"Up\" and \"Down\" were hits")."""
+    m = _WRAPPED.fullmatch(answer)
+    if m is None:
+        return answer
+    body = m["straight"] if m["straight"] is not None else m["curly"]
+    if m["straight"] is not None:
+        first = body.find('"')
+        closes = first >= 0 and (first == 0 or not body[first - 1].isspace())
+    else:
+        close, opening = body.find("”"), body.find("“")
+        closes = close >= 0 and (opening < 0 or close < opening)
+    return answer if closes else body + m["tail"]
+
+
+CITATION_SPANS = ("sentence", "paragraph")
+"""What a citation covers: its own sentence (the default), or, for answers that cite once
+after a paragraph, also the sentences of its paragraph that cite nothing themselves."""
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def parse_answer(answer: str, span: str = "sentence") -> list[AnswerSentence]:
+    """Every sentence of an answer with its citations and facts (`unwrapped` first); with
+    the `paragraph` span (`CITATION_SPANS`), a sentence citing nothing takes the labels its
+    paragraph (text up to a blank line) cites. Rejected: only the next citation after the
+    sentence (a paragraph citing "[E1] ... [E2]" at its end is one citation of both)."""
     sentences = []
-    for s in split_sentences(answer):
-        plain = strip_citations(s)
-        facts = _plain_facts(plain)
-        derived = derivations(plain) if len(facts) >= 3 else ()  # two operands and a result
-        sentences.append(AnswerSentence(s, cited_labels(s), facts, derived))
+    text = unwrapped(answer)
+    for paragraph in _PARAGRAPH.split(text) if span == "paragraph" else [text]:
+        parsed = []
+        for s in split_sentences(paragraph):
+            plain = strip_citations(s)
+            facts = _plain_facts(plain)
+            derived = derivations(plain) if len(facts) >= 3 else ()  # two operands, a result
+            parsed.append(AnswerSentence(s, cited_labels(s), facts, derived))
+        if span == "paragraph":
+            cover = tuple(dict.fromkeys(label for s in parsed for label in s.labels))
+            parsed = [s if s.labels else replace(s, labels=cover) for s in parsed]
+        sentences.extend(parsed)
     return sentences

@@ -13,7 +13,8 @@ script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrilli
 word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
 0.45, unless the evidence writes 0.45 itself. Dates are read as
 `packer.verification.written_dates` says. Nothing is guessed. Quoted phrases ("..." or
-“...”) compare case-folded, with quotes, dashes and spacing unified.
+“...”) compare as people quote (`packer.verification.quoted_terms`). Both sides are read
+`as_written` first (tokenized text: "October 3 , 2013", "may 30", "2007 -- 08").
 Spelled-out numbers in an answer ("four") are not figures here: a
 deterministic check cannot tell them from prose ("one of them"), so they are
 left to entailment checks.
@@ -37,7 +38,8 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from packer.verification.quoted_terms import text_words, word_forms
+from packer.verification.as_written import as_written
+from packer.verification.quoted_terms import prose_words, quoted_in, term_in, text_words
 from packer.verification.spelled_numbers import spelled_numbers
 from packer.verification.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
 
@@ -63,7 +65,7 @@ after a currency sign, as "100m" is a distance) and CJK scales, by value."""
 _NUMBER = re.compile(
     rf"(?=[\d$£€¥₹])(?<![{_CASED}\d_.,®™])(?P<cur>[$£€¥₹]\s?)?(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:[\u00a0\u202f\u2009]\d{{3}})+|\d+)"
     rf"(?:\.(?P<frac>\d+))?"
-    r"(?:\s*(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
+    r"(?:(?:\s*|-)(?P<scale>(?i:thousand|million|billion|trillion|mn|mln|bn|tn))(?![A-Za-z])"
     rf"|(?P<suffix>[kKMBm])(?![{_CASED}\d])"
     r"|\s?(?P<cjk>[万亿]))?"
 )
@@ -125,6 +127,9 @@ class Fact:
     """For a number that is part of a name or notation (`name_of`): the name, folded
     ("windows" in "Windows 10"); such a number fails only where a source writes the
     same name with another number."""
+    name_word: bool = False
+    """The name is a capitalised word before the number ("Windows 10"): a number is read so
+    only when a source writes that word, as German capitalises every noun ("Zahl 7")."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,7 @@ class TextFigures:
     numbers: frozenset[str]
     dates: frozenset[str]
     phrase_text: str
+    """Its `prose_words`, which quotations and quoted terms are looked up in."""
     orders: frozenset[str] = frozenset()
     values: tuple[Decimal, ...] = ()
     """`numbers` as sorted values, for the values a rounded figure may stand for."""
@@ -165,11 +171,14 @@ class TextFigures:
             chosen = usable or [days for _, days in fact.readings]
             return any(day in self.dates for days in chosen for day in days)
         if fact.kind == "term":
-            if "words" not in self._memo:
-                self._memo["words"] = text_words(self.phrase_text)
-            words = self._memo["words"]
-            return all(not words.isdisjoint(word_forms(w)) for w in fact.key.split())
-        return fact.key in self.phrase_text
+            return term_in(fact.key, self.words())
+        return quoted_in(fact.key, self.phrase_text)
+
+    def words(self) -> frozenset[str]:
+        """The text's words, folded (`text_words`), read once."""
+        if "words" not in self._memo:
+            self._memo["words"] = text_words(self.phrase_text)
+        return self._memo["words"]
 
     def _holds(self, how: str, keys: tuple[str, ...]) -> bool:
         """A number's reading: all of `keys` ("all"), or any value in [low, high) ("within")."""
@@ -183,7 +192,9 @@ class TextFigures:
 def text_figures(text: str) -> TextFigures:
     """Every figure (also those inside dates, unscaled too, and spelled out) and date of a
     text; its
-    ambiguous numeric dates in the order its unambiguous ones use (both when none says)."""
+    ambiguous numeric dates in the order its unambiguous ones use (both when none says).
+    Read `as_written`, as the answer is."""
+    text = as_written(text)
     numbers: set[str] = {number_value(str(v), None, s) for v, s in spelled_numbers(text)}
     numbers.update(ways[0][0] for m in _GROUPED_OTHERWISE.finditer(text) for ways in [_ways(m)])
     named: set[str] = set()
@@ -212,7 +223,7 @@ def text_figures(text: str) -> TextFigures:
     return TextFigures(
         frozenset(numbers),
         frozenset(dates),
-        normalize_phrase(text),
+        prose_words(text),
         frozenset(orders),
         values,
         frozenset(named),
@@ -280,10 +291,10 @@ _MEASURED = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)")
 def name_of(text: str, match: re.Match[str]) -> str:
     """The name a number is part of, folded, or "" when it is a figure.
 
-    A number is part of a name or notation when it follows a word by a hyphen
-    ("COVID-19", "F-16": "covid", "f"), follows a capitalised word that is no
-    function word ("Windows 10", "Rule 19", "Form 1040", "Boeing 737": "windows",
-    ...), or has a capital letter glued after it ("2D", "5G": "#d", "#g"; not the
+    A number is part of a name or notation when it follows a capitalised word by a
+    hyphen ("COVID-19", "F-16": "covid", "f"; "mid-1980s" is a figure), or by a space
+    when it is no function word ("Windows 10", "Rule 19": "windows", ...), or has a
+    capital letter glued after it ("2D", "5G": "#d", "#g"; not the
     scale suffixes K, M, B). Never one: a number with a currency sign, a scale, a
     percent sign or digit groups ("$5", "4 million", "45%", "4,000"), which
     state quantities. Limits: a name in lower case ("529 plan") and a capitalised
@@ -295,7 +306,8 @@ def name_of(text: str, match: re.Match[str]) -> str:
         return ""
     before = text[max(0, match.start() - 40) : match.start()]
     if len(before) >= 2 and before[-1] == "-" and before[-2].isalpha():
-        return re.split(r"[^\w]", before[:-1])[-1].casefold()
+        code = re.split(r"[^\w]", before[:-1])[-1]  # "mid-1980s", "top-10": quantities
+        return code.casefold() if code[:1].isupper() else ""
     after = text[match.end() : match.end() + 2]
     if after[:1].isupper() and not after[1:2].isalpha() and after[0] not in "KMB":
         return "#" + after[0].casefold()
@@ -314,7 +326,9 @@ _CIRCA = re.compile(r"(?<![\w.])(?:c|ca|approx)\.(?=\d)")
 
 
 def figure_facts(text: str) -> list[Fact]:
-    """The dates and figures `text` states, each read once: a date's digits are no figure."""
+    """The dates and figures `text` states, each read once: a date's digits are no figure.
+    Read `as_written`, as the evidence is."""
+    text = as_written(text)
     facts: list[Fact] = []
     spans = []
     for m in DATE.finditer(text):
@@ -342,8 +356,9 @@ def figure_facts(text: str) -> list[Fact]:
         if year := season_year(rest, m):  # "2022-23": 2023, as the evidence writes it either way
             facts.append(Fact("number", m[0], year, (("all", (SEASON + year,)),)))
             continue
-        key = number_value(m["int"], m["frac"], _scale(m))
-        facts.append(Fact("number", m[0], key, _rounded_from(m, key), name_of(rest, m)))
+        key, name = number_value(m["int"], m["frac"], _scale(m)), name_of(rest, m)
+        by_word = name.isalnum() and rest[m.start() - 1 : m.start()].isspace()
+        facts.append(Fact("number", m[0], key, _rounded_from(m, key), name, by_word))
     return facts
 
 

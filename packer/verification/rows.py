@@ -12,9 +12,15 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from packer.verification.answers import Answer, PromptText
-from packer.verification.checks import GATE_REASONS, GivenPacket, verify_answer
+from packer.verification.checks import (
+    DEFAULTS,
+    GATE_REASONS,
+    CheckSettings,
+    GivenPacket,
+    verify_answer,
+)
 from schemas import ExclusionRecord, ManifestRow, Request
-from schemas.verification import Scope, VerificationRow
+from schemas.verification import VerificationRow
 
 
 class RequestFacts(Protocol):
@@ -112,15 +118,15 @@ def verified_row(
     packet: GivenPacket,
     run_ids: frozenset[str],
     multiplicity: Multiplicity = Multiplicity(),
-    scope: Scope = "citation",
+    settings: CheckSettings = DEFAULTS,
 ) -> VerificationRow:
-    verdict = verify_answer(answer.text, packet, run_ids, scope)
+    verdict = verify_answer(answer.text, packet, run_ids, settings=settings)
     return VerificationRow(
         request_id=manifest.request_id,
         tenant_id=manifest.tenant_id,
         event_time=manifest.event_time,
         **_identity(answer, multiplicity),
-        scope=scope,
+        scope=settings.scope,
         status="succeeded",
         error=None,
         passed=verdict.passed,

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from packer.parsing.names import DEFAULT_PROMPT_TTL_SECONDS
-from packer.verification.checks import SCOPES
+from packer.verification.checks import DEFAULTS, SCOPES, CheckSettings
+from packer.verification.claims import CITATION_SPANS
 from pipelines.command import UsageError
 from pipelines.options.flags import Flag, Section, check_numbers, declare
 from pipelines.options.input import InputOptions
@@ -21,7 +22,6 @@ from pipelines.options.sinks import (
     resource_name,
 )
 from pipelines.options.stored_run import StoredRunOptions, check_whole_run
-from schemas.verification import Scope
 from transforms.record_files import matching_files
 from transforms.run_folder import prompt_line_globs, recorded_run_id, staged_prompt_glob
 
@@ -52,6 +52,20 @@ class VerifyOptions(PipelineOptions):
             "skipped).",
             default="citation",
             choices=SCOPES,
+        ),
+        Flag(
+            "citation_span",
+            "What a citation covers: sentence, the sentence it ends; paragraph, also the "
+            "sentences of its paragraph that cite nothing (answers that cite once after a "
+            "paragraph).",
+            default="sentence",
+            choices=CITATION_SPANS,
+        ),
+        Flag(
+            "gate_names",
+            "Fail an answer whose names_supported check fails (default: report the check, "
+            "and pass the answer on the other checks).",
+            switch=True,
         ),
     )
 
@@ -151,7 +165,8 @@ class VerifySettings:
     dataset: str | None
     limit: FailureLimit | None
     overwrite: bool
-    scope: Scope = "citation"
+    checks: CheckSettings = DEFAULTS
+    """How the answers are checked: `--scope`, `--citation_span`, `--gate_names`."""
     rows_in_dataset: str | None = None
     """The run's id, when its manifests and exclusions are read from `dataset` (its audit
     rows went to BigQuery), not from its folder."""
@@ -207,7 +222,7 @@ def resolve_verify(options: PipelineOptions) -> VerifySettings:
         dataset=sinks.bigquery_dataset,
         limit=limit,
         overwrite=sinks.overwrite,
-        scope=opts.scope,  # argparse allows only SCOPES
+        checks=CheckSettings(opts.scope, opts.citation_span, bool(opts.gate_names)),
         rows_in_dataset=rows_in_dataset,
     )
 

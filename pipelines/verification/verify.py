@@ -2,7 +2,8 @@
 
     evpack verify --answers 'results/*.jsonl' --run out/run1 [--requests 'in/*.jsonl'] \\
         [--answer_set NAME] [--max_failed 0 | 25 | 2%] [--output out/run1] [--overwrite] \\
-        [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet]
+        [--bigquery_dataset PROJECT.DATASET] [--scope citation | packet] \\
+        [--citation_span sentence | paragraph] [--gate_names]
 
 `--run` is the batch job's `--output` (prompts/, or the outbox/ a run with
 `--prompts_topic` staged them in, manifests/, exclusions/);
@@ -23,7 +24,10 @@ the answers beside the run they checked.
 `--scope packet` checks every figure, date and quote of an answer against the
 whole packet and skips the citation checks (answers to prompts that asked for
 no citations); the default `citation` checks each sentence against the blocks
-it cites.
+it cites, and `--citation_span paragraph` lets a paragraph's citations cover
+its sentences that cite nothing. `names_supported` (a capitalised name no
+source writes) is reported on every row and fails an answer only with
+`--gate_names`.
 
 `--max_failed` gates a CI job: a count (`0`, `25`) or a share (`2%`) of
 answers that did not pass (a failed check, an API failure, an answer that
@@ -46,6 +50,7 @@ from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 from pydantic import BaseModel
 
+from packer.verification.checks import DEFAULTS, CheckSettings
 from pipelines.command import run_command
 from pipelines.options.help import CommandHelp
 from pipelines.options.input import file_format
@@ -74,6 +79,7 @@ SCOPE_NOTES: dict[Scope, str] = {
     "packet": "packet: every figure, date and quote against the whole packet; "
     "citation checks skipped",
 }
+SPAN_NOTES = {"sentence": "", "paragraph": "; a citation covers its paragraph's uncited sentences"}
 ROWS_TIMEOUT_SECONDS = 60
 """How long each call reading a run's rows from BigQuery may wait for an answer."""
 GATE_EXCEEDED = 1
@@ -114,7 +120,7 @@ def build(p: beam.Pipeline, settings: VerifySettings) -> None:
         manifests,
         parsed.requests if parsed else None,
         exclusions,
-        settings.scope,
+        settings.checks,
         answer_set,
     )
     _ = verified.rows | "WriteRows" >> WriteParquet(
@@ -175,12 +181,22 @@ def _dead_letters(output: str, answer_set: str) -> tuple[Counter[str], str]:
     return stages, f"{prefix}-*.jsonl"
 
 
+def _failed_line(failed: Counter[str], checks: CheckSettings) -> list[str]:
+    """The summary's count of each failed check; names_supported says when it does not gate."""
+    if not failed:
+        return []
+    line = "  failed checks   " + ", ".join(f"{k} {v}" for k, v in failed.most_common())
+    if failed["names_supported"] and not checks.gate_names:
+        line += " (names_supported reported only: --gate_names to gate on it)"
+    return [line]
+
+
 def summarize(
     output: str,
     answer_set: str,
     run_dir: str,
     limit: FailureLimit | None,
-    scope: Scope = "citation",
+    checks: CheckSettings = DEFAULTS,
 ) -> Outcome:
     """Rows by status and failed checks, unreadable lines, prompts without an answer, the
     gate (or, without one, that the exit status does not gate)."""
@@ -200,12 +216,11 @@ def summarize(
     unreadable = sum(letters.values())
     lines = [
         f"evpack verify: {len(rows)} answers (answer set {answer_set})",
-        f"  scope           {SCOPE_NOTES[scope]}",
+        f"  scope           {SCOPE_NOTES[checks.scope]}{SPAN_NOTES[checks.citation_span]}",
         "  status          " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())),
         f"  checked         {len(checked)} (passed {sum(1 for r in checked if r['passed'])})",
     ]
-    if failed:
-        lines.append("  failed checks   " + ", ".join(f"{k} {v}" for k, v in failed.most_common()))
+    lines += _failed_line(failed, checks)
     lines.append(f"  not passed      {not_passed} answers")
     if unreadable:
         stages = ", ".join(f"{k} {v}" for k, v in sorted(letters.items()))
@@ -251,7 +266,7 @@ def run(argv: list[str] | None = None) -> Outcome:
     with beam.Pipeline(options=options) as p:
         build(p, settings)
     return summarize(
-        settings.output, settings.answer_set, settings.run, settings.limit, settings.scope
+        settings.output, settings.answer_set, settings.run, settings.limit, settings.checks
     )
 
 

@@ -33,11 +33,11 @@ from packer.verification.answers import (
     parse_answer_line,
     parse_prompt_line,
 )
-from packer.verification.checks import checkable_id
+from packer.verification.checks import DEFAULTS, CheckSettings, checkable_id
 from packer.verification.rows import Multiplicity, packet_of, unverified_row, verified_row
 from schemas import DeadLetter, ManifestRow
 from schemas.prompt_formats import answer_keys
-from schemas.verification import Scope, VerificationRow
+from schemas.verification import VerificationRow
 from transforms.bounded_lines import file_lines
 from transforms.record_files import matching_files
 
@@ -143,8 +143,8 @@ def _resolve(element: tuple[Any, dict[str, Iterable[Any]]]) -> Iterator[Any]:
 class _Verify(beam.DoFn):
     """Everything of one request -> one verification row per answer."""
 
-    def __init__(self, scope: Scope) -> None:
-        self._scope = scope
+    def __init__(self, settings: CheckSettings) -> None:
+        self._settings = settings
         self._rows = Metrics.counter(METRICS_NAMESPACE, "answers_verified")
         self._failed = Metrics.counter(METRICS_NAMESPACE, "answers_failed_checks")
         self._unanswered = Metrics.counter(METRICS_NAMESPACE, "prompts_unanswered")
@@ -176,7 +176,7 @@ class _Verify(beam.DoFn):
                     answer, "no_prompt", "no prompt line for this request", manifest, multiplicity
                 )
             else:
-                row = verified_row(answer, manifest, packet, run_ids, multiplicity, self._scope)
+                row = verified_row(answer, manifest, packet, run_ids, multiplicity, self._settings)
                 self._rows.inc()
                 if not row.passed:
                     self._failed.inc()
@@ -197,8 +197,8 @@ class VerifyOutputs:
 
 class VerifyAnswers(beam.PTransform):
     """(numbered answer lines (`ReadAnswerLines`), prompt lines, manifests[, requests,
-    exclusions]) -> verification rows, each checked in `scope`
-    (`packer.verification.checks.SCOPES`) and stamped with the run's `answer_set`."""
+    exclusions]) -> verification rows, each checked as `settings` say
+    (`packer.verification.checks.CheckSettings`) and stamped with the run's `answer_set`."""
 
     def __init__(
         self,
@@ -206,11 +206,11 @@ class VerifyAnswers(beam.PTransform):
         manifests: beam.PCollection,
         requests: beam.PCollection | None = None,
         exclusions: beam.PCollection | None = None,
-        scope: Scope = "citation",
+        settings: CheckSettings = DEFAULTS,
         answer_set: str | None = None,
     ) -> None:
         super().__init__()
-        self._scope = scope
+        self._settings = settings
         self._answer_set = answer_set
         self._prompts = prompts
         self._manifests = manifests
@@ -273,10 +273,10 @@ class VerifyAnswers(beam.PTransform):
         rows = (
             groups
             | "JoinRequests" >> beam.CoGroupByKey()
-            | "Verify" >> beam.ParDo(_Verify(self._scope), pvalue.AsSingleton(run_ids))
+            | "Verify" >> beam.ParDo(_Verify(self._settings), pvalue.AsSingleton(run_ids))
         )
         all_rows = (rows, resolved[ROWS]) | "AllRows" >> beam.Flatten()
-        run = {"scope": self._scope, "answer_set": self._answer_set}
+        run = {"scope": self._settings.scope, "answer_set": self._answer_set}
         if run != {"scope": "citation", "answer_set": None}:  # rows not checked say it too
             all_rows = all_rows | "RunFields" >> beam.Map(lambda r: r.model_copy(update=run))
         dead = (
