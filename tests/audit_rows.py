@@ -179,6 +179,8 @@ VERIFICATIONS = [
     _verification("a3", "acme", DAY1_0950, "errored", []),
     _verification("a4", "acme", DAY2_1000, "succeeded", ["no_excluded_text"]),
     _verification("g1", "globex", DAY1_0910, "succeeded", ["no_leaked_ids", "no_excluded_text"]),
+    _verification("t1", "acme", DAY2_1000, "truncated", []),
+    _verification(None, None, None, "unknown_request", []),
 ]
 
 LATEST_RUN = "20260302T000000-11111111"
@@ -289,9 +291,10 @@ EXPECTED: dict[str, list[tuple]] = {
         ("other", D1, "", 1, 5, 4, 1, 0.25),
     ],
     "verification_daily": [
-        (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1),
-        (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0),
-        (D2, "acme", 1, 1, 0, 1.0, 0, 1, 0),
+        (None, None, 1, 0, 0, None, 0, 0, 0, 0, 1),  # an answer to no request: not the API's
+        (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1, 0, 0),
+        (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0, 0, 0),
+        (D2, "acme", 2, 1, 0, 1.0, 0, 1, 0, 1, 0),
     ],
 }
 """Each view's rows for `ROWS`, sorted by every column."""
@@ -313,10 +316,15 @@ def write_audit(directory: Path, rows: dict[str, list[BaseModel]] = ONE_RUN) -> 
     return directory
 
 
+def _nulls_first(row: tuple) -> tuple:
+    """A row's sort key: a null before any value (an answer to no request has no day)."""
+    return tuple((value is not None, value) for value in row)
+
+
 def assert_view_rows(name: str, rows: list[tuple]) -> None:
     """The rows of view `name` equal `EXPECTED` (floats to 1e-9), whatever their order."""
-    got = sorted(rows)
-    expected = EXPECTED[name]
+    got = sorted(rows, key=_nulls_first)
+    expected = sorted(EXPECTED[name], key=_nulls_first)
     assert len(got) == len(expected), (name, got)
     for got_row, want_row in zip(got, expected, strict=True):
         assert len(got_row) == len(want_row), (name, got_row)
