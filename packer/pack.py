@@ -52,16 +52,22 @@ def _evidence_budget(
     """(evidence budget, tokens of the evidence-free prompt) from the ledger.
 
     budget = input limit - rendered system text and question - reserved answer
-    - safety margin, capped by `max_evidence_tokens`. Notes are paid from it:
+    - reasoning headroom - safety margin, capped by `max_evidence_tokens`. Notes are paid from it:
     at least what the shortest evidence-free notes take.
     """
     least = layout.least_notes_tokens(len(set(request.facets)))
     base = layout.base_tokens(request.question)
-    available = limits.input_limit - limits.reserved_answer - config.safety_margin - base
+    kept = limits.reserved_answer + config.reasoning_headroom + config.safety_margin
+    available = limits.input_limit - kept - base
     if available < least:
         raise PackError(
             f"question and instructions take {base} tokens: no room under input_limit "
             f"{limits.input_limit} with reserved_answer {limits.reserved_answer}"
+            + (
+                f" and reasoning_headroom {config.reasoning_headroom}"
+                if config.reasoning_headroom
+                else ""
+            )
         )
     if limits.max_evidence_tokens is not None:
         return max(least, min(available, limits.max_evidence_tokens)), base

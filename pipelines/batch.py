@@ -107,6 +107,7 @@ def run_record(settings: Settings, without_evidence: int | None = None) -> RunRe
         event_time=settings.event_time,
         run_id=settings.run_id,
         job=settings.job,
+        run_key=settings.run_key,
         without_evidence="hold" if settings.sinks.hold_without_evidence else "send",
         prompts_without_evidence=without_evidence,
         input_limit=config.input_limit,

@@ -7,10 +7,11 @@ an unknown flag). Adding one is one line in COMMANDS (and `make templates`).
 
 import difflib
 import importlib
+import importlib.util
 import logging
 import os
 import sys
-from importlib import metadata
+from pathlib import Path
 
 from pipelines import startup
 
@@ -55,13 +56,21 @@ def usage() -> str:
 
 
 def version() -> str:
-    """`evpack --version`: the installed package's version, as manifests stamp it in
-    `builder_version`. Read here, not from `packer.version`: importing `packer` loads
-    the tokenizer and numpy, and the answer must be instant."""
-    try:
-        return f"evpack {metadata.version('evidence-packer')}"
-    except metadata.PackageNotFoundError:  # a source tree that was not installed
-        return "evpack 0+source"
+    """`evpack --version`: the package's version and commit, as manifests stamp them in
+    `builder_version`. `packer/version.py` is loaded alone: importing it as
+    `packer.version` runs `packer/__init__` (the tokenizer and numpy), and the answer
+    must be instant."""
+    package = importlib.util.find_spec("packer")
+    if package is None or package.origin is None:
+        return "evpack unknown"
+    spec = importlib.util.spec_from_file_location(
+        "_evpack_version", Path(package.origin).with_name("version.py")
+    )
+    if spec is None or spec.loader is None:
+        return "evpack unknown"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BUILDER_VERSION.replace("evidence-packer-", "evpack ", 1)
 
 
 def unknown_command(name: str) -> str:

@@ -50,13 +50,13 @@ def table_run(settings: Settings) -> TableRun | None:
     """Where this run stages and commits its audit rows in BigQuery (None: as files)."""
     if settings.sinks.dataset is None or audit_sink(settings.sinks) == "files":
         return None
-    return TableRun(settings.sinks.dataset, settings.job, settings.run_id)
+    return TableRun(settings.sinks.dataset, settings.job, settings.run_key, settings.run_id)
 
 
 def prepare_tables(settings: Settings, tables: TableRun | None, overwrite: bool) -> list[str]:
-    """Before the pipeline: the audit tables ready, the job's earlier run (refused unless
-    `overwrite`, `RerunRefused`), and this run's staging tables; returns the job's runs
-    the commit replaces."""
+    """Before the pipeline: the audit tables ready, the earlier run of its job and key
+    (refused unless `overwrite`, `RerunRefused`), and this run's staging tables; returns
+    the runs the commit replaces."""
     ready_tables(settings)
     if tables is None:
         return []

@@ -108,7 +108,8 @@ class RunSummary:
             f"({self.requests_per_second:.1f} requests/s)",
             f"  records read     {self.records_in} ({self.bytes_read} bytes, decompressed)",
             f"  requests         {self.requests_in}",
-            f"  prompts out      {self.prompts_out}",
+            f"  prompts out      {self.prompts_out - self.prompts_held}"
+            + (f", held {self.prompts_held}" if self.prompts_held else ""),
             f"  dead letters     {self.dead_letters_total} ({by_key(self.dead_letters)})",
             f"  candidates in    {self.candidates_in} (evidence blocks {self.evidence_packed}, "
             f"folded into them {self.evidence_folded}, excluded {sum(self.excluded.values())})",

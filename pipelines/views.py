@@ -41,10 +41,19 @@ VIEWS_DIR: Traversable = files("pipelines") / "dashboard_views"
 not a path into a source checkout, so `pip install .` runs the report too)."""
 
 
-def _current(table: str, qualify: str) -> str:
-    """The rows of `table` that `qualify` keeps, as a subquery named as the table."""
+def _current(table: str, qualify: str, name: str | None = None) -> str:
+    """The rows of `table` that `qualify` keeps, as a subquery named `name` (by default as
+    the table)."""
     columns = ", ".join(f["name"] for f in bigquery_schema(OUTPUTS[table].model))
-    return f"(SELECT {columns} FROM `${{dataset}}.{table}` WHERE TRUE QUALIFY {qualify}) AS {table}"
+    rows = f"SELECT {columns} FROM `${{dataset}}.{table}` WHERE TRUE QUALIFY {qualify}"
+    return f"({rows}) AS {name or table}"
+
+
+def _each_run(table: str, key: str) -> str:
+    """The rows of `table` of every run, one per run and `key`: a run's history, where
+    `CURRENT_ROWS` keeps only each request's latest run."""
+    partition = f"ROW_NUMBER() OVER (PARTITION BY run_id, {key}) = 1"
+    return _current(table, f"run_id IS NOT NULL AND {partition}", f"run_{table}")
 
 
 def _latest_run(table: str, key: str) -> str:
@@ -61,10 +70,15 @@ CURRENT_ROWS: dict[str, str] = {
     "exclusions": _latest_run("exclusions", "request_id"),
     "dead_letters": _latest_run("dead_letters", "source, payload"),
     "verifications": _latest_run("verifications", "request_id"),
+    "runs": _current("runs", "ROW_NUMBER() OVER (PARTITION BY run_id) = 1"),
+    "run_manifests": _each_run("manifests", "request_id"),
+    "run_verifications": _each_run("verifications", "answer_set, answer_key"),
 }
 """What `${<table>}` reads in a view: the table's rows that count, each request once (a
 manifest per request, the other rows of its latest run; a dead letter is one input
-record by its source and payload), named as the table, its columns listed (the emulator
+record by its source and payload), named as the table; a run record once; and, for a
+job's history, `${run_<table>}`: the rows of every run, each request once per run. Its
+columns are listed (the emulator
 resolves a record column's field, `budget.used`, only so). `WHERE TRUE`: BigQuery has
 taken QUALIFY only beside a WHERE, GROUP BY or HAVING."""
 

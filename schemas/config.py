@@ -154,6 +154,14 @@ class PackingConfig(_Config):
     tokenizer_file: str | None = None
     input_limit: int = Field(default=8192, gt=0, le=INT64_MAX)
     reserved_answer: int = Field(default=1024, ge=0, le=INT64_MAX)
+    reasoning_headroom: int = Field(default=0, ge=0, le=INT64_MAX)
+    """Output tokens a reasoning model (OpenAI o-series, Claude or Gemini thinking) spends
+    on hidden reasoning before its answer: added to the answer cap of every prompt line
+    (`max_completion_tokens`, `max_tokens`, ...) above `reserved_answer`, and kept out
+    of the evidence budget like it, since both come out of the model's context. Without
+    it the cap is `reserved_answer` alone, which the reasoning also has to fit in (an
+    answer cut off: `truncated`). Rejected: raising `reserved_answer` (it says what the
+    answer needs, and the report shows it as such)."""
     safety_margin: int = Field(default=32, ge=0, le=INT64_MAX)
     max_evidence_tokens: int | None = Field(default=None, gt=0, le=INT64_MAX)
     order_policy: OrderPolicy = "relevance"
@@ -179,10 +187,11 @@ class PackingConfig(_Config):
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":
-        if self.reserved_answer + self.safety_margin >= self.input_limit:
+        if self.output_allowance + self.safety_margin >= self.input_limit:
             raise ValueError(
-                f"reserved_answer ({self.reserved_answer}) + safety_margin "
-                f"({self.safety_margin}) must be below input_limit ({self.input_limit})"
+                f"reserved_answer ({self.reserved_answer}) + reasoning_headroom "
+                f"({self.reasoning_headroom}) + safety_margin ({self.safety_margin}) must be "
+                f"below input_limit ({self.input_limit})"
             )
         for fmt, model in self.models:  # each named one, whichever format this run writes
             if model is not None and (misfit := FORMATS[fmt].misfit(model)) is not None:
@@ -213,9 +222,19 @@ class PackingConfig(_Config):
             return self.model
         return rule.default
 
+    @property
+    def output_allowance(self) -> int:
+        """The output tokens a prompt line allows: the answer, and the reasoning before it."""
+        return self.reserved_answer + self.reasoning_headroom
+
     def canonical_json(self) -> str:
-        """Sorted-key JSON of every setting: the input of `config_hash`."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """Sorted-key JSON of every setting: the input of `config_hash`. A
+        `reasoning_headroom` of 0 is left out, so a config from before the setting keeps
+        its hash (and its runs replay)."""
+        dumped = self.model_dump(mode="json")
+        if not self.reasoning_headroom:
+            del dumped["reasoning_headroom"]
+        return json.dumps(dumped, sort_keys=True, separators=(",", ":"))
 
     def config_hash(self) -> str:
         """Short stable hash naming this exact configuration in manifests."""

@@ -26,7 +26,7 @@ def new_run_id() -> str:
 
 class RunRecord(BaseModel):
     """One batch run's inputs and settings, as `runs/` holds them for `evpack report`, and as
-    a row of the `runs` table in BigQuery (one per job: its last committed run).
+    a row of the `runs` table in BigQuery (one per job and key: its last committed run).
 
     The manifests say what each prompt was built with (config hash, builder,
     model); only the run knows which files it read. Rejected: these fields on
@@ -63,5 +63,9 @@ class RunRecord(BaseModel):
     reserved_answer: int | None = None
     max_evidence_tokens: int | None = None
     job: str | None = None
-    """The job this run is a run of (`--audit_job`, by default its `--output`): in BigQuery
-    a rerun of the same job replaces the rows of its earlier run (`transforms.io.table_commit`)."""
+    """The job this run is a run of (`--audit_job`, by default its `--output`)."""
+    run_key: str | None = None
+    """The part of its job this run fills (`--run_key`, by default its `--output`): in
+    BigQuery a rerun of the same job and key replaces the rows of its earlier run, runs of
+    other keys stay (`transforms.io.table_commit`). Null in records of versions before
+    keys, which are keyed by their job."""

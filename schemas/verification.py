@@ -34,13 +34,15 @@ AnswerStatus = Literal[
     "canceled",
     "expired",
     "no_content",
+    "truncated",
     "unknown_request",
     "ambiguous_request",
     "no_prompt",
 ]
 """`succeeded` answers are checked. `errored`, `canceled`, `expired` and `no_content` (a
-success without any text) are the API's failures, each its own outcome; answers whose id names
-no request of the run (or several), or whose prompt line is missing, are not checked either.
+success without any text) are the API's failures, each its own outcome; `truncated`, an
+answer the output limit cut off (`stop_reason` says which), is not checked; nor are answers
+whose id names no request of the run (or several), or whose prompt line is missing.
 None of these is a passed answer: `evpack verify --max_failed` counts them as failures."""
 
 
@@ -103,6 +105,9 @@ class VerificationRow(_Row):
     shows one set at a time. Null in streaming verification and in older rows."""
     status: AnswerStatus
     error: str | None
+    stop_reason: str | None = None
+    """Why the model stopped, as its result line says (`stop`, `end_turn`, `length`,
+    `max_tokens`, `MAX_TOKENS`, ...); null where the answer format carries none."""
     passed: bool | None
     sentences: int
     cited_sentences: int

@@ -23,6 +23,8 @@ from schemas import (
     ReasonCount,
 )
 from schemas.arrow import arrow_schema
+from schemas.run import RunRecord
+from schemas.tables import OUTPUTS
 from schemas.verification import CheckResult, VerificationRow
 
 DAY1_0905 = datetime(2026, 3, 1, 9, 5, tzinfo=UTC)
@@ -177,6 +179,8 @@ VERIFICATIONS = [
     _verification("a3", "acme", DAY1_0950, "errored", []),
     _verification("a4", "acme", DAY2_1000, "succeeded", ["no_excluded_text"]),
     _verification("g1", "globex", DAY1_0910, "succeeded", ["no_leaked_ids", "no_excluded_text"]),
+    _verification("t1", "acme", DAY2_1000, "truncated", []),
+    _verification(None, None, None, "unknown_request", []),
 ]
 
 LATEST_RUN = "20260302T000000-11111111"
@@ -194,15 +198,47 @@ def _runs(rows: list[BaseModel]) -> list[BaseModel]:
     ]
 
 
-ONE_RUN: dict[str, list[BaseModel]] = {
+def _record(run_id: str, job: str) -> RunRecord:
+    return RunRecord(
+        builder_version="bv1",
+        config_hash="cfg",
+        prompt_format="anthropic_batch",
+        model="claude",
+        input="in.jsonl",
+        input_format="jsonl",
+        input_shape="nested",
+        catalog="catalog.jsonl",
+        catalog_mode="side_input",
+        event_time=DAY1_0905,
+        run_id=run_id,
+        job=job,
+        run_key=job,
+    )
+
+
+RUNS = [_record(LATEST_RUN, "nightly"), _record(EARLIER_RUN, "other")]
+"""The records of the two runs: the latest of job `nightly`, the earlier of another job."""
+
+AUDIT_ROWS: dict[str, list[BaseModel]] = {
     "manifests": MANIFESTS,
     "exclusions": EXCLUSIONS,
     "dead_letters": DEAD_LETTERS,
     "verifications": VERIFICATIONS,
 }
+
+ONE_RUN: dict[str, list[BaseModel]] = {
+    **{
+        t: [r.model_copy(update={"run_id": LATEST_RUN}) for r in rows]
+        for t, rows in AUDIT_ROWS.items()
+    },
+    "runs": RUNS[:1],
+}
 """The rows as one run's folder holds them (the report's page reads one run)."""
 
-ROWS: dict[str, list[BaseModel]] = {table: _runs(rows) for table, rows in ONE_RUN.items()}
+ROWS: dict[str, list[BaseModel]] = {
+    **{table: _runs(rows) for table, rows in AUDIT_ROWS.items()},
+    "runs": list(RUNS),
+}
 """The rows with the copies of other runs, as a dataset may hold them: what the views read."""
 
 H9 = datetime(2026, 3, 1, 9, tzinfo=UTC)
@@ -250,21 +286,27 @@ EXPECTED: dict[str, list[tuple]] = {
         ("no_excluded_text", 2, 0, 2, 0),
         ("no_leaked_ids", 1, 0, 1, 0),
     ],
+    "job_runs_daily": [
+        ("nightly", D2, "", 1, 5, 4, 1, 0.25),
+        ("other", D1, "", 1, 5, 4, 1, 0.25),
+    ],
     "verification_daily": [
-        (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1),
-        (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0),
-        (D2, "acme", 1, 1, 0, 1.0, 0, 1, 0),
+        (None, None, 1, 0, 0, None, 0, 0, 0, 0, 1),  # an answer to no request: not the API's
+        (D1, "acme", 3, 2, 1, 0.5, 1, 0, 1, 0, 0),
+        (D1, "globex", 1, 1, 0, 1.0, 0, 1, 0, 0, 0),
+        (D2, "acme", 2, 1, 0, 1.0, 0, 1, 0, 1, 0),
     ],
 }
 """Each view's rows for `ROWS`, sorted by every column."""
 
 
 def write_audit(directory: Path, rows: dict[str, list[BaseModel]] = ONE_RUN) -> Path:
-    """Write `rows` in the batch output layout: Parquet audit tables, JSONL dead letters."""
+    """Write `rows` in the batch output layout: Parquet audit tables, JSONL dead letters and
+    run records."""
     for table, records in rows.items():
         folder = directory / table
         folder.mkdir(parents=True, exist_ok=True)
-        if table == "dead_letters":
+        if OUTPUTS[table].file_type == "jsonl":
             lines = "".join(r.model_dump_json() + "\n" for r in records)
             (folder / f"{table}-00000-of-00001.jsonl").write_text(lines, encoding="utf-8")
             continue
@@ -274,10 +316,15 @@ def write_audit(directory: Path, rows: dict[str, list[BaseModel]] = ONE_RUN) -> 
     return directory
 
 
+def _nulls_first(row: tuple) -> tuple:
+    """A row's sort key: a null before any value (an answer to no request has no day)."""
+    return tuple((value is not None, value) for value in row)
+
+
 def assert_view_rows(name: str, rows: list[tuple]) -> None:
     """The rows of view `name` equal `EXPECTED` (floats to 1e-9), whatever their order."""
-    got = sorted(rows)
-    expected = EXPECTED[name]
+    got = sorted(rows, key=_nulls_first)
+    expected = sorted(EXPECTED[name], key=_nulls_first)
     assert len(got) == len(expected), (name, got)
     for got_row, want_row in zip(got, expected, strict=True):
         assert len(got_row) == len(want_row), (name, got_row)

@@ -199,7 +199,7 @@ def _summary(prompts: int, letters: int) -> RunSummary:
 
 
 def test_the_exit_1_gates_are_decided_on_the_staged_run_naming_what_stays_untouched() -> None:
-    tables = TableRun("p.audit", "nightly", "20261203T102000-1a2b3c4d")
+    tables = TableRun("p.audit", "nightly", "2026-12-01", "20261203T102000-1a2b3c4d")
     decide_failure(_summary(3, 3), 50, "out/.tmp-x", tables)  # 50%: not over the limit
     for summary, why in ((_summary(0, 2), "no prompt"), (_summary(1, 2), "67% of the records")):
         with pytest.raises(RunFailed) as failed:

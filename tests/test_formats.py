@@ -500,3 +500,28 @@ def test_a_small_bedrock_run_says_what_to_submit_and_that_bedrock_refuses_it(
     assert 0 < records < 100
     assert f"model {FORMATS['bedrock_batch'].models.default} (the lines carry none" in submit[1]  # type: ignore[union-attr]
     assert submit[-1].startswith(f"warning: {shard} holds {records} records; the provider refuses")
+
+
+def test_reasoning_headroom_raises_the_output_cap_and_comes_out_of_the_evidence_budget() -> None:
+    """A reasoning model's line allows its answer and its hidden reasoning; both come out of
+    the context, so the evidence budget shrinks by the headroom; a config without it keeps
+    its hash."""
+    from transforms.io.prompt_files import prompt_line
+
+    plain = PackingConfig(prompt_format="openai_batch", model="o3", reserved_answer=512)
+    thinking = plain.model_copy(update={"reasoning_headroom": 4000})
+    req = request(candidate("e1", text="A passage. " * 40), request_id="q1")
+    runtime = PackerRuntime.load(plain.tokenizer)
+    packed = {
+        c.reasoning_headroom: pack_request(req, Catalog([document()]), c, runtime)
+        for c in (plain, thinking)
+    }
+    assert packed[0].manifest.budget.available - packed[4000].manifest.budget.available == 4000
+    for headroom, result in packed.items():
+        line = prompt_line(plain.format, result.prompt, result.manifest, headroom)
+        assert isinstance(line, PromptLine)
+        assert json.loads(line.line)["body"]["max_completion_tokens"] == 512 + headroom
+    assert "reasoning_headroom" not in plain.canonical_json()  # hashed as before the setting
+    assert thinking.config_hash() != plain.config_hash()
+    with pytest.raises(ValidationError, match="reasoning_headroom"):
+        PackingConfig(input_limit=8192, reserved_answer=1024, reasoning_headroom=7200)

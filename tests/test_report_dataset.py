@@ -64,7 +64,9 @@ def dataset(gcp_emulators, tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _rows(page: str) -> list[list[str]]:
-    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", page)]
+    """The rows of the overview's table of runs (the first table)."""
+    runs = page.split("<h2>", 1)[0]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", runs)]
 
 
 def _count(name: str, sql: str) -> list[tuple]:
@@ -83,6 +85,9 @@ def test_each_run_of_the_dataset_gets_a_page_and_a_headline_row_newest_first(
     counts = dict(_count(dataset, "SELECT run_id, COUNT(*) FROM `{d}.manifests` GROUP BY run_id"))
     rows = [r for r in _rows(text) if r]
     assert [r[0] for r in rows] == sorted(counts, reverse=True)
+    jobs = dict(_count(dataset, "SELECT run_id, job FROM `{d}.runs`"))
+    assert [r[8] for r in rows] == [html.escape(jobs[r[0]]) for r in rows]  # the job, named
+    assert [r[7] for r in rows] == ["newer", "(none)"]
     assert [int(r[3]) for r in rows] == [counts[r[0]] for r in rows]
     checked = [v for v in VERIFICATIONS if v.passed is not None]  # the newer set's verdicts
     rate = sum(bool(v.passed) for v in checked) / len(checked)

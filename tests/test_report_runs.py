@@ -52,16 +52,36 @@ def test_a_folder_of_runs_gets_a_headline_row_per_run_newest_first(
 ) -> None:
     page = report.write_report(runs, tmp_path / "report")
     text = page.read_text(encoding="utf-8")
-    rows = [r for r in _rows(text) if r]
+    rows = [r for r in _rows(text.split("<h2>", 1)[0]) if r]
     assert [r[0] for r in rows] == [html.escape(n) for n in reversed(NAMES)]
     prompts = {len(_parquet(str(runs / name / "manifests" / "*.parquet"))) for name in NAMES}
     assert {int(r[3]) for r in rows} == prompts
     assert rows[0][6] != "(none)" and rows[1][6] == "(none)"  # only the third was verified
+    assert [r[7] for r in rows] == ["newer", "(none)", "(none)"]  # the set of the rate
+    assert [r[8] for r in rows] == [html.escape(str(runs / n)) for n in reversed(NAMES)]
+    jobs = text.split("<h2>Runs per job</h2>", 1)[1].split("<h2>", 1)[0]
+    assert [r[:2] for r in _rows(jobs) if r] == [[r[8], "1"] for r in rows]
     assert (tmp_path / "report" / "trend.png").stat().st_size > 0
     for name in NAMES:  # each run's own page, linked from the overview
         assert (tmp_path / "report" / name / "index.html").is_file()
     links = re.findall(r"<a href='([^']+)'>", text)
     assert links == [f"{quote(n)}/index.html" for n in reversed(NAMES)]
+
+
+def test_runs_one_folder_further_down_are_found_and_named_by_their_path(
+    runs: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "runs"
+    shutil.copytree(runs / "first", copy / "daily" / "qa" / "2026-12-01")
+    shutil.copytree(runs / "third", copy / "daily" / "qa" / "2026-12-02")
+    shutil.copytree(runs / "first", copy / "daily" / "top")
+    text = report.write_report(copy / "daily", tmp_path / "report").read_text(encoding="utf-8")
+    assert sorted(r[0] for r in _rows(text.split("<h2>")[0]) if r) == [
+        "qa/2026-12-01",
+        "qa/2026-12-02",
+        "top",
+    ]
+    assert (tmp_path / "report" / "qa" / "2026-12-02" / "index.html").is_file()
 
 
 def test_answer_sets_are_shown_one_at_a_time_the_newest_by_default(

@@ -13,14 +13,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 from google.cloud import bigquery
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pipelines.batch import main
+from pipelines.command import UsageError
+from pipelines.options.sinks import job_name, run_key
 from pipelines.views import create_views
 from tests.batch_run import ROOT, SAMPLES, flags, input_lines
 from tests.conftest import EMULATOR_PROJECT
@@ -33,7 +37,7 @@ from transforms.io.table_commit import (
     staging_prefix,
 )
 
-RUN = TableRun("p.audit", "out/nightly", "20261203T102000-1a2b3c4d")
+RUN = TableRun("p.audit", "nightly", "2026-12-01", "20261203T102000-1a2b3c4d")
 AUDIT_TABLES = [name for name in RUN_TABLES if name != "runs"]
 
 
@@ -42,8 +46,28 @@ def test_a_rerun_is_refused_unless_told_to_overwrite_naming_what_is_there() -> N
     assert rerun_refusal(RUN, ["20261202T000000-00000000"], overwrite=True) is None
     refusal = rerun_refusal(RUN, ["20261202T000000-00000000"], overwrite=False)
     assert refusal is not None and "\n" not in refusal
-    for named in ("p.audit", "20261202T000000-00000000", "'out/nightly'", "--overwrite"):
+    for named in (
+        "p.audit",
+        "20261202T000000-00000000",
+        "'nightly'",
+        "'2026-12-01'",
+        "--overwrite",
+    ):
         assert named in refusal, named
+
+
+@pytest.mark.parametrize("flag, read", [("audit_job", job_name), ("run_key", run_key)])
+def test_job_and_key_are_the_output_unless_named_and_a_blank_name_is_refused(
+    flag: str, read: Callable[[PipelineOptions, str], str], tmp_path: Path
+) -> None:
+    output = str(tmp_path / "out" / "2026-12-01")
+    assert read(PipelineOptions([]), "out/2026-12-01") == os.path.abspath("out/2026-12-01")
+    assert read(PipelineOptions([]), "gs://b/out") == "gs://b/out"
+    assert read(PipelineOptions([f"--{flag}=night 1"]), output) == "night 1"
+    for blank in ("", " ", " nightly", "nightly "):
+        with pytest.raises(UsageError, match=f"--{flag} ") as refused:
+            read(PipelineOptions([f"--{flag}={blank}"]), output)
+        assert len(str(refused.value).splitlines()) == 1
 
 
 def test_the_commit_is_one_transaction_replacing_the_jobs_runs_in_every_table() -> None:
@@ -57,7 +81,8 @@ def test_the_commit_is_one_transaction_replacing_the_jobs_runs_in_every_table() 
     assert [s.split("`")[1] for s in inserts] == [RUN.final(n) for n in RUN_TABLES]
     assert all(RUN.staged(n) in s for n, s in zip(RUN_TABLES, inserts, strict=True))
     assert all(s.index("DELETE") < script.index("INSERT") for s in deletes)
-    assert RUN.job not in script, "the job is joined from the staged run record, never quoted"
+    for named in (RUN.job, RUN.key):
+        assert named not in script, "the job and key are joined from the staged record"
 
 
 def test_no_run_id_but_a_made_one_reaches_the_sql() -> None:
@@ -76,12 +101,14 @@ HOSTILE = st.text(
 """Quotes, backticks, comments, `$`, `%`, braces, control characters and any unicode."""
 
 
-@given(job=HOSTILE, other=HOSTILE)
-def test_no_job_name_reaches_the_sql_and_its_refusal_is_one_line(job: str, other: str) -> None:
+@given(job=HOSTILE, key=HOSTILE, other=HOSTILE)
+def test_no_job_name_or_key_reaches_the_sql_and_its_refusal_is_one_line(
+    job: str, key: str, other: str
+) -> None:
     earlier = ["20261202T000000-00000000"]
-    hostile = TableRun(RUN.dataset, job, RUN.run_id)
+    hostile = TableRun(RUN.dataset, job, key, RUN.run_id)
     assert commit_script(hostile, earlier) == commit_script(
-        TableRun(RUN.dataset, other, RUN.run_id), earlier
+        TableRun(RUN.dataset, other, other, RUN.run_id), earlier
     )
     refusal = rerun_refusal(hostile, earlier, overwrite=False)
     assert refusal is not None and len(refusal.splitlines()) == 1
@@ -147,23 +174,25 @@ def test_a_rerun_into_the_same_dataset_is_refused_and_adds_nothing(
     assert f"bigquery         {dataset}: run {run_id} of job" in capsys.readouterr().out
     assert all(set(first[name]) == {run_id} for name in AUDIT_TABLES if first[name])
     capsys.readouterr()
-    # The job is its --output: the same output, its files gone, is still the same job ...
+    # Job and key are its --output: the same output, its files gone, is still the same run ...
     for path in sorted((tmp_path / "out").rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     assert _batch(tmp_path, dataset, REQUESTS, "out") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"already holds the rows of run {run_id}" in err[0]
     assert "--overwrite" in err[0] and dataset in err[0]
-    # ... and so is another output named as the same job.
-    assert _batch(tmp_path, dataset, REQUESTS, "other", f"--audit_job={tmp_path / 'out'}") == 2
+    # ... and so is another output named as the same job and key.
+    same = (f"--audit_job={tmp_path / 'out'}", f"--run_key={tmp_path / 'out'}")
+    assert _batch(tmp_path, dataset, REQUESTS, "other", *same) == 2
     assert _rows(dataset) == first
     assert _staging_tables(dataset) == []
-    # Another job packs into the same tables beside it, whatever its name holds.
+    # Another job packs into the same tables beside it, whatever its name and key hold.
     hostile = "x'; DELETE FROM `t` WHERE TRUE; -- $5 {a} %s \u2028é"
-    assert _batch(tmp_path, dataset, REQUESTS[:3], "other", f"--audit_job={hostile}") == 0
+    named = (f"--audit_job={hostile}", f"--run_key={hostile}")
+    assert _batch(tmp_path, dataset, REQUESTS[:3], "other", *named) == 0
     assert len(set(_rows(dataset)["runs"])) == 2
     capsys.readouterr()
-    assert _batch(tmp_path, dataset, REQUESTS[:3], "third", f"--audit_job={hostile}") == 2
+    assert _batch(tmp_path, dataset, REQUESTS[:3], "third", *named) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert len(set(_rows(dataset)["runs"])) == 2
 
@@ -185,6 +214,52 @@ def test_an_overwrite_replaces_the_earlier_runs_rows_and_the_views_count_each_re
     assert len(ids) == len(set(ids)) == once["conflicts_daily"]
     exclusions = client.query(f"SELECT COUNT(*) AS n FROM `{dataset}.exclusions`").result()
     assert next(iter(exclusions))["n"] == once["exclusions_daily"]
+    assert _staging_tables(dataset) == []
+
+
+def _nights(dataset: str) -> dict[str, tuple[str, list[str]]]:
+    """Each committed run's key, with its run id and the request ids of its manifests."""
+    client = _client()
+    runs = client.query(f"SELECT run_id, run_key FROM `{dataset}.runs`").result()
+    manifests = list(client.query(f"SELECT run_id, request_id FROM `{dataset}.manifests`"))
+    return {
+        r["run_key"]: (
+            r["run_id"],
+            sorted(m["request_id"] for m in manifests if m["run_id"] == r["run_id"]),
+        )
+        for r in runs
+    }
+
+
+@pytest.mark.emulators
+def test_a_nightly_job_keeps_every_night_and_an_overwrite_replaces_its_own_night_only(
+    gcp_emulators: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = f"{EMULATOR_PROJECT}.nightly"
+    nightly = "--audit_job=nightly"
+    assert _batch(tmp_path, dataset, REQUESTS, "out/2026-12-01", nightly) == 0
+    assert _batch(tmp_path, dataset, REQUESTS, "out/2026-12-02", nightly) == 0
+    nights = _nights(dataset)
+    one, two = (str(tmp_path / "out" / day) for day in ("2026-12-01", "2026-12-02"))
+    assert sorted(nights) == [one, two]
+    requests = nights[one][1]
+    assert requests and len(set(requests)) == len(requests)  # each request once per night
+    assert nights[two][1] == requests and nights[one][0] != nights[two][0]
+    capsys.readouterr()
+    # Night 2 again: refused without --overwrite, and with it replaces night 2 alone.
+    assert _batch(tmp_path, dataset, REQUESTS, "out/2026-12-02", nightly) == 2
+    assert "--overwrite" in capsys.readouterr().err and _nights(dataset) == nights
+    assert _batch(tmp_path, dataset, REQUESTS[:4], "out/2026-12-02", nightly, "--overwrite") == 0
+    after = _nights(dataset)
+    assert after[one] == nights[one]
+    assert after[two][0] != nights[two][0] and len(after[two][1]) < len(requests)
+    assert set(_rows(dataset)["manifests"]) == {after[one][0], after[two][0]}
+    # A job writing to one --output each night names the night as its key.
+    daily = ("--audit_job=daily", "--overwrite")
+    for day in ("2026-12-01", "2026-12-02"):
+        assert _batch(tmp_path, dataset, REQUESTS, "daily", *daily, f"--run_key={day}") == 0
+    assert {"2026-12-01", "2026-12-02"} <= set(_nights(dataset))
+    assert len(_nights(dataset)) == 4
     assert _staging_tables(dataset) == []
 
 

@@ -19,8 +19,9 @@ def test_every_view_states_its_question_and_has_expectations() -> None:
     for view in views:
         assert len(view.question) > 40, view.name
         assert view.tables, view.name
-        for table in view.tables:  # through its current rows, never the table itself
-            assert f"${{{table}}}" in view.sql and "${dataset}" not in view.sql, view.name
+        for table in view.tables:  # through its current rows (or runs), never the table
+            read = (f"${{{table}}}", f"${{run_{table}}}")
+            assert any(r in view.sql for r in read) and "${dataset}" not in view.sql, view.name
 
 
 def test_deploy_readme_lists_every_view() -> None:

@@ -16,6 +16,7 @@ imports from the wheel.
 """
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -34,8 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.wheel
 
 
-def run(args: list[str | Path], cwd: Path) -> str:
+IMAGE_COMMIT = "ab" * 20
+"""The commit the image build passes (`EVPACK_COMMIT`): its sources come without `.git`."""
+
+
+def run(args: list[str | Path], cwd: Path, **extra_env: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(extra_env)
     done = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
@@ -66,7 +72,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(ROOT / src, target)
-    run([*PIP, "wheel", "--no-deps", "-w", base / "dist", base / "context"], cwd=base)
+    build = [*PIP, "wheel", "--no-deps", "-w", base / "dist", base / "context"]
+    run(build, cwd=base, EVPACK_COMMIT=IMAGE_COMMIT)
     (built,) = (base / "dist").glob("evidence_packer-*.whl")
     return built
 
@@ -96,6 +103,15 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     run([*PIP, "--python", python, "install", "--no-deps", wheel], cwd=base)
     return venv / "bin"
+
+
+def test_the_installed_package_names_the_commit_it_was_built_from(
+    wheel: Path, installed: Path, tmp_path: Path
+) -> None:
+    with zipfile.ZipFile(wheel) as built:
+        assert json.loads(built.read("packer/_stamp.json")) == {"commit": IMAGE_COMMIT}
+    printed = run([installed / "evpack", "--version"], tmp_path).strip()
+    assert printed.startswith("evpack ") and printed.endswith(f"+{IMAGE_COMMIT[:12]}"), printed
 
 
 def test_packages_import_from_the_wheel_not_the_checkout(installed: Path, tmp_path: Path) -> None:

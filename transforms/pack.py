@@ -153,7 +153,9 @@ class PackDoFn(beam.DoFn):
             error = f"packer failed on the request: {type(err).__name__}: {err}"
             yield pvalue.TaggedOutput(DEAD_LETTERS, _pack_letter(request, error))
             return
-        line = prompt_line(self._config.format, result.prompt, result.manifest)
+        line = prompt_line(
+            self._config.format, result.prompt, result.manifest, self._config.reasoning_headroom
+        )
         if isinstance(line, DeadLetter):
             yield pvalue.TaggedOutput(DEAD_LETTERS, line)
             return

@@ -54,6 +54,7 @@ def _identity(answer: Answer, multiplicity: Multiplicity) -> dict[str, Any]:
         "duplicate": multiplicity.duplicate,
         "answers_for_request": multiplicity.answers_for_request,
         "answer_format": answer.answer_format,
+        "stop_reason": answer.stop_reason,
     }
 
 

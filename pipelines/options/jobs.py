@@ -28,6 +28,7 @@ from pipelines.options.sinks import (
     resolve_sinks,
     resource_name,
     run_folders,
+    run_key,
 )
 from pipelines.options.stored_run import StoredRunOptions
 from pipelines.options.stream import StreamOptions, StreamSource, resolve_stream
@@ -104,6 +105,8 @@ class Settings(JobSettings):
     event_time: datetime
     job: str
     """The job this run is a run of (`--audit_job`, by default `--output`)."""
+    run_key: str
+    """The part of its job this run fills (`--run_key`, by default `--output`)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,7 @@ def resolve(options: PipelineOptions) -> Settings:
         output=output,
         event_time=parse_event_time(options.view_as(PackingOptions).event_time),
         job=job_name(options, output),
+        run_key=run_key(options, output),
     )
 
 

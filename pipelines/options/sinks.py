@@ -77,7 +77,7 @@ class SinkOptions(PipelineOptions):
         Flag(
             "overwrite",
             "Replace the files of an earlier run under --output, and with --bigquery_dataset "
-            "the rows of the job's earlier run (default: refuse).",
+            "the rows of the earlier run of its job and key (default: refuse).",
             switch=True,
             template=Param("Replace an earlier run's outputs", "^(true|false)$", "BOOLEAN"),
         ),
@@ -99,6 +99,14 @@ class SinkOptions(PipelineOptions):
             "job replaces its rows (with --overwrite) or is refused (default: the --output "
             "path).",
             template=Param("Audit job name", r"^\S(.{0,1022}\S)?$"),
+        ),
+        Flag(
+            "run_key",
+            "Batch: the part of its job this run fills in --bigquery_dataset, e.g. the date a "
+            "scheduler passes when a job writes to the same --output each night; a rerun of "
+            "the same job and key replaces its rows (with --overwrite) or is refused, runs of "
+            "other keys stay (default: the --output path).",
+            template=Param("Run key", r"^\S(.{0,1022}\S)?$"),
         ),
     )
 
@@ -212,18 +220,29 @@ def check_output(location: str, flag: str = "output") -> None:
         )
 
 
+def _named(value: str | None, flag: str, example: str, output: str) -> str:
+    """`value` as given, else `output` (absolute when local); a blank or padded value is
+    refused naming `flag`."""
+    if value is None:
+        return output if "://" in output else os.path.abspath(output)
+    if not value.strip() or value != value.strip():
+        raise UsageError(
+            f"--{flag} {value!r} is empty or starts or ends with a space; "
+            f"name it, e.g. --{flag}={example}, or leave the flag out"
+        )
+    return value
+
+
 def job_name(options: PipelineOptions, output: str) -> str:
-    """`--audit_job`, else `output` (absolute when local): what makes two batch runs runs of
-    the same job (`transforms.io.table_commit`)."""
-    named = options.view_as(SinkOptions).audit_job
-    if named is not None:
-        if not named.strip() or named != named.strip():
-            raise UsageError(
-                f"--audit_job {named!r} is empty or starts or ends with a space; "
-                "name the job, e.g. --audit_job=nightly, or leave the flag out"
-            )
-        return named
-    return output if "://" in output else os.path.abspath(output)
+    """`--audit_job`, else `output`: which job a batch run is a run of
+    (`transforms.io.table_commit`)."""
+    return _named(options.view_as(SinkOptions).audit_job, "audit_job", "nightly", output)
+
+
+def run_key(options: PipelineOptions, output: str) -> str:
+    """`--run_key`, else `output`: which part of its job a batch run fills. A run's identity
+    is its job and its key, so a nightly job into a folder per night keeps every night."""
+    return _named(options.view_as(SinkOptions).run_key, "run_key", "2026-12-01", output)
 
 
 def resolve_sinks(options: PipelineOptions, *, window_seconds: int | None = None) -> Sinks:

@@ -169,9 +169,15 @@ def _draw_histograms(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, tu
     return summary
 
 
-def draw_trend(runs: list[str], figures: dict[str, list[float | None]], path: Path) -> None:
+def draw_trend(
+    runs: list[str],
+    figures: dict[str, list[float | None]],
+    path: Path,
+    lines: dict[str, list[str]] | None = None,
+) -> None:
     """Headline figures across runs, oldest first, one small chart each (a run without a
-    figure, e.g. no answers verified, is a gap)."""
+    figure, e.g. no answers verified, is a gap); a figure in `lines` is drawn one line per
+    label its runs carry (a pass rate per answer set), with a legend."""
     with plt.rc_context(PLAIN_TEXT), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Glyph .* missing from font")
         fig, axes = plt.subplots(2, 2, figsize=(9, 5.4), dpi=100, sharex=True)
@@ -182,8 +188,15 @@ def draw_trend(runs: list[str], figures: dict[str, list[float | None]], path: Pa
                 ax.text(0.5, 0.5, "none in these runs", ha="center", transform=ax.transAxes)
                 ax.set_yticks([])
                 continue
-            ys = [math.nan if v is None else float(v) for v in values]
-            ax.plot(positions, ys, "-o", color="C0")
+            labels = (lines or {}).get(name, [""] * len(values))
+            for n, label in enumerate(sorted(set(labels))):
+                ys = [
+                    math.nan if v is None or mine != label else float(v)
+                    for v, mine in zip(values, labels, strict=True)
+                ]
+                ax.plot(positions, ys, "-o", color=f"C{n % 10}", label=plot_text(label) or None)
+            if len(set(labels)) > 1:
+                ax.legend(fontsize="small")
             ax.set_ylim(bottom=0)
         for ax in axes[-1]:
             ax.set_xticks(positions, [plot_text(r) for r in runs])

@@ -5,7 +5,9 @@ that sets them side by side.
 `--output`, or a streaming job's) writes each run's own page into a subfolder of the
 report, and an overview above them: one row per run, newest first (run id, when it ran,
 prompts, the share of candidates excluded, the dead-letter rate, the verify pass rate of
-its chosen answer set), and, with two runs or more, those figures as a trend. A run is
+its chosen answer set, that answer set, its job), the runs of each job, and, with two
+runs or more, those figures as a trend (the pass rate one line per answer set: two sets
+are two models or two retries, never one series). A run is
 read exactly as its own page reads it (`audit.open_audit`), so the two agree. Rejected:
 one DuckDB over every run's files (runs of other configs and versions would mix in every
 panel, and a run with a missing file would take the others down with it).
@@ -38,24 +40,40 @@ class Headline:
     exclusion_share: float | None
     dead_letter_rate: float | None
     verify_pass_rate: float | None
+    answer_set: str | None
+    """The answer set `verify_pass_rate` is of (None: no answers verified)."""
+    job: str | None
+    """The job of its run record (`--audit_job`); None for a run without a record."""
 
     FIGURES = ("prompts", "exclusion_share", "dead_letter_rate", "verify_pass_rate")
 
 
 def run_folders(audit: str) -> list[str]:
-    """The names of the subfolders of `audit` that hold a run (a run record, or manifests),
-    sorted; none when `audit` holds a run record or an output of its own (it is a run,
-    perhaps one whose commit was cut off, which its page then names). Hidden folders (a
-    run's staging folder) are no runs."""
+    """The names of the folders under `audit` that hold a run (a run record, or manifests),
+    sorted: its subfolders, and the batch runs one level further down (`qa/run1`, in a
+    subfolder that is no run itself: a folder per suite or per month); none when `audit`
+    holds a run record or an output of its own (it is a run, perhaps one whose commit was
+    cut off, which its page then names). Hidden folders (a run's staging folder) are no
+    runs. Rejected: any depth (a run's own folders would be searched through, file by
+    file, on every bucket)."""
     own = FileSystems.exists(f"{audit}/{RECORD}") or any(
         listing(audit, f"{name}/*") for name in OUTPUTS
     )
     if own:
         return []
-    found = listing(audit, f"*/{RECORD}") + listing(audit, "*/manifests/*")
     prefix = f"{audit}/"
-    names = {meta.path[len(prefix) :].split("/", 1)[0] for meta in found}
-    return sorted(name for name in names if not name.startswith("."))
+
+    def parents(pattern: str, depth: int) -> set[str]:
+        paths = (meta.path[len(prefix) :].split("/") for meta in listing(audit, pattern))
+        return {
+            "/".join(parts[:depth])
+            for parts in paths
+            if not any(p.startswith(".") for p in parts[:depth])
+        }
+
+    runs = parents(f"*/{RECORD}", 1) | parents("*/manifests/*", 1)
+    nested = {name for name in parents(f"*/*/{RECORD}", 2) if name.split("/")[0] not in runs}
+    return sorted(runs | nested)
 
 
 def headline(run: AuditRun, name: str) -> Headline:
@@ -77,7 +95,24 @@ def headline(run: AuditRun, name: str) -> Headline:
         exclusion_share=counts["exclusions"] / candidates if candidates else None,
         dead_letter_rate=counts["dead_letters"] / received if received else None,
         verify_pass_rate=passed / checked if checked else None,
+        answer_set=run.answer_set if checked else None,
+        job=run.records[-1].job if run.records else None,
     )
+
+
+def job_history(
+    headlines: list[Headline],
+) -> list[tuple[str, int, datetime | None, datetime | None]]:
+    """Per job (a run without a record: "(none)"), its runs and when the first and the last
+    ran; the job most recently run first."""
+    jobs: dict[str, list[Headline]] = {}
+    for h in headlines:
+        jobs.setdefault(h.job or "(none)", []).append(h)
+    rows = []
+    for job, runs in jobs.items():
+        times = sorted(h.ran_at for h in runs if h.ran_at is not None)
+        rows.append((job, len(runs), times[0] if times else None, times[-1] if times else None))
+    return sorted(rows, key=lambda r: (r[3] is not None, r[3], r[0]), reverse=True)
 
 
 def started(run_id: str | None) -> datetime | None:
@@ -99,7 +134,15 @@ def overview_page(
     chronological = sorted(headlines, key=lambda h: (h.ran_at is not None, h.ran_at, h.name))
     ordered = chronological[::-1]
     rows = [
-        (h.name, h.run_id, h.ran_at, *(getattr(h, f) for f in Headline.FIGURES)) for h in ordered
+        (
+            h.name,
+            h.run_id,
+            h.ran_at,
+            *(getattr(h, f) for f in Headline.FIGURES),
+            h.answer_set,
+            h.job,
+        )
+        for h in ordered
     ]
     links = "".join(
         f"<li><a href='{html.escape(quote(h.name))}/index.html'>{html.escape(h.name)}</a></li>"
@@ -111,6 +154,7 @@ def overview_page(
             [h.name for h in chronological],
             {f: [getattr(h, f) for h in chronological] for f in Headline.FIGURES},
             out_dir / "trend.png",
+            {"verify_pass_rate": [h.answer_set or "" for h in chronological]},
         )
         trend = "<h2>Trend</h2><img src=trend.png alt='headline figures across runs'>"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -121,10 +165,13 @@ def overview_page(
         f"<script>{SCRIPT}</script>"
         f"</head><body><h1>evidence-packer runs</h1><p class=note>{html.escape(audit)}: "
         f"{len(headlines)} runs, newest first.</p>"
-        + table(("run", "run id", "ran at", *Headline.FIGURES), rows)
+        + table(("run", "run id", "ran at", *Headline.FIGURES, "answer set", "job"), rows)
         + "<p class=note>exclusion_share: candidates excluded / candidates in; "
         "dead_letter_rate: dead letters / (requests + dead letters); verify_pass_rate: "
-        "answers passing / answers checked, in each run's chosen answer set.</p>"
+        "answers passing / answers checked, in each run's chosen answer set (named beside "
+        "it: rates of two sets compare two models or retries, not two runs).</p>"
+        + "<h2>Runs per job</h2>"
+        + table(("job", "runs", "first ran", "last ran"), job_history(headlines))
         + trend
         + (
             "<h2>Runs not read</h2>" + table(("run", "why"), sorted(unread.items()))

@@ -10,9 +10,11 @@ folder holds) with the re-pack, checks the folder against the run record
 the commit left (a file missing, changed or added is named), and writes one
 row per request to `<output>/replay/` (Parquet; `--output` defaults to
 `--run`). The config must be the run's: its `config_hash` (which names the
-prompt format too) must be the one in the manifests, or the job refuses to
-start. Exit status 1 when any request or file differs, so an audit can gate
-on it.
+prompt format and model too) must be the one in the manifests, or the job
+refuses to start. The prompt format and model are the run's, as its run
+record says (`runs/`), unless `--prompt_format` or `--model` contradicts
+them; a refusal names which of them differ. Exit status 1 when any request
+or file differs, so an audit can gate on it.
 """
 
 import logging
@@ -20,19 +22,23 @@ import sys
 from collections import Counter
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from packer.parsing.strict_json import Unreadable, printable
 from pipelines.command import CommandFailed, UsageError, run_command
+from pipelines.options.config_file import load_config
 from pipelines.options.help import CommandHelp
 from pipelines.options.jobs import REPLAY_SECTIONS, Settings, resolve
+from pipelines.options.packing import PackingOptions
 from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, check_literal
 from pipelines.options.stored_run import StoredRunOptions
 from schemas import ExclusionRecord, ManifestRow
 from schemas.replay import ReplayRow
+from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.io.row_files import WriteParquet, output_prefix
@@ -87,6 +93,48 @@ def _check_whole(run_dir: str) -> None:
         raise CommandFailed(f"--run {run_dir} is not the run it was: {problem}")
 
 
+def run_record(run_dir: str) -> RunRecord | None:
+    """The run's record (`runs/`: the last line, one per batch run); None for a run from
+    before records."""
+    lines = []
+    for path in matching_files(f"{run_dir}/runs/*.jsonl"):
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            lines += [line for line in handle.read().decode("utf-8").split("\n") if line.strip()]
+    return RunRecord.model_validate_json(lines[-1]) if lines else None
+
+
+def as_recorded(options: PipelineOptions, record: RunRecord | None, stored: set[str]) -> None:
+    """Take the prompt format and the model the flags leave out from the run's record: the
+    format as recorded; the model only when the config alone does not reach the run's
+    config_hash and names another (setting it would change the hash of a config that
+    names the run's model another way, e.g. as `model`)."""
+    packing = options.view_as(PackingOptions)
+    if record is None:
+        return
+    if packing.prompt_format is None:
+        packing.prompt_format = record.prompt_format
+    if packing.model is None:
+        config = load_config(packing.config, packing.prompt_format)
+        if config.config_hash() not in stored and config.format_model != record.model:
+            packing.model = record.model
+
+
+def contradictions(settings: Settings, record: RunRecord | None) -> str:
+    """Which of the run's recorded format and model the replay's config differs in."""
+    if record is None:
+        return "the run has no run record to say which"
+    config = settings.config
+    named = [
+        f"{what} {given} (the run's: {recorded})"
+        for what, given, recorded in (
+            ("prompt format", config.prompt_format, record.prompt_format),
+            ("model", config.format_model, record.model),
+        )
+        if given != recorded
+    ]
+    return "it differs in " + "; ".join(named) if named else "its format and model are the run's"
+
+
 def _settings(options: PipelineOptions) -> tuple[Settings, str]:
     """The settings of the replay and the run folder; refused unless the config is the
     run's, and (without --overwrite) when replay rows are already there."""
@@ -97,13 +145,15 @@ def _settings(options: PipelineOptions) -> tuple[Settings, str]:
     _check_whole(run_dir)
     sinks = options.view_as(SinkOptions)
     sinks.output = sinks.output or run_dir
+    stored, record = stored_config_hashes(run_dir), run_record(run_dir)
+    as_recorded(options, record, stored)
     settings = resolve(options)
     given = settings.config.config_hash()
-    stored = stored_config_hashes(run_dir)
     if stored != {given}:
         raise ValueError(
             f"the run was packed with config_hash {', '.join(sorted(stored))}; the given config "
-            f"(with --prompt_format) hashes to {given}: pass the run's config"
+            f"(with --prompt_format and --model) hashes to {given}: "
+            f"{contradictions(settings, record)}; pass the run's config"
         )
     earlier = matching_files(f"{output_prefix(settings.output, 'replay')}-*.parquet")
     if earlier and not sinks.overwrite:
@@ -228,8 +278,10 @@ HELP = CommandHelp(
         "catalog": "The catalog to re-pack against: the run's, or a newer one to see "
         "which packets it changes.",
         "config": "The run's packing config: its config_hash must be the manifests'.",
-        "prompt_format": "The run's prompt format, when its config does not name it (part "
-        "of config_hash).",
+        "prompt_format": "The prompt format to re-pack in (part of config_hash). Default: "
+        "the run's, as its run record says.",
+        "model": "The model to re-pack for (part of config_hash). Default: the run's, as "
+        "its run record says.",
         "output": "Folder of the rows: <output>/replay/ (default: --run).",
         "overwrite": "Replace the rows of an earlier replay (default: refuse).",
     },

@@ -62,6 +62,7 @@ from pipelines.options.verify import (
     resolve_verify,
 )
 from schemas import ExclusionRecord, ManifestRow
+from schemas.prompt_formats import answer_keys
 from schemas.tables import OUTPUTS
 from schemas.verification import Scope, VerificationRow
 from transforms.io.bigquery import WriteToBigQueryRows, create_audit_tables
@@ -70,6 +71,7 @@ from transforms.io.run_rows import ReadRunRows
 from transforms.parse import ParseRequests
 from transforms.record_files import ReadRecords, matching_files, read_parquet
 from transforms.run_folder import prompt_line_globs, staged_prompt_glob
+from transforms.run_prompts import run_prompts
 from transforms.sinks import unqueued, verification_row_id
 from transforms.verification.verify import ReadAnswerLines, VerifyAnswers
 
@@ -191,6 +193,36 @@ def _failed_line(failed: Counter[str], checks: CheckSettings) -> list[str]:
     return [line]
 
 
+@dataclass(frozen=True)
+class PromptCounts:
+    """A run's prompts as `evpack verify` counts them against an answer set."""
+
+    sent: int
+    unanswered: int
+    """Of `sent`, those no answer names."""
+    held: int
+    """Held in `held_prompts/`, never sent: never unanswered."""
+
+
+def prompt_counts(run_dir: str, rows: list[dict]) -> PromptCounts:
+    """The run's prompts from its prompt lines (`transforms.run_prompts`), so a run whose
+    audit rows went to BigQuery counts as the same run written to files; a folder without
+    prompt lines (a streaming run's) by its manifests. A prompt is answered when a row
+    names it by any key its request goes by (`schemas.prompt_formats.answer_keys`)."""
+    answered = {r["answer_key"] for r in rows} | {
+        key for r in rows if r["request_id"] for key in answer_keys(r["request_id"])
+    }
+    prompts = run_prompts(run_dir)
+    if prompts is None:
+        sent = {
+            r
+            for f in matching_files(f"{run_dir}/manifests/*.parquet")
+            for r in read_parquet(f, columns=["request_id"]).column("request_id").to_pylist()
+        }
+        return PromptCounts(len(sent), len(sent - answered), 0)
+    return PromptCounts(len(prompts.sent), len(prompts.sent - answered), len(prompts.held))
+
+
 def summarize(
     output: str,
     answer_set: str,
@@ -202,12 +234,8 @@ def summarize(
     gate (or, without one, that the exit status does not gate)."""
     prefix = output_prefix(f"{output}/verifications", answer_set)
     rows = [r for f in matching_files(f"{prefix}-*.parquet") for r in read_parquet(f).to_pylist()]
-    requests = {
-        r
-        for f in matching_files(f"{run_dir}/manifests/*.parquet")
-        for r in read_parquet(f, columns=["request_id"]).column("request_id").to_pylist()
-    }
-    unanswered = len(requests - {r["request_id"] for r in rows})
+    prompts = prompt_counts(run_dir, rows)
+    unanswered = prompts.unanswered
     status = Counter(r["status"] for r in rows)
     checked = [r for r in rows if r["status"] == "succeeded" and r["passed"] is not None]
     failed = Counter(name for r in checked for name in r["failed_checks"])
@@ -225,7 +253,12 @@ def summarize(
     if unreadable:
         stages = ", ".join(f"{k} {v}" for k, v in sorted(letters.items()))
         lines.append(f"  unreadable      {unreadable} lines ({stages}): {letters_at}")
-    lines.append(f"  unanswered      {unanswered} prompts of {len(requests)} had no answer")
+    lines.append(f"  unanswered      {unanswered} prompts of {prompts.sent} had no answer")
+    if prompts.held:
+        lines.append(
+            f"  held            {prompts.held} prompts held, never sent (held_prompts/): "
+            "not counted as unanswered"
+        )
     duplicates = sum(1 for r in rows if r["duplicate"])
     if duplicates:
         lines.append(f"  duplicates      {duplicates} answers for a request answered before")

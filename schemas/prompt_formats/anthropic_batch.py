@@ -97,8 +97,8 @@ class AnthropicBatch(PromptFormat):
         if kind != "succeeded":
             return Answer(key, self.name, kind, "", error_text(result.get("error")) or kind)
         message = result.get("message")
-        why = f"stop_reason {message.get('stop_reason')}" if isinstance(message, dict) else ""
-        return text_answer(key, self.name, message_texts(message), why)
+        reason = message.get("stop_reason") if isinstance(message, dict) else None
+        return text_answer(key, self.name, message_texts(message), "stop_reason", reason)
 
 
 FORMAT = AnthropicBatch()

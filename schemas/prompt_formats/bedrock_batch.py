@@ -122,8 +122,8 @@ class BedrockBatch(PromptFormat):
     def output_answer(self, key: str, output: Any) -> Answer:
         """The answer in a successful record's `modelOutput`."""
         if isinstance(output, dict) and isinstance(output.get("content"), list):
-            why = f"stop_reason {output.get('stop_reason')}"
-            return text_answer(key, self.name, message_texts(output), why)
+            reason = output.get("stop_reason")
+            return text_answer(key, self.name, message_texts(output), "stop_reason", reason)
         raise AnswerError(OUT_OF_SHAPE)
 
 

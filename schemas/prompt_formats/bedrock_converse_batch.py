@@ -57,7 +57,7 @@ class BedrockConverseBatch(BedrockBatch):
             for b in message["content"]
             if isinstance(b, dict) and isinstance(b.get("text"), str)
         ]
-        return text_answer(key, self.name, texts, f"stopReason {output.get('stopReason')}")
+        return text_answer(key, self.name, texts, "stopReason", output.get("stopReason"))
 
 
 FORMAT = BedrockConverseBatch()

@@ -15,6 +15,7 @@ Any model name is taken: the line is also the input of OpenAI-compatible
 servers and gateways (vLLM, LiteLLM) that serve or route any model.
 """
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from schemas.outputs import PromptMessage
@@ -33,6 +34,7 @@ from schemas.prompt_formats.results import (
     error_text,
     no_content,
     required_key,
+    text_answer,
 )
 
 OPENAI_URL = "/v1/chat/completions"
@@ -99,10 +101,11 @@ class OpenAIBatch(PromptFormat):
             content = message.get("content")
         except (KeyError, IndexError, TypeError, AttributeError) as err:
             raise AnswerError("OpenAI result without choices[0].message") from err
-        if content is None:
-            why = message.get("refusal") or f"finish_reason {choice.get('finish_reason')}"
-            return no_content(key, self.name, why)
-        return Answer(key, self.name, "succeeded", str(content), None)
+        reason = choice.get("finish_reason")
+        if content is None and message.get("refusal"):
+            return replace(no_content(key, self.name, message["refusal"]), stop_reason=reason)
+        texts = [] if content is None else [str(content)]
+        return text_answer(key, self.name, texts, "finish_reason", reason)
 
 
 FORMAT = OpenAIBatch()

@@ -7,8 +7,10 @@ messages), the answer cap `max_output_tokens`. A batch names one endpoint, so a
 run writes this format or `openai_batch`, never both. Output: `{id, custom_id,
 response: {status_code, request_id, body: <response>}, error}`; the answer is the
 text of the `output_text` parts of the body's `message` items. A response with
-none (a refusal, or `status: incomplete` before any text) is `no_content` with its
-reason; errors read as `openai_batch`'s (the same envelope). Rejected: a
+none (a refusal, or a status with no text) is `no_content` with its reason; one cut
+off at the output limit (`status: incomplete`, `incomplete_details.reason:
+max_output_tokens`) is `truncated`, as every format's; errors read as
+`openai_batch`'s (the same envelope). Rejected: a
 `--openai_endpoint` flag picking the endpoint of `openai_batch` (the line shape,
 its reader and its SDK check are a format's, and `--prompt_format` already picks
 those).
@@ -64,11 +66,10 @@ class OpenAIResponsesBatch(OpenAIBatch):
         refusal = next((p.get("refusal") for p in parts if p.get("type") == "refusal"), None)
         if refusal and not texts:
             return no_content(key, self.name, refusal)
-        details = body.get("incomplete_details") or {}
-        why = f"status {body.get('status')}" + (
-            f", {details['reason']}" if isinstance(details, dict) and details.get("reason") else ""
-        )
-        return text_answer(key, self.name, [str(t) for t in texts], why)
+        details = body.get("incomplete_details")
+        if body.get("status") == "incomplete" and isinstance(details, dict):
+            return text_answer(key, self.name, texts, "reason", details.get("reason"))
+        return text_answer(key, self.name, texts, "status", body.get("status"))
 
 
 FORMAT = OpenAIResponsesBatch()

@@ -7,10 +7,20 @@ text block; an OpenAI message whose `content` is null, with or without a
 or finish reason as its error: an API outcome like `errored`, not an empty
 answer that checks could pass. A text that is present but blank is an
 answer, and fails the `answered` check.
+
+A result cut off at the output limit (OpenAI's `finish_reason: "length"` or `incomplete_details:
+{reason: max_output_tokens}`,
+Anthropic's and Bedrock's `max_tokens`, Vertex's `MAX_TOKENS`) is `truncated`,
+whatever text it holds: its own outcome, never checked (a cut answer would
+fail `answered` or a citation check for the wrong reason). Every reader
+gives its stop reason to `text_answer`, the one place it is read, and the
+answer keeps it as written (`stop_reason`, a column of the verification row).
+Rejected: checking a truncated text as an answer (a reasoning model that spent
+its allowance thinking reads as "the answer has no text").
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 AnswerFormat = str  # "plain" or a prompt format's name: "openai_batch", ...
@@ -32,17 +42,35 @@ class Answer:
     file: str | None = None
     """The answers file and 1-based line the answer was read from, when read from a file."""
     line: int | None = None
+    stop_reason: str | None = None
+    """Why the model stopped, as the result line says (`stop`, `end_turn`, `length`, ...);
+    None where the format carries none."""
+
+
+TRUNCATING = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+"""The stop reasons that say the output limit cut the answer off, in every format's
+spelling: OpenAI's `length` (its Responses endpoint's `max_output_tokens`), Anthropic's
+and Bedrock's (Converse too) `max_tokens`, Vertex's `MAX_TOKENS`."""
 
 
 def no_content(key: str, answer_format: AnswerFormat, why: Any) -> Answer:
     return Answer(key, answer_format, "no_content", "", f"no text in the result ({why})")
 
 
-def text_answer(key: str, answer_format: AnswerFormat, texts: list[str], why: str) -> Answer:
-    """A success with its text blocks joined, or `no_content` (with `why`) without any."""
+def text_answer(
+    key: str, answer_format: AnswerFormat, texts: list[str], field: str, reason: Any
+) -> Answer:
+    """A result the API calls a success, with the stop reason its `field` holds: `truncated`
+    when the output limit cut it off (`TRUNCATING`), else its text blocks joined, else
+    `no_content` naming the stop reason."""
+    stop = None if reason is None else str(reason)
+    text = "".join(texts)
+    if stop in TRUNCATING:
+        why = f"cut off at the output limit ({field} {stop})"
+        return Answer(key, answer_format, "truncated", text, why, stop_reason=stop)
     if not texts:
-        return no_content(key, answer_format, why)
-    return Answer(key, answer_format, "succeeded", "".join(texts), None)
+        return replace(no_content(key, answer_format, f"{field} {stop}"), stop_reason=stop)
+    return Answer(key, answer_format, "succeeded", text, None, stop_reason=stop)
 
 
 def required_key(value: Any, field: str) -> str:

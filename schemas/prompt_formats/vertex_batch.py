@@ -24,7 +24,7 @@ from schemas.prompt_formats.base import (
     compact_json,
     split_system,
 )
-from schemas.prompt_formats.results import Answer, error_text, no_content, required_key
+from schemas.prompt_formats.results import Answer, error_text, required_key, text_answer
 
 ID_LABEL = "request_id"
 _GEMINI = r"((projects/[^/]+/locations/[^/]+/)?publishers/google/models/)?gemini-[A-Za-z0-9._-]+"
@@ -85,9 +85,7 @@ class VertexBatch(PromptFormat):
             return Answer(key, self.name, "errored", "", error)
         parts = (candidates[0].get("content") or {}).get("parts") or []
         texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        if not texts:
-            return no_content(key, self.name, f"finishReason {candidates[0].get('finishReason')}")
-        return Answer(key, self.name, "succeeded", "".join(texts), None)
+        return text_answer(key, self.name, texts, "finishReason", candidates[0].get("finishReason"))
 
 
 FORMAT = VertexBatch()

@@ -387,8 +387,9 @@ OPENAI_RESPONSE = {
 
 def test_openai_responses_output_lines() -> None:
     """A Responses endpoint batch's output: the text of the message's output_text parts,
-    reasoning items left out; a refusal, or an incomplete response before any text, is
-    `no_content` with its reason; the error envelope is the chat endpoint's."""
+    reasoning items left out; a refusal is `no_content` with its reason, a response the
+    output limit cut off (`max_output_tokens`, here all spent reasoning) `truncated`; the
+    error envelope is the chat endpoint's."""
     answer = parse_answer_line(_line(OPENAI_RESPONSE))
     assert (answer.answer_format, answer.key, answer.status, answer.text) == (
         "openai_responses_batch",
@@ -404,11 +405,86 @@ def test_openai_responses_output_lines() -> None:
         "incomplete_details": {"reason": "max_output_tokens"},
         "output": [body["output"][0]],
     }
-    for changed, why in (({**body, "output": [refused]}, "I can't."), (incomplete, "max_output")):
+    cases = (
+        ({**body, "output": [refused]}, "no_content", "I can't."),
+        (incomplete, "truncated", "max_output"),
+    )
+    for changed, status, why in cases:
         line = {**OPENAI_RESPONSE, "response": {"status_code": 200, "body": changed}}
         answer = parse_answer_line(_line(line))
-        assert answer.status == "no_content" and why in (answer.error or "")
+        assert answer.status == status and why in (answer.error or "")
     with pytest.raises(AnswerError):
         bad = {**OPENAI_RESPONSE, "response": {"status_code": 200, "body": {"object": "response"}}}
         parse_answer_line(_line(bad))
     assert parse_answer_line(_line(OPENAI_OK)).answer_format == "openai_batch"
+
+
+def _stopped(fmt: str, text: str, reason: str | None, request_id: str = "q1") -> str:
+    """A result line of `fmt` whose model stopped for `reason`, where its format says why."""
+    value = json.loads(result_line(fmt, request_id, text) or "{}")
+    if fmt == "openai_batch":
+        value["response"]["body"]["choices"][0]["finish_reason"] = reason
+    elif fmt == "anthropic_batch":
+        value["result"]["message"]["stop_reason"] = reason
+    elif fmt == "vertex_batch":
+        value["response"]["candidates"][0]["finishReason"] = reason
+    elif fmt == "bedrock_batch":
+        value["modelOutput"]["stop_reason"] = reason
+    else:
+        value["modelOutput"]["stopReason"] = reason
+    return json.dumps(value)
+
+
+CUT_OFF = {
+    "openai_batch": ("length", "stop"),
+    "anthropic_batch": ("max_tokens", "end_turn"),
+    "vertex_batch": ("MAX_TOKENS", "STOP"),
+    "bedrock_batch": ("max_tokens", "end_turn"),
+    "bedrock_converse_batch": ("max_tokens", "end_turn"),
+}
+"""Each result format's stop reason for an answer the output limit cut off, and for one
+the model finished."""
+
+
+@pytest.mark.parametrize("fmt", sorted(CUT_OFF))
+def test_an_answer_cut_off_at_the_output_limit_is_truncated_with_its_stop_reason(
+    fmt: str,
+) -> None:
+    cut, done = CUT_OFF[fmt]
+    answer = parse_answer_line(_stopped(fmt, "The refund window is", cut))
+    assert (answer.status, answer.stop_reason, answer.text) == (
+        "truncated",
+        cut,
+        "The refund window is",
+    )
+    assert answer.error is not None and cut in answer.error and "output limit" in answer.error
+    finished = parse_answer_line(_stopped(fmt, "Yes [E1].", done))
+    assert (finished.status, finished.stop_reason, finished.error) == ("succeeded", done, None)
+    assert parse_answer_line(_stopped(fmt, "", cut)).status == "truncated"  # all spent thinking
+
+
+def test_a_truncated_answer_is_its_own_outcome_in_the_rows_the_summary_and_the_gate(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    run_test_pipeline(flags(SAMPLES / "requests.jsonl", run, "--prompt_format=openai_batch"))
+    keys = sorted(
+        parse_prompt_line(line).key
+        for f in sorted(run.glob("prompts/*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+    )
+    abstain = "The sources do not contain the answer."
+    lines = [_stopped("openai_batch", abstain, "stop", key) for key in keys[1:]]
+    lines.append(_stopped("openai_batch", "Refunds are due within", "length", keys[0]))
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    argv = [f"--answers={answers}", f"--run={run}", "--runner=FnApiRunner"]
+    held = verify.run([*argv, "--max_failed=100%"])
+    rows = _parquet(f"{run}/verifications/answers/*.parquet")
+    (cut,) = [r for r in rows if r["status"] == "truncated"]
+    assert (cut["stop_reason"], cut["passed"], cut["failed_checks"]) == ("length", None, [])
+    assert {r["stop_reason"] for r in rows if r is not cut} == {"stop"}
+    assert "truncated 1" in held.summary and not held.gate_exceeded
+    failing = [r for r in rows if not r["passed"]]
+    gate = verify.run([*argv, "--overwrite", f"--max_failed={len(failing) - 1}"])
+    assert gate.gate_exceeded  # the truncated answer is one of the failures counted

@@ -73,13 +73,41 @@ def test_a_changed_catalog_and_a_missing_request_are_reported(
             assert "evidence" in row["differences"]
 
 
-def test_another_config_is_refused(stored_run: Path, tmp_path: Path) -> None:
+def test_another_config_is_refused_naming_what_contradicts_the_run(
+    stored_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     extra = "--prompt_format=openai_batch"
     code = _replay(
         stored_run, tmp_path, SAMPLES / "requests.jsonl", SAMPLES / "catalog.jsonl", extra
     )
     assert code == 2
     assert not (tmp_path / "replay").exists()
+    err = capsys.readouterr().err
+    assert "prompt format openai_batch (the run's: messages)" in err, err
+    assert "model gpt-4-turbo" not in err  # the same model: not named
+
+
+def test_the_runs_recorded_format_and_model_are_taken_without_flags(tmp_path: Path) -> None:
+    """A run packed with --prompt_format and --model replays from its record alone; a flag
+    contradicting the record is refused naming it."""
+    stored = tmp_path / "stored"
+    model = "claude-opus-4-1"  # not the config's models.anthropic_batch
+    batch.run(flags(SAMPLES / "requests.jsonl", stored, "--prompt_format=anthropic_batch",
+                    f"--model={model}"))  # fmt: skip
+    args = (SAMPLES / "requests.jsonl", SAMPLES / "catalog.jsonl")
+    assert _replay(stored, tmp_path / "same", *args) == 0
+    assert {r["status"] for r in _rows(tmp_path / "same").values()} == {"same"}
+    with pytest.raises(ValueError, match=rf"model claude-sonnet-4-5 \(the run's: {model}\)"):
+        replay.run(
+            [
+                f"--run={stored}",
+                f"--input={args[0]}",
+                f"--catalog={args[1]}",
+                f"--config={SAMPLES / 'config.yaml'}",
+                f"--output={tmp_path / 'other'}",
+                "--model=claude-sonnet-4-5",
+            ]
+        )
 
 
 def test_compare_names_the_fields_that_differ(stored_run: Path) -> None:

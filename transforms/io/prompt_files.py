@@ -25,12 +25,12 @@ from transforms.io.row_files import output_prefix
 
 
 def prompt_line(
-    fmt: PromptFormat, prompt: PromptMessage, manifest: ManifestRow
+    fmt: PromptFormat, prompt: PromptMessage, manifest: ManifestRow, reasoning_headroom: int = 0
 ) -> PromptLine | DeadLetter:
-    """The prompt as one line of `fmt` (the manifest's reserved answer as the provider's
-    answer limit), or a `format` dead letter when the line is longer than the headroom
-    a sharded file leaves it."""
-    text = fmt.line(prompt, manifest.budget.reserved_answer)
+    """The prompt as one line of `fmt` (the manifest's reserved answer, plus the config's
+    `reasoning_headroom`, as the provider's output limit), or a `format` dead letter when
+    the line is longer than the headroom a sharded file leaves it."""
+    text = fmt.line(prompt, manifest.budget.reserved_answer + reasoning_headroom)
     headroom = fmt.limits.line_headroom
     size = len(text.encode("utf-8"))
     if headroom and size > headroom:

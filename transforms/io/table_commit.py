@@ -1,5 +1,6 @@
 """A batch run's audit rows in BigQuery exactly once: staged in tables of their own, then
-committed in one multi-statement transaction that replaces the job's earlier run.
+committed in one multi-statement transaction that replaces the earlier run of its job and
+key.
 
 A batch run with `--bigquery_dataset` inserts its rows into staging tables
 `<dataset>.staging_<run>_<table>` (created at start with the audit tables' schemas,
@@ -8,8 +9,8 @@ finished and every check that could fail the run has passed, `commit_tables`
 adds the run record to the staging `runs` table and runs one script:
 
     BEGIN TRANSACTION;
-    -- refuse if the job's committed runs are not those the run found at start
-    DELETE the rows of the job's earlier run from every audit table, and its run record;
+    -- refuse if the committed runs of the job and key are not those found at start
+    DELETE the rows of their earlier run from every audit table, and its run record;
     INSERT every staged row (each row once by its key) and the new run record;
     COMMIT TRANSACTION;
 
@@ -20,14 +21,23 @@ DuckDB) rolls the same script back on an error inside it (tested). A failed
 run drops its staging tables and commits nothing; a killed one leaves only its
 staging tables, invisible to the views, which expire.
 
-"The same job" is the `job` of the run record: `--audit_job`, by default the
-run's `--output` as an absolute path (the place the batch job already holds
-its lock and stages its files, so two runs of one job never overlap). A rerun
-finding committed rows of its job is refused unless `--overwrite`.
+A run's identity is its `job` and its `run_key`, both of the run record:
+`--audit_job` and `--run_key`, each by default the run's `--output` as an
+absolute path (the place the batch job already holds its lock and stages its
+files, so two runs of one identity never overlap). A nightly job
+(`--audit_job=nightly`) into a folder per night keeps every night; into one
+folder, it passes the night as `--run_key`. A rerun finding committed rows of
+its job and key is refused unless `--overwrite`, which replaces those rows
+only. A record from before keys (`run_key` null) is keyed by its job: the
+default job was its output, so a rerun of it still finds it. Rejected: the job
+alone as identity (a named job then kept one night: its history was lost at
+each overwrite), and a key made of the date of the run (a rerun of last night
+the next morning would replace the wrong night).
 
 No user string goes into the script: it names tables (the dataset the flags
-checked) and run ids (checked against `RUN_ID`); the job is joined from the
-staged run record, because the emulator takes no query parameters in a script.
+checked) and run ids (checked against `RUN_ID`); the job and key are joined
+from the staged run record, because the emulator takes no query parameters in
+a script.
 
 Rejected: inserting straight into the audit tables and marking the run
 committed in `runs`, with the views reading only committed runs (a failed or
@@ -81,8 +91,13 @@ key (two equal bad lines are two dead letters). `WHERE TRUE`: BigQuery has taken
 QUALIFY only beside a WHERE, GROUP BY or HAVING."""
 
 
+KEY_OF = "COALESCE(r.run_key, r.job)"
+"""The key of a committed run `r`: a record from before keys is keyed by its job."""
+
+
 class RerunRefused(ValueError):
-    """The job already has committed rows in the dataset and `--overwrite` was not given."""
+    """The job and key already have committed rows in the dataset and `--overwrite` was not
+    given."""
 
 
 def staging_prefix(run_id: str) -> str:
@@ -94,11 +109,13 @@ def staging_prefix(run_id: str) -> str:
 
 @dataclass(frozen=True)
 class TableRun:
-    """Where one batch run's audit rows go in BigQuery: its job and its staging tables."""
+    """Where one batch run's audit rows go in BigQuery: its job and key, and its staging
+    tables."""
 
     dataset: str
     """`project.dataset`."""
     job: str
+    key: str
     run_id: str
 
     @property
@@ -114,13 +131,14 @@ class TableRun:
 
 
 def rerun_refusal(run: TableRun, earlier: list[str], overwrite: bool) -> str | None:
-    """Why the run may not start (None: it may): its job has committed runs and it was not
-    told to replace them."""
+    """Why the run may not start (None: it may): its job and key have committed runs and it
+    was not told to replace them."""
     if not earlier or overwrite:
         return None
     return (
         f"--bigquery_dataset {run.dataset} already holds the rows of run {earlier[-1]} of "
-        f"job {run.job!r}; pass --overwrite to replace them, or name another --audit_job"
+        f"job {run.job!r}, key {run.key!r}; pass --overwrite to replace them, or name "
+        "another --run_key or --audit_job"
     )
 
 
@@ -138,14 +156,17 @@ def _staged_rows(run: TableRun, name: str) -> str:
 
 
 def commit_script(run: TableRun, earlier: Iterable[str]) -> str:
-    """The one transaction that replaces the job's runs `earlier` (those found at start)
-    by this run's staged rows; it fails, changing nothing, if the job's committed runs
-    are others by then."""
+    """The one transaction that replaces the runs `earlier` of the job and key (those found at
+    start) by this run's staged rows; it fails, changing nothing, if the committed runs of
+    the job and key are others by then."""
     found = sorted(earlier)
     for run_id in (run.run_id, *found):
         staging_prefix(run_id)  # checked: ids are written into the SQL
     runs, staged_runs = f"`{run.final('runs')}`", f"`{run.staged('runs')}`"
-    job_runs = f"SELECT r.run_id FROM {runs} AS r JOIN {staged_runs} AS s USING (job)"
+    job_runs = (
+        f"SELECT r.run_id FROM {runs} AS r JOIN {staged_runs} AS s "
+        f"ON r.job = s.job AND {KEY_OF} = s.run_key"
+    )
     expected = ", ".join(f"'{run_id}'" for run_id in found) or "''"
     statements = [
         "BEGIN TRANSACTION",
@@ -157,7 +178,7 @@ def commit_script(run: TableRun, earlier: Iterable[str]) -> str:
         for name in RUN_TABLES
         if name != "runs"
     ]
-    statements.append(f"DELETE FROM {runs} WHERE job IN (SELECT job FROM {staged_runs})")
+    statements.append(f"DELETE FROM {runs} WHERE run_id IN ({job_runs})")
     statements += [
         f"INSERT INTO `{run.final(name)}` ({_columns(name)}) {_staged_rows(run, name)}"
         for name in RUN_TABLES
@@ -171,13 +192,20 @@ def _client(run: TableRun) -> bigquery.Client:
 
 
 def earlier_runs(run: TableRun) -> list[str]:
-    """The committed runs of the run's job, oldest first (one, unless rows predate this)."""
+    """The committed runs of the run's job and key, oldest first (one, unless rows predate
+    this)."""
     client = _client(run)
     try:
         config = bigquery.QueryJobConfig(
-            query_parameters=[bigquery.ScalarQueryParameter("job", "STRING", run.job)]
+            query_parameters=[
+                bigquery.ScalarQueryParameter("job", "STRING", run.job),
+                bigquery.ScalarQueryParameter("key", "STRING", run.key),
+            ]
         )
-        sql = f"SELECT run_id FROM `{run.final('runs')}` WHERE job = @job ORDER BY run_id"
+        sql = (
+            f"SELECT run_id FROM `{run.final('runs')}` AS r "
+            f"WHERE r.job = @job AND {KEY_OF} = @key ORDER BY run_id"
+        )
         return [row["run_id"] for row in client.query(sql, job_config=config).result()]
     except NotFound as err:
         raise ValueError(
@@ -189,8 +217,8 @@ def earlier_runs(run: TableRun) -> list[str]:
 
 
 def check_rerun(run: TableRun, overwrite: bool) -> list[str]:
-    """The job's committed runs, which this run will replace; raises `RerunRefused` unless
-    `overwrite` when there are some."""
+    """The committed runs of the job and key, which this run will replace; raises
+    `RerunRefused` unless `overwrite` when there are some."""
     earlier = earlier_runs(run)
     refusal = rerun_refusal(run, earlier, overwrite)
     if refusal is not None:
@@ -225,12 +253,13 @@ def drop_staging(run: TableRun) -> None:
 def describe(run: TableRun, earlier: list[str]) -> str:
     """What the commit did, for the run summary."""
     replaced = f", replacing run {', '.join(earlier)}" if earlier else ""
-    return f"{run.dataset}: run {run.run_id} of job {run.job!r}{replaced}"
+    key = "" if run.key == run.job else f", key {run.key!r}"
+    return f"{run.dataset}: run {run.run_id} of job {run.job!r}{key}{replaced}"
 
 
 def commit_tables(run: TableRun, record: RunRecord, earlier: list[str]) -> None:
     """Commit the staged rows and `record` in one transaction (`commit_script`), replacing
-    the job's runs `earlier`; then drop the staging tables. Raises, committing nothing,
+    the runs `earlier` of the job and key; then drop the staging tables. Raises, committing nothing,
     when BigQuery refuses the transaction (the staging tables are then kept)."""
     client = _client(run)
     try:
