@@ -40,6 +40,12 @@ OTHER_PROGRAMS = {
     "--grpc-port": "bqemulator's",
     "--ephemeral": "bqemulator's",
     "--in-memory": "gcp-storage-emulator's",
+    "--source": "gcloud workflows deploy's (docs/running.md, the nightly schedule)",
+    "--schedule": "gcloud scheduler jobs create's",
+    "--time-zone": "gcloud scheduler jobs create's",
+    "--http-method": "gcloud scheduler jobs create's",
+    "--uri": "gcloud scheduler jobs create's",
+    "--oauth-service-account-email": "gcloud scheduler jobs create's",
 }
 """Flags the docs name of programs other than ours, each with whose it is."""
 REFUSED_EXAMPLES = {"--prompt-format", "--budget"}
