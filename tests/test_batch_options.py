@@ -221,7 +221,7 @@ def test_the_budget_flags_override_the_config_and_its_hash() -> None:
         ("--input_limit=0", "--input_limit must be positive, got 0; pass e.g. --input_limit=8192"),
         ("--max_evidence_tokens=-1", "pass e.g. --max_evidence_tokens=600"),
         ("--reserved_answer=-1", "--reserved_answer must be 0 or more"),
-        ("--reserved_answer=9000", "--reserved_answer 9000: reserved_answer (9000) + safety"),
+        ("--reserved_answer=9000", "--reserved_answer 9000: reserved_answer (9000) + "),
     ],
 )
 def test_a_bad_budget_flag_names_itself_and_the_fix(given: str, message: str) -> None:
