@@ -8,6 +8,7 @@ from datetime import datetime
 from packer.answer_evidence import AnswerKind, answers
 from packer.layout import BlockCosts
 from packer.records import Evidence, fold_case
+from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from packer.statements import side_unit
 from packer.subjects import on_named_day, publisher_of, subject_of
@@ -53,6 +54,8 @@ class SelectionPolicy:
     terms said of it."""
     named_days: frozenset[tuple[int | None, int, int]] = frozenset()
     """Days the question names (`named_days`)."""
+    calibrated_relevance: bool = True
+    """Relevance by rank and share of the top score (`relevance.calibrated`), not min-max."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +132,10 @@ class Packet:
         """Relevance, authority and recency: the terms that do not depend on the packet."""
         w = self.policy.weights
         scores = [r.score for r in self.records]
-        low, high = min(scores, default=0.0), max(scores, default=0.0)
-        span = high - low
+        relevances = calibrated(scores) if self.policy.calibrated_relevance else min_max(scores)
         out = []
         recency_of: dict[datetime, float] = {}  # records mostly share a few dates
-        for record in self.records:
-            relevance = (record.score - low) / span if span > 0 else 1.0
+        for record, relevance in zip(self.records, relevances, strict=True):
             recency = 0.0
             if record.effective_at is not None:
                 recency = recency_of.get(record.effective_at, -1.0)

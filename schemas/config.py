@@ -170,6 +170,7 @@ class PackingConfig(_Config):
     enable_source_links: bool = True
     enable_claim_units: bool = True
     enable_conflict_sides: bool = True
+    enable_calibrated_relevance: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":
