@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from packer.answer_evidence import AnswerKind, answers
+from packer.changes import states_change
 from packer.layout import BlockCosts
 from packer.records import Evidence, fold_case
 from packer.relevance import calibrated, min_max
@@ -55,6 +56,8 @@ class SelectionPolicy:
     named_days: frozenset[tuple[int | None, int, int]] = frozenset()
     """Days the question names (`named_days`)."""
     calibrated_relevance: bool = True
+    first: frozenset[str] = frozenset()
+    """Admissions before the relevance fill (`packer.first`): `pairs`, `answers`."""
     """Relevance by rank and share of the top score (`relevance.calibrated`), not min-max."""
 
 
@@ -275,12 +278,14 @@ class Packet:
     def side_unit_of(self, index: int, partner: int) -> Unit | None:
         """Item `index` as the sentence stating its side against `partner` (the statement
         nearest one of the partner's, `statements.side_unit`) with the sentence before it
-        when it opens with a pronoun and both fit; None when none fits."""
+        when it opens with a pronoun and both fit; None when none fits or the sentence
+        does not state the change (`changes.states_change`)."""
         text = self.records[index].text
         statements = self.memos.statements(text).all
         theirs = self.memos.statements(self.records[partner].text).all
         side = side_unit(statements, theirs, self.policy.question_terms)
-        if side is None:
+        other = self.records[partner].text
+        if side is None or not states_change(text[side.start : side.end], other, (side,), theirs):
             return None
         spans = [(side.start, side.end)]
         context = context_start(text, side.start, self.memos.sentences(text))

@@ -64,6 +64,7 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from packer.first import pairs_first
 from packer.layout import BlockCosts
 from packer.packet import Packet, SelectionPolicy, Unit
 from packer.records import Evidence
@@ -85,16 +86,14 @@ class Selection:
     """Exact tokens of each chosen block, labels included."""
 
 
-def _partners(
-    records: Sequence[Evidence], conflicts: Sequence[Sequence[str]]
-) -> dict[int, list[int]]:
+def _groups(records: Sequence[Evidence], conflicts: Sequence[Sequence[str]]) -> list[list[int]]:
+    """The conflict groups by record index (members not among `records` left out)."""
     index_of = {record.evidence_id: i for i, record in enumerate(records)}
-    partners: dict[int, list[int]] = {}
-    for group in conflicts:
-        members = [index_of[e] for e in group if e in index_of]
-        for m in members:
-            partners[m] = [o for o in members if o != m]
-    return partners
+    return [[index_of[e] for e in group if e in index_of] for group in conflicts]
+
+
+def _partners(groups: Sequence[Sequence[int]]) -> dict[int, list[int]]:
+    return {m: [o for o in members if o != m] for members in groups for m in members}
 
 
 def select(
@@ -106,7 +105,10 @@ def select(
     memos: Memos,
 ) -> Selection:
     """Choose which records fill the budget. `records` must be in rank order."""
-    state = Packet(records, costs, policy, _partners(records, conflicts), memos)
+    groups = _groups(records, conflicts)
+    state = Packet(records, costs, policy, _partners(groups), memos)
+    if "pairs" in policy.first:
+        pairs_first(state, groups)
 
     if policy.facet_coverage:
         for facet in sorted(set(required_facets)):

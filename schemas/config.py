@@ -171,6 +171,7 @@ class PackingConfig(_Config):
     enable_claim_units: bool = True
     enable_conflict_sides: bool = True
     enable_calibrated_relevance: bool = True
+    enable_pairs_first: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":
