@@ -109,6 +109,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-conflict-sides": {"enable_conflict_sides": False},
     "no-calibrated-relevance": {"enable_calibrated_relevance": False},
     "no-pairs-first": {"enable_pairs_first": False},
+    "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
     "no-polarity": {"dedup": {"conflict_rules": ("copy",)}},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},

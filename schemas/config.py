@@ -172,6 +172,7 @@ class PackingConfig(_Config):
     enable_conflict_sides: bool = True
     enable_calibrated_relevance: bool = True
     enable_pairs_first: bool = True
+    enable_answers_first: bool = False
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

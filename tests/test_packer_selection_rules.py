@@ -8,11 +8,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
+from packer.answers import distinct_answers
 from packer.changes import states_change
+from packer.question import read_question
+from packer.records import Evidence, text_facts
 from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
+
+
+def _evidence(c) -> Evidence:
+    return Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +107,43 @@ def test_a_side_unit_must_state_the_changed_fact(unit, partner, changed):
     memos = Memos()
     mine, theirs = memos.statements(unit).all, memos.statements(partner).all
     assert states_change(unit, partner, mine, theirs) is changed
+
+
+REEF = " Its lagoon is calm and its reefs draw divers from across the region each season."
+ISLANDS_Q = "How many islands does Tuvalu have?"
+ISLANDS = [
+    *(candidate(f"top{k}", f"t{k}", text=t, retrieval_score=9.0 - k) for k, t in enumerate(
+        ["Tuvalu islands are low and flat.", "Tuvalu islands face rising seas.",
+         "The islands of Tuvalu are remote.", "Tuvalu has many islands and atolls."])),
+    *(candidate(f"ans{k}", f"a{k}", text=f"Tuvalu has 9 islands, {who} says.{REEF}",
+                retrieval_score=3.0 - k / 10)
+      for k, who in enumerate(["the guide", "a survey", "the atlas"])),
+    candidate("other", "o1", text=f"Tuvalu has 6 islands, a map says.{REEF}", retrieval_score=2.0),
+]  # fmt: skip
+
+
+def test_the_answers_candidates_assert_most_carried_first():
+    records = [_evidence(c) for c in ISLANDS]
+    found = distinct_answers(records, "number", read_question(ISLANDS_Q).terms, Memos())
+    assert [(a.key, a.carriers) for a in found] == [("9 islands", (4, 5, 6)), ("6 islands", (7,))]
+    polar = read_question("Is Tuvalu free of plastic waste on its beaches?")
+    sides = [_evidence(candidate(f"p{k}", text=t)) for k, t in enumerate([FREE, NOT_FREE, FREE])]
+    found = distinct_answers(sides, "polar", polar.terms, Memos())
+    assert [(a.key, a.carriers) for a in found] == [("affirm", (0, 2)), ("deny", (1,))]
+
+
+@pytest.mark.parametrize("budget", [60, 70, 90])
+def test_an_answer_three_candidates_assert_gets_a_whole_passage(runtime, budget):
+    """Short passages without the answer win per token; with `enable_answers_first` the
+    cheapest whole passage stating the top answer goes in before them."""
+
+    def shown(on: bool) -> set[str]:
+        config = PackingConfig(max_evidence_tokens=budget, enable_answers_first=on,
+                               enable_dedup=False)  # fmt: skip
+        docs = [document(c.document_id) for c in ISLANDS]
+        packed = pack_request(request(*ISLANDS, question=ISLANDS_Q), Catalog(docs), config, runtime)
+        assert packed.manifest.budget.used <= budget
+        return {e.evidence_id for e in packed.manifest.evidence if not e.partial}
+
+    assert "ans0" in shown(True)
+    assert not {"ans0", "ans1", "ans2"} & shown(False)
