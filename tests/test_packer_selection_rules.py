@@ -147,3 +147,20 @@ def test_an_answer_three_candidates_assert_gets_a_whole_passage(runtime, budget)
 
     assert "ans0" in shown(True)
     assert not {"ans0", "ans1", "ans2"} & shown(False)
+
+
+@given(
+    st.lists(st.text(max_size=120), min_size=1, max_size=5),
+    st.sampled_from(["number", "date", "name", "polar"]),
+    st.text(max_size=60),
+)
+def test_answers_of_any_text_are_carried_by_real_candidates(texts, kind, question):
+    """Whatever the passages and question say, every answer names carriers among them,
+    each once, most carried first."""
+    records = [_evidence(candidate(f"e{k}", text=t)) for k, t in enumerate(texts)]
+    found = distinct_answers(records, kind, read_question(question).terms, Memos())
+    carried = [i for a in found for i in a.carriers]
+    assert len(carried) == len(set(carried)) and set(carried) <= set(range(len(texts)))
+    assert [len(a.carriers) for a in found] == sorted(
+        (len(a.carriers) for a in found), reverse=True
+    )
