@@ -107,6 +107,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-source-links": {"enable_source_links": False},
     "no-claim-units": {"enable_claim_units": False},
     "no-conflict-sides": {"enable_conflict_sides": False},
+    "no-calibrated-relevance": {"enable_calibrated_relevance": False},
+    "no-pairs-first": {"enable_pairs_first": False},
+    "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
     "no-compact-framing": {"compact_framing_below": 0},

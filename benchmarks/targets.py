@@ -91,12 +91,13 @@ def losses(rows: Sequence[Row], against: str = "naive-exact") -> list[Row]:
     return out
 
 
-def gaps(rows: Sequence[Row]) -> list[Row]:
-    """Per dataset and budget: oracle, naive-exact and ours on the primary metric, and the
-    share of the naive-to-oracle gap ours closes (None where the gap is too small to judge)."""
+def gaps(rows: Sequence[Row], packer: str = OURS) -> list[Row]:
+    """Per dataset and budget: oracle, naive-exact and ours (or another `packer`, shown in
+    ours' column) on the primary metric, and the share of the naive-to-oracle gap it
+    closes (None where the gap is too small to judge)."""
     out = []
     for ours in rows:
-        if ours["packer"] != OURS:
+        if ours["packer"] != packer:
             continue
         dataset, budget = ours["dataset"], ours["budget"]
         oracle = _value(find(rows, dataset, ORACLE, budget))

@@ -293,6 +293,15 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         subject_links=config.enable_subject_links,
         named_sources=sources,
         named_days=named_days(question) if sources else frozenset(),
+        calibrated_relevance=config.enable_calibrated_relevance,
+        first=frozenset(
+            name
+            for name, on in (
+                ("pairs", config.enable_pairs_first),
+                ("answers", config.enable_answers_first),
+            )
+            if on
+        ),
     )
 
 

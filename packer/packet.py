@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from packer.answer_evidence import AnswerKind, answers
+from packer.changes import states_change
 from packer.layout import BlockCosts
 from packer.records import Evidence, fold_case
+from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from packer.statements import side_unit
 from packer.subjects import on_named_day, publisher_of, subject_of
@@ -53,6 +55,10 @@ class SelectionPolicy:
     terms said of it."""
     named_days: frozenset[tuple[int | None, int, int]] = frozenset()
     """Days the question names (`named_days`)."""
+    calibrated_relevance: bool = True
+    first: frozenset[str] = frozenset()
+    """Admissions before the relevance fill (`packer.first`): `pairs`, `answers`."""
+    """Relevance by rank and share of the top score (`relevance.calibrated`), not min-max."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +135,10 @@ class Packet:
         """Relevance, authority and recency: the terms that do not depend on the packet."""
         w = self.policy.weights
         scores = [r.score for r in self.records]
-        low, high = min(scores, default=0.0), max(scores, default=0.0)
-        span = high - low
+        relevances = calibrated(scores) if self.policy.calibrated_relevance else min_max(scores)
         out = []
         recency_of: dict[datetime, float] = {}  # records mostly share a few dates
-        for record in self.records:
-            relevance = (record.score - low) / span if span > 0 else 1.0
+        for record, relevance in zip(self.records, relevances, strict=True):
             recency = 0.0
             if record.effective_at is not None:
                 recency = recency_of.get(record.effective_at, -1.0)
@@ -274,12 +278,14 @@ class Packet:
     def side_unit_of(self, index: int, partner: int) -> Unit | None:
         """Item `index` as the sentence stating its side against `partner` (the statement
         nearest one of the partner's, `statements.side_unit`) with the sentence before it
-        when it opens with a pronoun and both fit; None when none fits."""
+        when it opens with a pronoun and both fit; None when none fits or the sentence
+        does not state the change (`changes.states_change`)."""
         text = self.records[index].text
         statements = self.memos.statements(text).all
         theirs = self.memos.statements(self.records[partner].text).all
         side = side_unit(statements, theirs, self.policy.question_terms)
-        if side is None:
+        other = self.records[partner].text
+        if side is None or not states_change(text[side.start : side.end], other, (side,), theirs):
             return None
         spans = [(side.start, side.end)]
         context = context_start(text, side.start, self.memos.sentences(text))

@@ -64,6 +64,8 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from packer.answers import Answer
+from packer.first import answers_first, pairs_first, uncovered_answers
 from packer.layout import BlockCosts
 from packer.packet import Packet, SelectionPolicy, Unit
 from packer.records import Evidence
@@ -85,16 +87,14 @@ class Selection:
     """Exact tokens of each chosen block, labels included."""
 
 
-def _partners(
-    records: Sequence[Evidence], conflicts: Sequence[Sequence[str]]
-) -> dict[int, list[int]]:
+def _groups(records: Sequence[Evidence], conflicts: Sequence[Sequence[str]]) -> list[list[int]]:
+    """The conflict groups by record index (members not among `records` left out)."""
     index_of = {record.evidence_id: i for i, record in enumerate(records)}
-    partners: dict[int, list[int]] = {}
-    for group in conflicts:
-        members = [index_of[e] for e in group if e in index_of]
-        for m in members:
-            partners[m] = [o for o in members if o != m]
-    return partners
+    return [[index_of[e] for e in group if e in index_of] for group in conflicts]
+
+
+def _partners(groups: Sequence[Sequence[int]]) -> dict[int, list[int]]:
+    return {m: [o for o in members if o != m] for members in groups for m in members}
 
 
 def select(
@@ -106,19 +106,32 @@ def select(
     memos: Memos,
 ) -> Selection:
     """Choose which records fill the budget. `records` must be in rank order."""
-    state = Packet(records, costs, policy, _partners(records, conflicts), memos)
+    groups = _groups(records, conflicts)
 
-    if policy.facet_coverage:
-        for facet in sorted(set(required_facets)):
-            if facet in state.covered:
-                continue
-            options = [i for i, r in enumerate(records) if facet in r.facets and state.may_fit(i)]
-            if options:
-                best = max(options, key=lambda i: (state.priority(i), -i))
-                state.take_with_partners(best)
+    def run(answers: Sequence[Answer]) -> Packet:
+        state = Packet(records, costs, policy, _partners(groups), memos)
+        if "pairs" in policy.first:
+            pairs_first(state, groups)
+        answers_first(state, answers)
+        if policy.facet_coverage:
+            for facet in sorted(set(required_facets)):
+                if facet in state.covered:
+                    continue
+                options = [
+                    i for i, r in enumerate(records) if facet in r.facets and state.may_fit(i)
+                ]
+                if options:
+                    best = max(options, key=lambda i: (state.priority(i), -i))
+                    state.take_with_partners(best)
+        state.newly_linked.clear()
+        _greedy(state)
+        return state
 
-    state.newly_linked.clear()
-    _greedy(state)
+    state = run(())
+    if "answers" in policy.first:
+        missing = uncovered_answers(state)
+        if missing:
+            state = run(missing)
     left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
     block_tokens = {i: state.tokens[i] for i in state.chosen}
     return Selection(state.chosen, left_out, state.units, block_tokens)

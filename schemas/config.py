@@ -184,6 +184,9 @@ class PackingConfig(_Config):
     enable_source_links: bool = True
     enable_claim_units: bool = True
     enable_conflict_sides: bool = True
+    enable_calibrated_relevance: bool = True
+    enable_pairs_first: bool = True
+    enable_answers_first: bool = False
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

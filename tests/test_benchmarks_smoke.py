@@ -266,6 +266,19 @@ def test_gap_closed_is_judged_only_where_the_oracle_leads_by_more_than_3_points(
     assert targets.gap_closed(rows[:2])[0].met is None  # no oracle row: not measured
 
 
+def test_each_mechanism_gap_closed_is_reported_beside_ours() -> None:
+    rows = [
+        _row("ramdocs", "ours", 150, 30.0),
+        _row("ramdocs", "ours-no-pairs-first", 150, 25.0),
+        _row("ramdocs", "naive-exact", 150, 20.0),
+        _row("ramdocs", "oracle", 150, 60.0),
+    ]
+    text = "\n".join(report.mechanism_gaps(rows))
+    assert "| ramdocs | 150 | 0.25 | 0.12 |" in text
+    assert "ours-no-calibrated-relevance" not in text  # not in this run
+    assert report.mechanism_gaps(rows[:1] + rows[2:]) == []
+
+
 def test_oracle_packs_gold_first_shortest_first_and_never_overruns(data_dir: Path) -> None:
     runtime = PackerRuntime.load()
     layout = layout_of(PackingConfig(), runtime.tokens)

@@ -34,6 +34,9 @@ configs = st.builds(
     enable_document_cap=st.booleans(),
     enable_subject_links=st.booleans(),
     enable_source_links=st.booleans(),
+    enable_calibrated_relevance=st.booleans(),
+    enable_pairs_first=st.booleans(),
+    enable_answers_first=st.booleans(),
 )
 
 

@@ -1,0 +1,166 @@
+"""Selection rules that must mean the same in every request: calibrated relevance, the
+conflict pair first, every answer covered before relevance fill."""
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packer import Catalog, PackerRuntime, pack_request
+from packer.answers import distinct_answers
+from packer.changes import states_change
+from packer.question import read_question
+from packer.records import Evidence, text_facts
+from packer.relevance import calibrated, min_max
+from packer.runtime import Memos
+from schemas import PackingConfig
+from tests.factories import candidate, document, request
+
+
+def _evidence(c) -> Evidence:
+    return Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
+
+
+@pytest.fixture(scope="module")
+def runtime() -> PackerRuntime:
+    return PackerRuntime.load()
+
+
+SCORES = st.lists(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), min_size=1)
+
+
+def test_relevance_of_a_short_request_is_that_of_a_long_one():
+    """Four candidates or fifty: the same rank and share of the top score, the same
+    relevance (min-max gave the lowest of a short list 0, the same passage 0.44 in a
+    long one)."""
+    short = [10.0, 9.0, 8.0, 5.0]
+    long = short + [1.0] * 46
+    assert calibrated(short) == calibrated(long)[:4]
+    assert min_max(short)[3] == 0.0 < min_max(long)[3]
+    assert calibrated(short)[3] == pytest.approx(2 / 5 * 0.5)
+
+
+def test_relevance_without_positive_scores_is_the_rank_alone():
+    assert calibrated([-1.0, -2.0, -3.0]) == [1.0, pytest.approx(2 / 3), 0.5]
+    assert calibrated([]) == []
+
+
+@given(SCORES, st.floats(min_value=0.01, max_value=100.0))
+def test_relevance_is_bounded_ordered_and_scale_free(scores, scale):
+    out = calibrated(scores)
+    assert all(0.0 <= r <= 1.0 for r in out)
+    by_score = sorted(zip(scores, out, strict=True), reverse=True)
+    assert all(a[1] >= b[1] for a, b in pairwise(by_score))
+    scaled = calibrated([s * scale for s in scores])
+    if all(s * scale > 0 or s == 0 for s in scores):
+        assert scaled == pytest.approx(out)
+
+
+FILLER = "Visitors arrive by boat from Fiji twice a week during the dry season."
+FREE = "Tuvalu is definitely free of plastic waste on its beaches."
+NOT_FREE = "It is not guaranteed that Tuvalu is definitely free of plastic waste on its beaches."
+SHORT = ["Tuvalu beaches are sunny.", "Tuvalu plastic bags are banned.", "Tuvalu waste is shipped.",
+         "Tuvalu is free of snakes.", "Plastic waste is on beaches."]  # fmt: skip
+
+
+def _pair_request(runtime, budget: int, **config):
+    cands = [
+        candidate("side1", "d1", text=f"{FILLER} {FREE}", retrieval_score=9.0),
+        candidate("side2", "d2", text=f"{FILLER.replace('Fiji', 'Samoa')} {NOT_FREE}",
+                  retrieval_score=8.5),
+        *(candidate(f"short{k}", f"s{k}", text=t, retrieval_score=8.0 - k)
+          for k, t in enumerate(SHORT)),
+    ]  # fmt: skip
+    docs = [document(c.document_id) for c in cands]
+    return pack_request(
+        request(*cands, question="Is Tuvalu free of plastic waste on its beaches?"),
+        Catalog(docs),
+        PackingConfig(max_evidence_tokens=budget, **config),
+        runtime,
+    )
+
+
+@pytest.mark.parametrize("budget", [60, 70, 80])
+def test_a_detected_disagreement_goes_in_as_a_pair_before_short_passages(runtime, budget):
+    """Both sides with their note, before the short passages that win per token; without
+    the rule the short ones crowd a side out."""
+    packed = _pair_request(runtime, budget)
+    shown = {e.evidence_id for e in packed.manifest.evidence}
+    assert {"side1", "side2"} <= shown
+    assert [sorted(c.evidence_ids) for c in packed.manifest.conflicts] == [["side1", "side2"]]
+    assert packed.manifest.budget.used <= budget
+    greedy = _pair_request(runtime, budget, enable_pairs_first=False)
+    assert not {"side1", "side2"} <= {e.evidence_id for e in greedy.manifest.evidence}
+
+
+@pytest.mark.parametrize(
+    ("unit", "partner", "changed"),
+    [
+        ("Nov 24, 2023 (Reuters).", "Nov 24, 2023 (Reuters). Exports rose 5% in May.", False),
+        ("Exports rose 7% in May.", "Nov 24, 2023 (Reuters). Exports rose 5% in May.", True),
+        (NOT_FREE, f"{FILLER} {FREE}", True),
+        (FREE, f"{FILLER} {FREE}", False),
+    ],
+)
+def test_a_side_unit_must_state_the_changed_fact(unit, partner, changed):
+    memos = Memos()
+    mine, theirs = memos.statements(unit).all, memos.statements(partner).all
+    assert states_change(unit, partner, mine, theirs) is changed
+
+
+REEF = " Its lagoon is calm and its reefs draw divers from across the region each season."
+ISLANDS_Q = "How many islands does Tuvalu have?"
+ISLANDS = [
+    *(candidate(f"top{k}", f"t{k}", text=t, retrieval_score=9.0 - k) for k, t in enumerate(
+        ["Tuvalu islands are low and flat.", "Tuvalu islands face rising seas.",
+         "The islands of Tuvalu are remote.", "Tuvalu has many islands and atolls."])),
+    *(candidate(f"ans{k}", f"a{k}", text=f"Tuvalu has 9 islands, {who} says.{REEF}",
+                retrieval_score=3.0 - k / 10)
+      for k, who in enumerate(["the guide", "a survey", "the atlas"])),
+    candidate("other", "o1", text=f"Tuvalu has 6 islands, a map says.{REEF}", retrieval_score=2.0),
+]  # fmt: skip
+
+
+def test_the_answers_candidates_assert_most_carried_first():
+    records = [_evidence(c) for c in ISLANDS]
+    found = distinct_answers(records, "number", read_question(ISLANDS_Q).terms, Memos())
+    assert [(a.key, a.carriers) for a in found] == [("9 islands", (4, 5, 6)), ("6 islands", (7,))]
+    polar = read_question("Is Tuvalu free of plastic waste on its beaches?")
+    sides = [_evidence(candidate(f"p{k}", text=t)) for k, t in enumerate([FREE, NOT_FREE, FREE])]
+    found = distinct_answers(sides, "polar", polar.terms, Memos())
+    assert [(a.key, a.carriers) for a in found] == [("affirm", (0, 2)), ("deny", (1,))]
+
+
+@pytest.mark.parametrize("budget", [60, 70, 90])
+def test_an_answer_three_candidates_assert_gets_a_whole_passage(runtime, budget):
+    """Short passages without the answer win per token; with `enable_answers_first` the
+    cheapest whole passage stating the top answer goes in before them."""
+
+    def shown(on: bool) -> set[str]:
+        config = PackingConfig(max_evidence_tokens=budget, enable_answers_first=on,
+                               enable_dedup=False)  # fmt: skip
+        docs = [document(c.document_id) for c in ISLANDS]
+        packed = pack_request(request(*ISLANDS, question=ISLANDS_Q), Catalog(docs), config, runtime)
+        assert packed.manifest.budget.used <= budget
+        return {e.evidence_id for e in packed.manifest.evidence if not e.partial}
+
+    assert "ans0" in shown(True)
+    assert not {"ans0", "ans1", "ans2"} & shown(False)
+
+
+@given(
+    st.lists(st.text(max_size=120), min_size=1, max_size=5),
+    st.sampled_from(["number", "date", "name", "polar"]),
+    st.text(max_size=60),
+)
+def test_answers_of_any_text_are_carried_by_real_candidates(texts, kind, question):
+    """Whatever the passages and question say, every answer names carriers among them,
+    each once, most carried first."""
+    records = [_evidence(candidate(f"e{k}", text=t)) for k, t in enumerate(texts)]
+    found = distinct_answers(records, kind, read_question(question).terms, Memos())
+    carried = [i for a in found for i in a.carriers]
+    assert len(carried) == len(set(carried)) and set(carried) <= set(range(len(texts)))
+    assert [len(a.carriers) for a in found] == sorted(
+        (len(a.carriers) for a in found), reverse=True
+    )
