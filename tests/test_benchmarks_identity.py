@@ -22,7 +22,8 @@ def test_digests_are_reproducible_and_tell_outputs_apart(
     named = {row[0] for row in rows}
     assert {*identity.DATASETS, "wide-12"} <= named
     assert any(name.endswith("+negated") for name in named)  # gold sentences took a negation
-    assert {row[2] for row in rows} == {"copy+polarity", "copy+polarity+slot"}
+    assert {row[2] for row in rows} == {"+".join(rules) for rules in identity.RULES}
+    assert {"polarity", "slot"} <= {rule for rules in identity.RULES for rule in rules}
     summaries = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert any(s[0].endswith("+negated") and "polarity=" in " ".join(s) for s in summaries)
     by_budget = {b: {(r[0], r[2], r[3]): r[4] for r in rows if r[1] == b} for b in ("60", "2048")}

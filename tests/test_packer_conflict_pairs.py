@@ -138,7 +138,7 @@ def test_the_other_side_goes_in_as_the_sentence_that_states_it(runtime):
 
 
 def test_a_side_that_does_not_fit_is_named_and_noted(runtime):
-    result = _pack(runtime, 54)  # room for one side's sentence, not for the pair's
+    result = _pack(runtime, 44)  # room for one side's sentence, not for the pair's
     shown = {e.evidence_id for e in result.manifest.evidence}
     assert len(shown) == 1
     [missing] = {"e1", "e2"} - shown
