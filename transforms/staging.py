@@ -45,9 +45,11 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from functools import partial
 
 from apache_beam.io.filesystems import FileSystems
 
+from transforms.io.bounded import Step, unbounded
 from transforms.run_folder import (
     ASIDE,
     RECORD,
@@ -252,26 +254,35 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
     commit(staging, output, outputs, found)
 
 
-def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> None:
+def commit(
+    staging: str,
+    output: str,
+    outputs: Mapping[str, str],
+    replaced: list[str],
+    bound: Step = unbounded,
+) -> None:
     """Move the shards of each output (name -> extension) from `staging` to `output`.
 
     `replaced` are the committed files of an earlier run the run was told to
     replace (found when it started, with `--overwrite`). The run record
     (`RECORD`) moves in last, with them. Raises `CommitRefused` (nothing
     moved) or the error of a failed move, after moving every file back.
+    `bound` runs each step (`transforms.io.bounded.Bound`: a sink that stops
+    answering ends the commit within `--sink_timeout_seconds`; a commit cut
+    off so, its moving back included, is named by the next run as one killed).
     """
-    moves = _plan(staging, output, outputs, replaced)
+    moves = bound(lambda: _plan(staging, output, outputs, replaced), "checking the commit")
     done: list[tuple[str, str]] = []
     try:
         for source, destination in moves:
-            _move(source, destination)
+            bound(partial(_move, source, destination), f"moving {source}")
             done.append((source, destination))
     except Exception:
         for source, destination in reversed(done):
-            _move(destination, source)
-        FileSystems.delete([f"{staging}/{RECORD}"])  # no commit under way any more
+            bound(partial(_move, destination, source), f"moving {destination} back")
+        bound(partial(FileSystems.delete, [f"{staging}/{RECORD}"]), "ending the commit")
         raise
-    _remove(staging)
+    bound(partial(_remove, staging), f"deleting {staging}")
 
 
 def _remove(staging: str) -> None:
