@@ -4,14 +4,16 @@ The fault tests point a client at `FaultProxy.host` instead of the emulator and
 switch the proxy between passing bytes and one of the faults a sink shows in
 production:
 
-- `kill`: every open connection is reset and every new one is reset on accept
-  (a server that died mid-call);
+- `kill`: every new connection is reset on accept (a server that died mid-call);
 - `hang`: connections are accepted and read, and never answered (a server or
   load balancer that stopped responding);
 - `503`: every HTTP request is answered `503 Service Unavailable` (an overloaded
   front end; HTTP sinks only);
 - `refuse`: the listening socket is closed, so connecting is refused (nothing
   listens there any more).
+
+Setting any fault resets the connections open at that moment, so a client
+holding a kept-alive connection meets the fault on its next call.
 
 Bounded in time and count: each fault applies to at most `count` connections
 (then the proxy passes again), every thread is a daemon, sockets carry timeouts,
@@ -71,7 +73,7 @@ class FaultProxy:
         """Break the next `count` connections (None: all, until set again) with `fault`."""
         with self._lock:
             self._fault, self._left = fault, count
-            live = list(self._open) if fault == "kill" else []
+            live = list(self._open) if fault != "pass" else []  # clients reconnect into it
             self._open -= set(live)
         for sock in live:
             _reset(sock)
