@@ -40,9 +40,9 @@ def _port(host: str) -> int:
     return int(host.rstrip("/").rsplit(":", 1)[1])
 
 
-def _start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+def _start(argv: list[str], env: dict[str, str], bound: int = BOUND) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.batch", *argv, f"--sink_timeout_seconds={BOUND}"],
+        [sys.executable, "-m", "pipelines.batch", *argv, f"--sink_timeout_seconds={bound}"],
         cwd=ROOT,
         env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
@@ -171,21 +171,31 @@ def test_a_vanished_output_folder_is_one_line(tmp_path) -> None:
     assert str(out) in line, line
 
 
+@pytest.mark.parametrize("cut", ["bound", "kill"])
 def test_a_delivery_cut_off_resends_only_the_unrecorded_with_their_dedup_ids(
-    gcp_emulators, tmp_path
+    gcp_emulators, tmp_path, cut
 ) -> None:
-    routes = Routes(gcp_emulators.project, "cut-off-delivery")
+    """The topic hangs once the run is committed: the delivery ends within the bound
+    (exit 1, one line), or the process is killed while it waits (SIGKILL); either way
+    the batch's intents are recorded without outcomes, and the rerun sends exactly those
+    again, each with its first `dedup_id`."""
+    routes = Routes(gcp_emulators.project, f"cut-off-delivery-{cut}")
     routes.create()
     topic = routes.topic("prompts")
     out = tmp_path / "run"
     argv = flags(SAMPLES / "requests.jsonl", out, f"--prompts_topic={topic}")
     with fault_proxy(_port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
         env = {"PUBSUB_EMULATOR_HOST": proxy.host}
-        job = _start(argv, env)
+        job = _start(argv, env, BOUND if cut == "bound" else 600)
         _until(lambda: any(out.glob(".tmp-*/outbox/*")), job)  # staged: publishes nothing
         proxy.set("hang")  # so delivery, after the commit, finds the topic hung
-        line = _failed_within(job, time.monotonic())
-        assert f"not delivered to --prompts_topic {topic}" in line, line
+        if cut == "bound":
+            line = _failed_within(job, time.monotonic())
+            assert f"not delivered to --prompts_topic {topic}" in line, line
+        else:
+            _until(lambda: any(out.glob("deliveries/intents-*")), job)
+            job.kill()
+            job.communicate()
         assert (out / ".run.json").exists()
         intents = _rows(out / "deliveries", "intents-*.jsonl")
         assert intents and not _rows(out / "deliveries", "deliveries-*.jsonl")
