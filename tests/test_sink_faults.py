@@ -101,7 +101,7 @@ def _gs_argv(output: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("fault", ["kill", "503"])
+@pytest.mark.parametrize("fault", ["kill", "503", "refuse"])
 def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> None:
     proxy, client = gcs
     output = f"gs://faults/runs/{fault}"
@@ -138,15 +138,16 @@ def _prompts_out(summary: str) -> int:
     return int(summary.split("prompts out")[1].split()[0])
 
 
-def test_bigquery_killed_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path) -> None:
-    dataset = f"{gcp_emulators.project}.faults_staging"
+@pytest.mark.parametrize("fault", ["kill", "hang"])
+def test_bigquery_down_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path, fault) -> None:
+    dataset = f"{gcp_emulators.project}.faults_staging_{fault}"
     out = tmp_path / "run"
     argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
     with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
         env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
         job = _start(argv, env)
         _until(lambda: any(out.glob(".tmp-*/runs")), job)
-        proxy.set("kill")
+        proxy.set(fault)
         line = _failed_within(job, time.monotonic())
         assert f"--bigquery_dataset {dataset}" in line and "in the staging phase" in line, line
         assert f"{out}/.tmp-" in line, line
