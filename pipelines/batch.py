@@ -34,6 +34,7 @@ from pipelines.own_commit import FinalCommit, commit_last
 from pipelines.run_commit import (
     Phases,
     RunFailed,
+    clean_up,
     commit_files,
     commit_rows,
     count_in_record,
@@ -41,7 +42,6 @@ from pipelines.run_commit import (
     deliver,
     prepare_tables,
     ready_tables,
-    release_lock,
     table_run,
 )
 from pipelines.summary import RunSummary, sampled_letters, summarize
@@ -73,12 +73,7 @@ from transforms.progress import (
 from transforms.record_files import ReadRecords, matching_files
 from transforms.run_metrics import PromptTokenPercentiles
 from transforms.sinks import PromptDelivery
-from transforms.staging import (
-    acquire,
-    files_under,
-    run_files,
-    staging_name,
-)
+from transforms.staging import acquire, files_under, release, run_files, staging_name
 
 _LOG = logging.getLogger(__name__)
 
@@ -296,11 +291,13 @@ def _bounded_run(
     lock = phases.files("lock")(partial(acquire, output, staging), "taking the lock")
     try:
         replaced = phases.files("lock")(partial(earlier_run, output, overwrite), "listing it")
-        earlier = prepare_tables(settings, tables, overwrite)
+        prepare = partial(prepare_tables, settings, tables, overwrite)
+        earlier = phases.tables("lock")(prepare, "checking the job's earlier run")
         try:
             result = watch(
                 partial(_finished, argv, output, staging, settings, tables), phases.probes(tables)
             )
+            phases.check_lock()
             commit = phases.files("commit")
             staged_summary = commit(partial(_summary, result, started, staged), "reading counts")
             decide_failure(staged_summary, limit, staged, tables)
@@ -309,16 +306,17 @@ def _bounded_run(
             commit_files(output, staging, replaced, commit)
         except BaseException as err:
             if tables is not None and not isinstance(err, SinkTimeout):
-                phases.tables("staging")(partial(drop_staging, tables), "dropping staging tables")
+                drop = partial(drop_staging, tables)
+                clean_up(drop, phases.tables("staging"), "dropping its staging tables")
             raise
         record = run_record(settings, staged_summary.prompts_without_evidence)
-        rows = phases.tables("commit")(
+        rows = phases.tables("table commit")(
             partial(commit_rows, tables, record, output, earlier), "committing the rows"
         )
         delivery = deliver(settings, phases.files("delivery"))  # committed: publish
     finally:
-        release_lock(lock, phases.files("lock"))
-    summary = _summary(result, started, output)
+        clean_up(partial(release, lock), phases.files("lock"), "giving the lock back")
+    summary = phases.files("delivery")(partial(_summary, result, started, output), "summing up")
     if rows is not None:
         summary = replace(summary, outputs={**summary.outputs, "bigquery": rows})
     return BatchRun(settings=settings, summary=summary, delivery=delivery)

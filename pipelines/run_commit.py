@@ -13,7 +13,6 @@ replaced by the time the run said it failed).
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -35,7 +34,7 @@ from transforms.io.table_commit import (
 )
 from transforms.record_files import matching_files
 from transforms.sinks import audit_sink
-from transforms.staging import commit, release
+from transforms.staging import LOCK, commit
 
 _LOG = logging.getLogger(__name__)
 
@@ -136,28 +135,40 @@ class Phases:
         timeout = self.settings.sink_timeout_seconds
         return Bound(timeout, f"--bigquery_dataset {dataset}", phase, self.staging)
 
+    def lost_lock(self) -> str | None:
+        """Why the run no longer holds its lock (None: it does). The lock stays until the
+        run ends, so its absence means the folder was deleted, moved or unmounted, or the
+        lock deleted: Beam's sinks would make the folder again and the run would commit
+        the half it still had."""
+        output = self.settings.output
+        lock = f"{output}/{LOCK}"
+        if FileSystems.exists(lock):
+            return None
+        return (
+            f"--output {output} no longer holds this run's lock {lock}: the folder was "
+            f"deleted, moved or unmounted, or the lock deleted, while the run ran"
+        )
+
     def probes(self, tables: TableRun | None) -> list[tuple[Bound, Callable[[], str | None]]]:
         """What the staging phase asks of each sink it writes while the pipeline runs: the
-        output folder still there (it holds the lock; Cloud Storage: the service answers),
-        the dataset there and answering."""
-        output, timeout = self.settings.output, self.settings.sink_timeout_seconds
-
-        def folder() -> str | None:
-            there = FileSystems.exists(output)  # Cloud Storage: the service answers
-            gone = not there and "://" not in output
-            return (
-                f"--output {output} is gone (deleted or unmounted while the run ran)"
-                if gone
-                else None
-            )
-
-        found = [(self.files("staging"), folder)]
+        run's lock still in `--output` (Cloud Storage: the service answers), the dataset
+        there and answering."""
+        found = [(self.files("staging"), self.lost_lock)]
         if tables is not None:
-            dataset = tables.dataset
+            dataset, timeout = tables.dataset, self.settings.sink_timeout_seconds
             found.append(
                 (self.tables("staging"), lambda: dataset_problem(dataset, timeout, created=False))
             )
         return found
+
+    def check_lock(self) -> None:
+        """Before the commit: `RunFailed` when the run lost its lock (`lost_lock`)."""
+        problem = self.files("commit")(self.lost_lock, "checking the lock")
+        if problem is not None:
+            raise RunFailed(
+                f"{problem}; nothing of this run was committed; what is left of its files "
+                f"is under {self.staging}/"
+            )
 
 
 def commit_files(output: str, staging: str, replaced: list[str], bound: Bound) -> None:
@@ -196,15 +207,14 @@ def commit_rows(
     return describe(tables, earlier)
 
 
-def release_lock(lock: str, bound: Bound) -> None:
-    """Give the lock back; one the sink does not let go of is left for the next run on
-    this host to take over (its process is gone by then)."""
+def clean_up(cleanup: Callable[[], None], bound: Bound, what: str) -> None:
+    """A clean-up after the run (its lock given back, its staging tables dropped) within
+    `bound`; one the sink does not answer is left, said in a warning: a lock for the next
+    run on this host to take over (its process is gone by then), tables to expire."""
     try:
-        bound(partial(release, lock), "giving the lock back")
+        bound(cleanup, what)
     except (SinkTimeout, SinkRefused) as err:
-        _LOG.warning(
-            "the lock %s stays, for the next run on this host to take over (%s)", lock, err
-        )
+        _LOG.warning("left undone, %s: %s", what, err)
 
 
 def deliver(settings: Settings, bound: Step = unbounded) -> DeliveryReport | None:

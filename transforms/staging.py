@@ -182,7 +182,11 @@ def acquire(output: str, run: str) -> str:
     mine = f"{output}/{LOCK}"
     holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
     if not FileSystems.exists(output):  # a location that cannot be written is refused earlier
-        FileSystems.mkdirs(output)
+        try:
+            FileSystems.mkdirs(output)
+        except OSError:
+            if not FileSystems.exists(output):
+                raise  # else another run starting made it in the meantime
     for _ in range(2):  # once more after clearing a dead run's lock
         _clear_dead(output)
         if create_if_absent(mine, json.dumps(holder).encode("utf-8")):

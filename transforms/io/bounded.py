@@ -40,6 +40,8 @@ _FIXES = {
     errno.ENOENT: "it is gone (deleted or unmounted while the run ran): bring it back",
 }
 
+_FILESYSTEM_ERRORS = frozenset({*_FIXES, errno.EIO, errno.EISDIR, errno.ENOTDIR, errno.EFBIG})
+
 
 class Step(Protocol):
     """Runs one sink call, `what` naming it (`Bound`, or `unbounded`)."""
@@ -69,8 +71,8 @@ def _oserror(err: BaseException) -> OSError | None:
     """The OSError behind `err`: itself, one Beam wrapped, or its cause."""
     seen: BaseException | None = err
     while seen is not None:
-        if isinstance(seen, OSError) and seen.errno is not None:
-            return seen
+        if isinstance(seen, OSError) and seen.errno in _FILESYSTEM_ERRORS:
+            return seen  # not a network error (ConnectionError is an OSError too)
         if isinstance(seen, BeamIOError):
             inner = [
                 e for e in (seen.exception_details or {}).values() if isinstance(e, BaseException)
@@ -142,6 +144,10 @@ _LEFT = {
     "commit": (
         "the commit stopped: nothing of this run is committed unless the next run into "
         "--output names its commit as cut off; its files are under {staging}/"
+    ),
+    "table commit": (
+        "the files are committed under --output, the tables as they were unless BigQuery "
+        "applied the transaction after all: rerun with --overwrite to make them agree"
     ),
     "delivery": (
         "the run is committed and what was delivered is recorded under deliveries/: "
