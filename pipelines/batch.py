@@ -14,6 +14,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import apache_beam as beam
@@ -31,11 +32,14 @@ from pipelines.options.runner import BATCH_RUNNER, pin_local_runner
 from pipelines.options.sinks import SinkOptions, require_reachable
 from pipelines.own_commit import FinalCommit, commit_last
 from pipelines.run_commit import (
+    Phases,
     RunFailed,
+    clean_up,
     commit_files,
     commit_rows,
     count_in_record,
     decide_failure,
+    deliver,
     prepare_tables,
     ready_tables,
     table_run,
@@ -44,13 +48,16 @@ from pipelines.summary import RunSummary, sampled_letters, submission_notes, sum
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
-from transforms.delivery import DeliveryReport, deliver_outbox
+from transforms.delivery import DeliveryReport
 from transforms.exclusion_counts import CountExclusions
-from transforms.io.row_files import WriteJsonl, output_prefix
-from transforms.io.table_commit import (
-    TableRun,
-    drop_staging,
+from transforms.io.bounded import (
+    SinkRefused,
+    SinkTimeout,
+    refusal,
+    watch,
 )
+from transforms.io.row_files import WriteJsonl, output_prefix
+from transforms.io.table_commit import TableRun, drop_staging
 from transforms.job_outputs import DeadLetters, OutputPlan
 from transforms.pack import PackRequests
 from transforms.pack_job import JobSteps, parse_pack_write
@@ -66,13 +73,7 @@ from transforms.progress import (
 from transforms.record_files import ReadRecords, matching_files
 from transforms.run_metrics import PromptTokenPercentiles
 from transforms.sinks import PromptDelivery
-from transforms.staging import (
-    acquire,
-    files_under,
-    release,
-    run_files,
-    staging_name,
-)
+from transforms.staging import acquire, files_under, release, run_files, staging_name
 
 _LOG = logging.getLogger(__name__)
 
@@ -268,35 +269,58 @@ def run(argv: list[str] | None = None) -> BatchRun:
     options = PipelineOptions(argv)
     settings = resolve(options)
     check_numbers(options, ((GateOptions, None),))
+    require_reachable(
+        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
+    )
+    try:
+        return _bounded_run(argv, options, settings, started)
+    except SinkTimeout as err:
+        raise RunFailed(str(err)) from err
+    except SinkRefused as err:
+        raise RunFailed(f"{err}; {err.left}") from err
+
+
+def _bounded_run(
+    argv: list[str] | None, options: PipelineOptions, settings: Settings, started: float
+) -> BatchRun:
+    """`run` once its flags are checked: every sink call within `--sink_timeout_seconds`
+    (`pipelines.run_commit.Phases`)."""
     limit = options.view_as(GateOptions).max_dead_letter_percent
     overwrite = options.view_as(SinkOptions).overwrite
     staging = staging_name(settings.run_id)
     output = settings.output
-    require_reachable(
-        options, settings.sinks, settings.sink_timeout_seconds, settings.create_tables
-    )
+    staged = f"{output}/{staging}"
+    phases = Phases(settings, staged)
     tables = table_run(settings)
-    lock = acquire(output, staging)
+    lock = phases.files("lock")(partial(acquire, output, staging), "taking the lock")
     try:
-        replaced = earlier_run(output, overwrite)
-        earlier = prepare_tables(settings, tables, overwrite)
+        replaced = phases.files("lock")(partial(earlier_run, output, overwrite), "listing it")
+        prepare = partial(prepare_tables, settings, tables, overwrite)
+        earlier = phases.tables("lock")(prepare, "checking the job's earlier run")
         try:
-            result = _finished(argv, output, staging, settings, tables)
-            staged = f"{output}/{staging}"
-            staged_summary = _summary(result, started, staged)
+            result = watch(
+                partial(_finished, argv, output, staging, settings, tables), phases.probes(tables)
+            )
+            phases.check_lock()
+            commit = phases.files("commit")
+            staged_summary = commit(partial(_summary, result, started, staged), "reading counts")
             decide_failure(staged_summary, limit, staged, tables)
-            count_in_record(staged, staged_summary.prompts_without_evidence)
-            commit_files(output, staging, replaced)
-        except BaseException:
-            if tables is not None:
-                drop_staging(tables)
+            count = partial(count_in_record, staged, staged_summary.prompts_without_evidence)
+            commit(count, "recording the counts")
+            commit_files(output, staging, replaced, commit)
+        except BaseException as err:
+            if tables is not None and not isinstance(err, SinkTimeout):
+                drop = partial(drop_staging, tables)
+                clean_up(drop, phases.tables("staging"), "dropping its staging tables")
             raise
         record = run_record(settings, staged_summary.prompts_without_evidence)
-        rows = commit_rows(tables, record, output, earlier)
-        delivery = deliver(settings)  # every check passed, the run is committed: publish
+        rows = phases.tables("table commit")(
+            partial(commit_rows, tables, record, output, earlier), "committing the rows"
+        )
+        delivery = deliver(settings, phases.files("delivery"))  # committed: publish
     finally:
-        release(lock)
-    summary = _summary(result, started, output)
+        clean_up(partial(release, lock), phases.files("lock"), "giving the lock back")
+    summary = phases.files("delivery")(partial(_summary, result, started, output), "summing up")
     notes = submission_notes(settings.config, summary.outputs.get("prompts"))
     summary = replace(summary, submission=notes)
     if rows is not None:
@@ -329,22 +353,16 @@ def _finished(
         # files, not only the directory: Cloud Storage has none, only objects under a prefix
         if not left and not FileSystems.exists(f"{output}/{staging}"):
             raise  # it failed before writing anything: bad flags, an unreadable catalog
+        cause = refusal(err, f"{output}/{staging}")
+        if cause is not None:  # a filesystem refusal: Beam's own message is a traceback
+            left = f"nothing was committed; its files are under {output}/{staging}/"
+            raise SinkRefused(f"{cause} (in the staging phase)", left) from err
         raise RunFailed(
             f"the run failed ({type(err).__name__}: {err}); nothing was committed under "
             f"{output} (an earlier run's outputs are untouched); its {len(left)} partial "
             f"files are under {output}/{staging}/, safe to delete"
         ) from err
     return result
-
-
-def deliver(settings: Settings) -> DeliveryReport | None:
-    """Publish a committed run's prompts to `--prompts_topic`, if named
-    (`transforms.delivery`): only once every check that can refuse the run has passed and
-    the run is committed."""
-    topic = settings.sinks.prompts_topic
-    if topic is None:
-        return None
-    return deliver_outbox(settings.output, topic, settings.run_id, settings.sink_timeout_seconds)
 
 
 def _run_and_print(argv: list[str]) -> int:

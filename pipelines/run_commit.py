@@ -10,6 +10,10 @@ Rejected: deciding the gates after the commit (the earlier run was already
 replaced by the time the run said it failed).
 """
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.command import CommandFailed
@@ -17,7 +21,10 @@ from pipelines.options.jobs import Settings
 from pipelines.summary import RunSummary
 from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
+from transforms.delivery import DeliveryReport, deliver_outbox
 from transforms.io.bigquery import create_audit_tables
+from transforms.io.bounded import Bound, SinkRefused, SinkTimeout, Step, unbounded
+from transforms.io.reachability import dataset_problem
 from transforms.io.table_commit import (
     TableRun,
     check_rerun,
@@ -27,7 +34,9 @@ from transforms.io.table_commit import (
 )
 from transforms.record_files import matching_files
 from transforms.sinks import audit_sink
-from transforms.staging import commit
+from transforms.staging import LOCK, commit
+
+_LOG = logging.getLogger(__name__)
 
 
 class RunFailed(CommandFailed):
@@ -106,13 +115,73 @@ def count_in_record(staged: str, without_evidence: int) -> None:
             handle.write((counted.model_dump_json() + "\n").encode("utf-8"))
 
 
-def commit_files(output: str, staging: str, replaced: list[str]) -> None:
-    """Move the staged files into `output`, all or nothing (`transforms.staging.commit`)."""
+@dataclass(frozen=True)
+class Phases:
+    """The bound of every sink call of one run, per phase (`transforms.io.bounded`):
+    `--sink_timeout_seconds`, naming the sink, the phase and the staging folder."""
+
+    settings: Settings
+    staging: str
+    """The run's staging folder, `<output>/.tmp-<run>`."""
+
+    def files(self, phase: str) -> Bound:
+        """The bound of a call to `--output` in `phase`."""
+        output = self.settings.output
+        return Bound(self.settings.sink_timeout_seconds, f"--output {output}", phase, self.staging)
+
+    def tables(self, phase: str) -> Bound:
+        """The bound of a call to `--bigquery_dataset` in `phase`."""
+        dataset = self.settings.sinks.dataset
+        timeout = self.settings.sink_timeout_seconds
+        return Bound(timeout, f"--bigquery_dataset {dataset}", phase, self.staging)
+
+    def lost_lock(self) -> str | None:
+        """Why the run no longer holds its lock (None: it does). The lock stays until the
+        run ends, so its absence means the folder was deleted, moved or unmounted, or the
+        lock deleted: Beam's sinks would make the folder again and the run would commit
+        the half it still had."""
+        output = self.settings.output
+        lock = f"{output}/{LOCK}"
+        if FileSystems.exists(lock):
+            return None
+        return (
+            f"--output {output} no longer holds this run's lock {lock}: the folder was "
+            f"deleted, moved or unmounted, or the lock deleted, while the run ran"
+        )
+
+    def probes(self, tables: TableRun | None) -> list[tuple[Bound, Callable[[], str | None]]]:
+        """What the staging phase asks of each sink it writes while the pipeline runs: the
+        run's lock still in `--output` (Cloud Storage: the service answers), the dataset
+        there and answering."""
+        found = [(self.files("staging"), self.lost_lock)]
+        if tables is not None:
+            dataset, timeout = tables.dataset, self.settings.sink_timeout_seconds
+            found.append(
+                (self.tables("staging"), lambda: dataset_problem(dataset, timeout, created=False))
+            )
+        return found
+
+    def check_lock(self) -> None:
+        """Before the commit: `RunFailed` when the run lost its lock (`lost_lock`)."""
+        problem = self.files("commit")(self.lost_lock, "checking the lock")
+        if problem is not None:
+            raise RunFailed(
+                f"{problem}; nothing of this run was committed; what is left of its files "
+                f"is under {self.staging}/"
+            )
+
+
+def commit_files(output: str, staging: str, replaced: list[str], bound: Bound) -> None:
+    """Move the staged files into `output`, all or nothing (`transforms.staging.commit`),
+    each move within `bound`."""
     try:
-        commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced)
+        commit(f"{output}/{staging}", output, BATCH_FILE_TYPES, replaced, bound)
+    except SinkTimeout:
+        raise  # cut off: whether everything moved back is unknown
     except Exception as err:
+        why = str(err) if isinstance(err, SinkRefused) else f"{type(err).__name__}: {err}"
         raise RunFailed(
-            f"the commit failed ({type(err).__name__}: {err}); {output} is as the commit "
+            f"the commit failed ({why}); {output} is as the commit "
             f"found it (nothing of this run moved in); this run's files are under "
             f"{output}/{staging}/"
         ) from err
@@ -136,3 +205,25 @@ def commit_rows(
             f"its staging tables {tables.prefix}* are kept until they expire"
         ) from err
     return describe(tables, earlier)
+
+
+def clean_up(cleanup: Callable[[], None], bound: Bound, what: str) -> None:
+    """A clean-up after the run (its lock given back, its staging tables dropped) within
+    `bound`; one the sink does not answer is left, said in a warning: a lock for the next
+    run on this host to take over (its process is gone by then), tables to expire."""
+    try:
+        bound(cleanup, what)
+    except (SinkTimeout, SinkRefused) as err:
+        _LOG.warning("left undone, %s: %s", what, err)
+
+
+def deliver(settings: Settings, bound: Step = unbounded) -> DeliveryReport | None:
+    """Publish a committed run's prompts to `--prompts_topic`, if named
+    (`transforms.delivery`): only once every check that can refuse the run has passed and
+    the run is committed."""
+    topic = settings.sinks.prompts_topic
+    if topic is None:
+        return None
+    return deliver_outbox(
+        settings.output, topic, settings.run_id, settings.sink_timeout_seconds, bound
+    )

@@ -57,16 +57,20 @@ class QueuedPrompt(_Output):
 class Delivery(_Output):
     """One prompt of the outbox a batch run delivered to its topic (`deliveries/`): with
     the Pub/Sub message id, or as a duplicate of a prompt an earlier run delivered
-    (same request id and prompt hash), which is not sent again."""
+    (same request id and prompt hash), which is not sent again; or, written before its
+    request is sent, the intent to send it (`intended`, no message id yet)."""
 
     request_id: str
     prompt_sha256: str
     run_id: str
     topic: str
-    outcome: Literal["delivered", "duplicate"]
+    outcome: Literal["delivered", "duplicate", "intended"]
     message_id: str | None
     delivered_by: str
     """The run whose message the consumer got: this run, or the earlier one."""
+    dedup_id: str | None = None
+    """The message's `dedup_id` attribute: `<run id>:<request id>` of the run that first
+    meant to send it, kept by every later attempt (None in records before it)."""
 
 
 class BudgetLedger(_Output):

@@ -8,8 +8,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 
 import apache_beam as beam
@@ -116,6 +119,41 @@ def test_a_second_run_is_refused_while_one_holds_the_output(tmp_path: Path) -> N
     finished = run(flags(SAMPLES / "requests.jsonl", out))
     assert finished.summary.prompts_out > 0
     assert not list(out.glob(".lock-*"))  # the finished run gave its lock back
+
+
+def _contend(out: str, start_line: threading.Barrier, run_name: str) -> str | None:
+    """Take the lock of `out` at the same instant as the other contenders; None: refused."""
+    start_line.wait()
+    try:
+        return acquire(out, run_name)
+    except OutputBusy as busy:
+        assert "--output" in str(busy) and ".lock-output" in str(busy)
+        return None
+
+
+def test_of_runs_starting_together_exactly_one_takes_the_lock(tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    for round_ in range(20):
+        contend = partial(_contend, out, threading.Barrier(4))
+        with ThreadPoolExecutor(4) as pool:
+            won = [lock for lock in pool.map(contend, [f"run-{round_}-{i}" for i in range(4)])]
+        assert len([lock for lock in won if lock is not None]) == 1, won
+        release(next(lock for lock in won if lock is not None))
+
+
+def test_a_full_disk_is_one_line_naming_the_folder(tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)], check=True)
+    try:
+        with pytest.raises(RunFailed) as failed:
+            run(flags(SAMPLES / "requests.jsonl", tiny / "out"))
+        assert "\n" not in str(failed.value)
+        assert f"{tiny}/out/.tmp-" in str(failed.value), failed.value
+        assert "the disk is full: free space there" in str(failed.value)
+        assert not (tiny / "out" / ".run.json").exists()
+    finally:
+        subprocess.run(["umount", "--lazy", str(tiny)], check=True)  # the runner's files close late
 
 
 def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path: Path) -> None:

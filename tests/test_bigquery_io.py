@@ -15,6 +15,7 @@ from schemas.bigquery import bigquery_schema
 from schemas.tables import AUDIT_TABLES
 from transforms.io.bigquery import (
     DEAD_LETTER_STAGE,
+    RecentRequestIds,
     WriteToBigQueryRows,
     bigquery_client,
     create_tables,
@@ -76,6 +77,22 @@ def test_permanent_error_becomes_dead_letters_not_a_failure(gcp_emulators) -> No
             letters | beam.Map(lambda d: (d.stage, d.source, d.request_id)),
             equal_to([(DEAD_LETTER_STAGE, missing, "r1"), (DEAD_LETTER_STAGE, missing, "r2")]),
         )
+
+
+def test_a_manifests_table_dropped_mid_stream_remembers_nothing_in_one_warning(
+    gcp_emulators, caplog
+) -> None:
+    dataset = f"{gcp_emulators.project}.audit_dropped"
+    client = bigquery_client(gcp_emulators.project)
+    create_tables(client, dataset, [AUDIT_TABLES["manifests"]])
+    recent = RecentRequestIds(f"{dataset}.manifests", 3600)
+    assert recent() == frozenset()  # there, and empty
+    client.delete_table(f"{dataset}.manifests")
+    with pytest.raises(api_exceptions.NotFound):
+        client.get_table(f"{dataset}.manifests")
+    assert recent() == frozenset()
+    gone = [r.getMessage() for r in caplog.records if "is gone" in r.getMessage()]
+    assert len(gone) == 1 and f"{dataset}.manifests" in gone[0], gone
 
 
 @pytest.mark.parametrize(

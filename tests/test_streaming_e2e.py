@@ -117,8 +117,11 @@ def test_samples_end_to_end(gcp_emulators, tmp_path) -> None:
                 "uncovered_facets",
                 "run_id",
                 "prompt_sha256",
+                "dedup_id",
             }
             assert len(prompt.attributes["prompt_sha256"]) == 64
+            run_id = prompt.attributes["run_id"]
+            assert prompt.attributes["dedup_id"] == f"{run_id}:{body['request_id']}"
         # Every other record is a dead letter: each malformed one with its stage and
         # reason, each redelivery as a duplicate of its request_id.
         assert len(letters) == expected_letters

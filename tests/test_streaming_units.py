@@ -246,6 +246,7 @@ def test_messages_carry_routing_attributes() -> None:
         "builder_version": BUILDER_VERSION,
         "run_id": "run-7",
         "prompt_sha256": "ab12",
+        "dedup_id": "run-7:q1",
         "conflicts": '[["E1","E2"]]',
         "uncovered_facets": "[]",
     }

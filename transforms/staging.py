@@ -2,12 +2,10 @@
 
 What holds where:
 - **Local and gs:// (`evpack batch` on the FnApiRunner)**: one run at a time per
-  `--output`. A run takes the lock `<output>/.lock-<run>` before the pipeline
-  starts; a second run finding a live lock is refused (`OutputBusy`). The lock
-  is a file of its own per run, created and then listed: a store without
-  create-if-absent (gs:// through Beam's FileSystems) cannot make two runs
-  both think they hold it, at worst two runs started in the same instant
-  both give way. A lock left by a killed run on this host (its process is
+  `--output`. A run takes the lock `<output>/.lock-output` before the pipeline
+  starts, created only if absent (`create_if_absent`), so of runs started in
+  the same instant exactly one wins; a run finding a live lock is refused
+  (`OutputBusy`). A lock left by a killed run on this host (its process is
   gone) is taken over; one from another host is named with the command to
   delete it.
   The run writes everything under `<output>/.tmp-<run>/` (hidden: output
@@ -36,8 +34,9 @@ What holds where:
 Rejected: writing in place and deleting on failure (a killed process cannot
 clean up, and deleting would also take the evidence of what went wrong).
 Rejected: deleting the replaced files before the moves (a failed move then
-leaves neither run whole). Rejected: one shared lock file name (without
-create-if-absent, two runs can both write it and both read their own).
+leaves neither run whole). Rejected: a lock file per run, created then listed
+(two runs started together both saw the other and both gave way: a scheduler
+retrying both livelocked).
 """
 
 import json
@@ -45,9 +44,13 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from functools import partial
 
 from apache_beam.io.filesystems import FileSystems
+from google.api_core.exceptions import PreconditionFailed
+from google.cloud import storage
 
+from transforms.io.bounded import Step, unbounded
 from transforms.run_folder import (
     ASIDE,
     RECORD,
@@ -62,6 +65,9 @@ from transforms.run_folder import (
 )
 
 LOCK_PREFIX = ".lock-"
+LOCK = f"{LOCK_PREFIX}output"
+"""The one lock of an output; `LOCK_PREFIX` also finds the per-run locks of versions
+before it (a lock per run, created then listed)."""
 
 
 class OutputBusy(ValueError):
@@ -116,11 +122,9 @@ def _who(holder: Mapping[str, object]) -> str:
     return f"process {holder.get('pid')} on {holder.get('host')}, since {started}"
 
 
-def acquire(output: str, run: str) -> str:
-    """Take the lock of `output` for `run`; returns the lock file for `release`.
-
-    Raises `OutputBusy` naming the other run's lock when one is live.
-    """
+def _clear_dead(output: str) -> None:
+    """Delete the locks of runs of this host whose process is gone; raise `OutputBusy`
+    naming a live one, or a dead one killed during its commit."""
     for lock in _locks(output):
         holder = _holder(lock)
         run_name = holder.get("run")
@@ -139,20 +143,58 @@ def acquire(output: str, run: str) -> str:
             f"another run is writing to --output {output} ({_who(holder)}); wait for it, "
             f"choose another --output, or delete {lock} if no run is writing there"
         )
-    mine = f"{output}/{LOCK_PREFIX}{run.lstrip('.')}"
+
+
+def create_if_absent(path: str, data: bytes) -> bool:
+    """Write `data` as `path` unless it exists; whether this call created it.
+
+    One winner of any number of simultaneous callers: locally an exclusive create
+    (`O_EXCL`), on Cloud Storage an upload with the precondition "generation 0"
+    (`ifGenerationMatch=0`: only if no live object has the name). Rejected: Beam's
+    FileSystems (no create-if-absent; a lock per run created then listed made two
+    simultaneous runs both give way, and a scheduler retrying both livelocked)."""
+    if path.startswith("gs://"):
+        bucket, name = path.removeprefix("gs://").split("/", 1)
+        client = storage.Client()
+        try:
+            client.bucket(bucket).blob(name).upload_from_string(data, if_generation_match=0)
+        except PreconditionFailed:
+            return False
+        finally:
+            client.close()
+        return True
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+    return True
+
+
+def acquire(output: str, run: str) -> str:
+    """Take the lock of `output` for `run`; returns the lock file for `release`.
+
+    Raises `OutputBusy` naming the other run's lock when one is live. Of runs starting
+    together exactly one wins the lock (`create_if_absent`); the others are refused
+    naming it, as if they had come later.
+    """
+    mine = f"{output}/{LOCK}"
     holder = {"run": run, "host": socket.gethostname(), "pid": os.getpid(), "since": time.time()}
     if not FileSystems.exists(output):  # a location that cannot be written is refused earlier
-        FileSystems.mkdirs(output)
-    with FileSystems.create(mine) as handle:
-        handle.write(json.dumps(holder).encode("utf-8"))
-    others = [lock for lock in _locks(output) if lock != mine]
-    if others:
-        FileSystems.delete([mine])
-        raise OutputBusy(
-            f"another run started writing to --output {output} at the same time "
-            f"(lock {others[0]}); choose another --output or retry once it finished"
-        )
-    return mine
+        try:
+            FileSystems.mkdirs(output)
+        except OSError:
+            if not FileSystems.exists(output):
+                raise  # else another run starting made it in the meantime
+    for _ in range(2):  # once more after clearing a dead run's lock
+        _clear_dead(output)
+        if create_if_absent(mine, json.dumps(holder).encode("utf-8")):
+            return mine
+    raise OutputBusy(
+        f"another run started writing to --output {output} at the same time (lock {mine}); "
+        f"choose another --output or retry once it finished"
+    )
 
 
 def release(lock: str) -> None:
@@ -252,26 +294,35 @@ def commit_finished(staging: str, output: str, outputs: Mapping[str, str], overw
     commit(staging, output, outputs, found)
 
 
-def commit(staging: str, output: str, outputs: Mapping[str, str], replaced: list[str]) -> None:
+def commit(
+    staging: str,
+    output: str,
+    outputs: Mapping[str, str],
+    replaced: list[str],
+    bound: Step = unbounded,
+) -> None:
     """Move the shards of each output (name -> extension) from `staging` to `output`.
 
     `replaced` are the committed files of an earlier run the run was told to
     replace (found when it started, with `--overwrite`). The run record
     (`RECORD`) moves in last, with them. Raises `CommitRefused` (nothing
     moved) or the error of a failed move, after moving every file back.
+    `bound` runs each step (`transforms.io.bounded.Bound`: a sink that stops
+    answering ends the commit within `--sink_timeout_seconds`; a commit cut
+    off so, its moving back included, is named by the next run as one killed).
     """
-    moves = _plan(staging, output, outputs, replaced)
+    moves = bound(lambda: _plan(staging, output, outputs, replaced), "checking the commit")
     done: list[tuple[str, str]] = []
     try:
         for source, destination in moves:
-            _move(source, destination)
+            bound(partial(_move, source, destination), f"moving {source}")
             done.append((source, destination))
     except Exception:
         for source, destination in reversed(done):
-            _move(destination, source)
-        FileSystems.delete([f"{staging}/{RECORD}"])  # no commit under way any more
+            bound(partial(_move, destination, source), f"moving {destination} back")
+        bound(partial(FileSystems.delete, [f"{staging}/{RECORD}"]), "ending the commit")
         raise
-    _remove(staging)
+    bound(partial(_remove, staging), f"deleting {staging}")
 
 
 def _remove(staging: str) -> None:

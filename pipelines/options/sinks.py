@@ -66,9 +66,10 @@ class SinkOptions(PipelineOptions):
         ),
         Flag(
             "sink_timeout_seconds",
-            "How long a named sink (Pub/Sub topic, BigQuery dataset) may stay unreachable: "
-            "checked at start, and the bound of each publish's retries; past it the run "
-            "fails (exit 1) naming the sink.",
+            "How long a sink (Pub/Sub topic, BigQuery dataset, --output) may stay "
+            "unreachable: checked at start, then the bound of every call a batch run makes "
+            "to it (lock, staging, commit, delivery) and of each publish's retries; past it "
+            "the run fails (exit 1) naming the sink and the phase.",
             default=DEFAULT_SINK_TIMEOUT_SECONDS,
             type=int,
             bound="positive",

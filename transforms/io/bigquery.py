@@ -162,6 +162,10 @@ class RecentRequestIds:
 
     A restarted stream starts its dedupe memory with them (see
     `transforms.stream_parse`): the manifests are the record of what was packed.
+    A table dropped while the job runs remembers nothing, said in one warning naming
+    it: the runner sets a packing worker up again at any time, and a `NotFound` there
+    failed the whole job with a traceback, while its inserts into the missing table
+    are dead letters each naming it (`_InsertRowsFn`).
     """
 
     table_id: str
@@ -175,6 +179,13 @@ class RecentRequestIds:
         )
         try:
             return frozenset(row["request_id"] for row in client.query(sql).result())
+        except api_exceptions.NotFound:
+            _LOG.warning(
+                "table %s is gone (dropped while the job ran): no request id is remembered "
+                "from it, and rows for it are dead letters; recreate it with `evpack tables`",
+                self.table_id,
+            )
+            return frozenset()
         finally:
             client.close()
 

@@ -103,11 +103,19 @@ ATTRIBUTE_BYTES = 1024
 """Pub/Sub's limit on one attribute value."""
 
 
-def prompt_message(prompt: PromptLine, run_id: str) -> PubsubMessage:
+def dedup_id(run_id: str, request_id: str) -> str:
+    """The `dedup_id` attribute of a prompt's message: the same on every copy a retry or a
+    rerun after a cut-off delivery sends (`transforms.delivery`)."""
+    return f"{run_id}:{request_id}"
+
+
+def prompt_message(prompt: PromptLine, run_id: str, dedup: str | None = None) -> PubsubMessage:
     """The generation-queue message of one prompt, in the configured prompt format.
 
     `run_id` (the job's, `schemas.run.new_run_id`) and `prompt_sha256` (the
-    manifest's) let a consumer tell a rerun's copy of a prompt from a new one.
+    manifest's) let a consumer tell a rerun's copy of a prompt from a new one;
+    `dedup_id` (`dedup`, by default `run_id:request_id`) is the same on every copy of
+    one message a crash window can leave, for a consumer to drop all but one.
     Attributes `conflicts` (JSON label groups) and `uncovered_facets` (JSON list)
     carry what verification needs beyond the prompt text; one longer than an
     attribute may be is left out (the verifier then skips that check).
@@ -118,6 +126,7 @@ def prompt_message(prompt: PromptLine, run_id: str) -> PubsubMessage:
         "builder_version": prompt.builder_version,
         "run_id": run_id,
         "prompt_sha256": prompt.prompt_sha256,
+        "dedup_id": dedup or dedup_id(run_id, prompt.request_id),
     }
     for name, value in (("conflicts", prompt.conflicts), ("uncovered_facets", prompt.uncovered)):
         encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))

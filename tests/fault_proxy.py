@@ -1,0 +1,196 @@
+"""A loopback TCP proxy in front of one emulator that breaks the link on demand.
+
+The fault tests point a client at `FaultProxy.host` instead of the emulator and
+switch the proxy between passing bytes and one of the faults a sink shows in
+production:
+
+- `kill`: every new connection is reset on accept (a server that died mid-call);
+- `hang`: connections are accepted and read, and never answered (a server or
+  load balancer that stopped responding);
+- `503`: every HTTP request is answered `503 Service Unavailable` (an overloaded
+  front end; HTTP sinks only);
+- `refuse`: the listening socket is closed, so connecting is refused (nothing
+  listens there any more).
+
+Setting any fault resets the connections open at that moment, so a client
+holding a kept-alive connection meets the fault on its next call.
+
+Bounded in time and count: each fault applies to at most `count` connections
+(then the proxy passes again), every thread is a daemon, sockets carry timeouts,
+and `close()` ends all of it. It only ever connects to 127.0.0.1. Rejected:
+toxiproxy (a Go server to install and drive over HTTP) and stopping the emulator
+itself (slow to restart, and it cannot hang or answer 503).
+"""
+
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Literal
+
+Fault = Literal["pass", "kill", "hang", "503", "refuse"]
+LOOPBACK = "127.0.0.1"
+_CHUNK = 65536
+_IDLE_SECONDS = 300.0
+"""The longest a proxied connection may sit idle before the proxy drops it."""
+_UNAVAILABLE = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b'Content-Length: 60\r\nConnection: close\r\n\r\n{"error": {"code": 503, "message": '
+    b'"fault proxy: unavailable"}}'
+)
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close `sock` with a TCP reset (SO_LINGER 0), as a dying server's kernel does."""
+    with suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+class FaultProxy:
+    """Proxies 127.0.0.1:`port` to 127.0.0.1:`target`; see the module docstring."""
+
+    def __init__(self, target: int) -> None:
+        self._target = target
+        self._lock = threading.Lock()
+        self._fault: Fault = "pass"
+        self._left: int | None = None
+        self._open: set[socket.socket] = set()
+        self._hung: list[socket.socket] = []
+        self._closed = False
+        self.faults = 0
+        """How many connections the proxy broke so far."""
+        self._listener = self._listen(0)
+        self.port = self._listener.getsockname()[1]
+        self._serve()
+
+    @property
+    def host(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    def set(self, fault: Fault, count: int | None = None) -> None:
+        """Break the next `count` connections (None: all, until set again) with `fault`."""
+        with self._lock:
+            self._fault, self._left = fault, count
+            live = list(self._open) if fault != "pass" else []  # clients reconnect into it
+            self._open -= set(live)
+        for sock in live:
+            _reset(sock)
+        if fault == "refuse":
+            self._listener.close()
+        elif self._listener.fileno() == -1:
+            self._listener = self._listen(self.port)
+            self._serve()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            socks = [*self._open, *self._hung]
+        self._listener.close()
+        for sock in socks:
+            _reset(sock)
+
+    def _listen(self, port: int) -> socket.socket:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((LOOPBACK, port))
+        listener.listen(64)
+        return listener
+
+    def _serve(self) -> None:
+        threading.Thread(target=self._accept, args=(self._listener,), daemon=True).start()
+
+    def _take(self) -> Fault:
+        """The fault for a new connection, counted down."""
+        with self._lock:
+            fault = self._fault
+            if fault != "pass" and self._left is not None:
+                self._left -= 1
+                if self._left <= 0:
+                    self._fault, self._left = "pass", None
+            if fault != "pass":
+                self.faults += 1
+            return fault
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed: `refuse`, or the proxy is done
+            fault = self._take()
+            target = {"kill": self._kill, "hang": self._hang, "503": self._unavailable}
+            threading.Thread(
+                target=target.get(fault, self._pipe), args=(client,), daemon=True
+            ).start()
+
+    def _kill(self, client: socket.socket) -> None:
+        _reset(client)
+
+    def _hang(self, client: socket.socket) -> None:
+        with self._lock:
+            self._hung.append(client)
+        client.settimeout(_IDLE_SECONDS)
+        for _ in _received(client):
+            pass  # read and never answer
+
+    def _unavailable(self, client: socket.socket) -> None:
+        client.settimeout(10)
+        seen = b""
+        for data in _received(client):
+            seen += data
+            if b"\r\n\r\n" in seen:
+                break
+        with suppress(OSError):
+            client.sendall(_UNAVAILABLE)
+        client.close()
+
+    def _pipe(self, client: socket.socket) -> None:
+        try:
+            server = socket.create_connection((LOOPBACK, self._target), timeout=10)
+        except OSError:
+            _reset(client)
+            return
+        for sock in (client, server):
+            sock.settimeout(_IDLE_SECONDS)
+        with self._lock:
+            if self._closed:
+                _reset(client)
+                server.close()
+                return
+            self._open |= {client, server}
+        threading.Thread(target=_copy, args=(server, client), daemon=True).start()
+        _copy(client, server)
+
+
+def _received(sock: socket.socket) -> Iterator[bytes]:
+    while True:
+        try:
+            data = sock.recv(_CHUNK)
+        except OSError:
+            return
+        if not data:
+            return
+        yield data
+
+
+def _copy(source: socket.socket, sink: socket.socket) -> None:
+    for data in _received(source):
+        try:
+            sink.sendall(data)
+        except OSError:
+            break
+    for sock in (source, sink):
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+@contextmanager
+def fault_proxy(target: int) -> Iterator[FaultProxy]:
+    """A `FaultProxy` in front of 127.0.0.1:`target`, closed on exit."""
+    proxy = FaultProxy(target)
+    try:
+        yield proxy
+    finally:
+        proxy.close()

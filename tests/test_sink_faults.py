@@ -1,0 +1,217 @@
+"""Every sink of a batch run broken in each phase, through a loopback fault proxy of our own
+(`tests.fault_proxy`), on the real emulators: the run ends within the bound
+(`--sink_timeout_seconds`, a few seconds here) with one line naming the sink, the phase
+and the staging folder, exit 1, nothing committed; a rerun once the sink is back
+completes with one prompt and one audit row per request.
+
+Each run is a process of its own (`python -m pipelines.batch`), as a user runs it: the
+bound must end the process, whatever threads the runner left waiting on the sink.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from google.cloud import storage
+
+from tests.batch_run import SAMPLES, flags
+from tests.emulators import Emulators
+from tests.fault_proxy import FaultProxy, fault_proxy
+from tests.stream_harness import Routes, drain
+from transforms.io.bigquery import bigquery_client
+
+pytestmark = pytest.mark.emulators
+
+ROOT = Path(__file__).resolve().parent.parent
+BOUND = 3
+"""--sink_timeout_seconds in these runs."""
+WITHIN = 90.0
+"""How long a run broken by a fault may take in all (start-up included)."""
+
+
+def _port(host: str) -> int:
+    return int(host.rstrip("/").rsplit(":", 1)[1])
+
+
+def _start(argv: list[str], env: dict[str, str], bound: int = BOUND) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipelines.batch", *argv, f"--sink_timeout_seconds={bound}"],
+        cwd=ROOT,
+        env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _until(seen: Callable[[], bool], job: subprocess.Popen[str]) -> None:
+    """Wait until `seen()` is true (the phase to break has begun) while the job runs."""
+    deadline = time.monotonic() + WITHIN
+    while not seen():
+        assert job.poll() is None, job.communicate()
+        assert time.monotonic() < deadline, "the phase to break never began"
+        time.sleep(0.05)
+
+
+def _failed_within(job: subprocess.Popen[str], broken: float) -> str:
+    """The one line the run failed with, once it exited 1 in bounded time after `broken`."""
+    try:
+        _, err = job.communicate(timeout=WITHIN)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        job.communicate()
+        raise AssertionError(f"still running {WITHIN} s after the fault") from None
+    assert job.returncode == 1, err[-3000:]
+    assert time.monotonic() - broken < 10 * BOUND + 15
+    assert "Traceback" not in err, err[-3000:]
+    lines = [line for line in err.splitlines() if line.startswith("evpack batch:")]
+    assert len(lines) == 1, err[-3000:]
+    return lines[0]
+
+
+@pytest.fixture()
+def gcs(gcp_emulators: Emulators) -> Iterator[tuple[FaultProxy, storage.Client]]:
+    client = storage.Client(project=gcp_emulators.project)
+    if client.lookup_bucket("faults") is None:
+        client.create_bucket("faults")
+    for name in ("requests", "catalog"):
+        blob = client.bucket("faults").blob(f"in/{name}.jsonl")
+        blob.upload_from_filename(str(SAMPLES / f"{name}.jsonl"))
+    with fault_proxy(_port(gcp_emulators.storage_host)) as proxy:
+        yield proxy, client
+
+
+def _gs_argv(output: str) -> list[str]:
+    given = {
+        "--input": "gs://faults/in/requests.jsonl",
+        "--catalog": "gs://faults/in/catalog.jsonl",
+        "--output": output,
+    }
+    local = flags(SAMPLES / "requests.jsonl", Path("unused"))
+    return [
+        *(f"{k}={v}" for k, v in given.items()),
+        *(a for a in local if a.split("=")[0] not in given),
+    ]
+
+
+@pytest.mark.parametrize("fault", ["kill", "503", "refuse"])
+def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> None:
+    proxy, client = gcs
+    output = f"gs://faults/runs/{fault}"
+    env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
+    job = _start(_gs_argv(output), env)
+    names = lambda: [b.name for b in client.list_blobs("faults", prefix=f"runs/{fault}/")]  # noqa: E731
+    _until(lambda: any("/.tmp-" in n for n in names()), job)
+    proxy.set(fault)  # down from the first staged file on
+    line = _failed_within(job, time.monotonic())
+    assert f"--output {output} did not answer" in line, line
+    assert "in the staging phase" in line and f"{output}/.tmp-" in line, line
+    assert not any(
+        n.endswith(".run.json") or "/manifests/" in n for n in names() if "/.tmp-" not in n
+    )
+
+    proxy.set("pass")
+    rerun = _start(_gs_argv(output), env)
+    stdout, err = rerun.communicate(timeout=WITHIN * 2)
+    assert rerun.returncode == 0, err[-3000:]
+    manifests = [n for n in names() if n.startswith(f"runs/{fault}/manifests/")]
+    ids = [
+        request_id
+        for n in manifests
+        for request_id in pq.read_table(
+            io.BytesIO(client.bucket("faults").blob(n).download_as_bytes())
+        )
+        .column("request_id")
+        .to_pylist()
+    ]
+    assert len(set(ids)) == len(ids) == _prompts_out(stdout) > 0
+
+
+def _prompts_out(summary: str) -> int:
+    return int(summary.split("prompts out")[1].split()[0])
+
+
+@pytest.mark.parametrize("fault", ["kill", "hang"])
+def test_bigquery_down_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path, fault) -> None:
+    dataset = f"{gcp_emulators.project}.faults_staging_{fault}"
+    out = tmp_path / "run"
+    argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
+    with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
+        env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
+        job = _start(argv, env)
+        _until(lambda: any(out.glob(".tmp-*/runs")), job)
+        proxy.set(fault)
+        line = _failed_within(job, time.monotonic())
+        assert f"--bigquery_dataset {dataset}" in line and "in the staging phase" in line, line
+        assert f"{out}/.tmp-" in line, line
+        assert not (out / ".run.json").exists()
+
+        proxy.set("pass")
+        rerun = _start(argv, env)
+        stdout, err = rerun.communicate(timeout=WITHIN * 2)
+        assert rerun.returncode == 0, err[-3000:]
+    made = _prompts_out(stdout)
+    client = bigquery_client(gcp_emulators.project)
+    rows = list(client.query(f"SELECT request_id FROM `{dataset}.manifests`").result())
+    assert len({r["request_id"] for r in rows}) == len(rows) == made > 0
+
+
+def test_a_vanished_output_folder_is_one_line(tmp_path) -> None:
+    out = tmp_path / "run"
+    job = _start(flags(SAMPLES / "requests.jsonl", out), {})
+    _until(lambda: any(out.glob(".tmp-*/runs")), job)
+    out.rename(tmp_path / "moved")  # gone from its path at once, as an unmounted folder
+    line = _failed_within(job, time.monotonic())
+    assert f"--output {out} no longer holds this run's lock" in line, line
+    assert not (out / ".run.json").exists() and not (tmp_path / "moved" / ".run.json").exists()
+
+
+@pytest.mark.parametrize("cut", ["bound", "kill"])
+def test_a_delivery_cut_off_resends_only_the_unrecorded_with_their_dedup_ids(
+    gcp_emulators, tmp_path, cut
+) -> None:
+    """The topic hangs once the run is committed: the delivery ends within the bound
+    (exit 1, one line), or the process is killed while it waits (SIGKILL); either way
+    the batch's intents are recorded without outcomes, and the rerun sends exactly those
+    again, each with its first `dedup_id`."""
+    routes = Routes(gcp_emulators.project, f"cut-off-delivery-{cut}")
+    routes.create()
+    topic = routes.topic("prompts")
+    out = tmp_path / "run"
+    argv = flags(SAMPLES / "requests.jsonl", out, f"--prompts_topic={topic}")
+    with fault_proxy(_port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
+        env = {"PUBSUB_EMULATOR_HOST": proxy.host}
+        job = _start(argv, env, BOUND if cut == "bound" else 600)
+        _until(lambda: any(out.glob(".tmp-*/outbox/*")), job)  # staged: publishes nothing
+        proxy.set("hang")  # so delivery, after the commit, finds the topic hung
+        if cut == "bound":
+            line = _failed_within(job, time.monotonic())
+            assert f"not delivered to --prompts_topic {topic}" in line, line
+        else:
+            _until(lambda: any(out.glob("deliveries/intents-*")), job)
+            job.kill()
+            job.communicate()
+        assert (out / ".run.json").exists()
+        intents = _rows(out / "deliveries", "intents-*.jsonl")
+        assert intents and not _rows(out / "deliveries", "deliveries-*.jsonl")
+
+        proxy.set("pass")
+        rerun = _start([*argv, "--overwrite"], env)
+        stdout, err = rerun.communicate(timeout=WITHIN * 2)
+        assert rerun.returncode == 0, err[-3000:]
+    assert f"sent again       {len(intents)}" in stdout, stdout
+    got = drain(routes.subscription("prompts"), len(intents))
+    first = {i["request_id"]: i["dedup_id"] for i in intents}
+    assert {m.attributes["request_id"]: m.attributes["dedup_id"] for m in got} == first
+    assert len(got) == len(first)  # a hung request never reached the topic: sent once
+
+
+def _rows(folder: Path, pattern: str) -> list[dict]:
+    return [json.loads(line) for p in folder.glob(pattern) for line in p.read_text().splitlines()]

@@ -1,0 +1,193 @@
+"""Every call a batch run makes to a sink from its launcher ends within a bound.
+
+A sink down past its client's retry window used to hang a run: Cloud Storage's
+client retries each call for 120 s and Beam's filesystem calls it again on the
+way out; BigQuery's client retries an insert for 600 s; nothing bounded the
+sum. `Bound` runs one sink call (or one step made of a few: a lock, a move, a
+record) on a worker thread and waits `seconds` for it (`--sink_timeout_seconds`);
+past that it raises `SinkTimeout`, one line naming the sink, the phase of the
+run (`lock`, `staging`, `commit`, `delivery`) and where the run's files are, and
+the command exits 1. The abandoned call's thread is a daemon: the process ends
+without it.
+
+Why a thread and not each client's own deadline: Beam builds its Cloud Storage
+client itself, with a module-wide retry setting and no timeout option, and a
+rename on Cloud Storage is two calls (copy, delete); one bound around the step
+holds whatever the client does inside. A commit cut off this way is as one
+killed half way: its staging folder says so and the next run names it
+(`transforms.run_folder.cut_off`).
+
+Filesystem errors (`OSError`, Beam's `BeamIOError` around one) become
+`SinkRefused`, one line naming the path and what to fix (`refusal`).
+"""
+
+import errno
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from apache_beam.io.filesystem import BeamIOError
+
+T = TypeVar("T")
+
+_FIXES = {
+    errno.ENOSPC: "the disk is full: free space there",
+    errno.EDQUOT: "the disk quota is used up: free space there",
+    errno.EROFS: "it is on a read-only filesystem: make it writable",
+    errno.EACCES: "it may not be written: give this user write access",
+    errno.EPERM: "it may not be written: give this user write access",
+    errno.ENOENT: "it is gone (deleted or unmounted while the run ran): bring it back",
+}
+
+_FILESYSTEM_ERRORS = frozenset({*_FIXES, errno.EIO, errno.EISDIR, errno.ENOTDIR, errno.EFBIG})
+
+
+class Step(Protocol):
+    """Runs one sink call, `what` naming it (`Bound`, or `unbounded`)."""
+
+    def __call__(self, call: Callable[[], T], what: str) -> T: ...
+
+
+def unbounded(call: Callable[[], T], what: str) -> T:
+    """The call as it is: for a step no one waits on (a Dataflow job's own commit)."""
+    return call()
+
+
+class SinkTimeout(RuntimeError):
+    """A sink call outlasted its bound; the message is the one line to show."""
+
+
+class SinkRefused(RuntimeError):
+    """The filesystem refused a call (full, read-only, gone): the message names the path,
+    the fix and the phase; `left`, what the run left behind there."""
+
+    def __init__(self, message: str, left: str) -> None:
+        super().__init__(message)
+        self.left = left
+
+
+def _oserror(err: BaseException) -> OSError | None:
+    """The OSError behind `err`: itself, one Beam wrapped, or its cause."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _FILESYSTEM_ERRORS:
+            return seen  # not a network error (ConnectionError is an OSError too)
+        if isinstance(seen, BeamIOError):
+            inner = [
+                e for e in (seen.exception_details or {}).values() if isinstance(e, BaseException)
+            ]
+            found = next((o for o in map(_oserror, inner) if o is not None), None)
+            if found is not None:
+                return found
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def refusal(err: BaseException, where: str) -> str | None:
+    """One line for a filesystem error behind `err` at `where` (a folder), or None when
+    `err` is no filesystem error."""
+    found = _oserror(err)
+    if found is None:
+        return None
+    fix = _FIXES.get(found.errno or 0, "check that it can be written")
+    path = found.filename or where
+    return f"{path} refused the write ({found.strerror}): {fix}"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """How long each sink call of one phase may take, and what to name when it does not."""
+
+    seconds: float
+    sink: str
+    """The sink as the user named it: `--output gs://b/run`, `--bigquery_dataset p.d`."""
+    phase: str
+    staging: str
+    """Where the run's files are (its staging folder), named in the message."""
+
+    def __call__(self, call: Callable[[], T], what: str) -> T:
+        """`call()`'s result, or `SinkTimeout` once `seconds` have passed; a filesystem
+        error is `SinkRefused`."""
+        box: list[T] = []
+        failed: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                box.append(call())
+            except BaseException as err:  # handed to the waiting thread
+                failed.append(err)
+
+        worker = threading.Thread(target=target, name=f"sink-{self.phase}", daemon=True)
+        worker.start()
+        worker.join(self.seconds)
+        if worker.is_alive():
+            raise SinkTimeout(
+                f"{self.sink} did not answer within --sink_timeout_seconds={self.seconds:g} "
+                f"({what}, in the {self.phase} phase); {self.left()}"
+            )
+        if failed:
+            line = refusal(failed[0], self.sink)
+            if line is not None:
+                raise SinkRefused(f"{line} ({what}, in the {self.phase} phase)", self.left())
+            raise failed[0]
+        return box[0]
+
+    def left(self) -> str:
+        """What the run left, for the message."""
+        return _LEFT[self.phase].format(staging=self.staging)
+
+
+_LEFT = {
+    "lock": "nothing was written; run again once it answers",
+    "staging": "nothing of this run was committed; its files are under {staging}/",
+    "commit": (
+        "the commit stopped: nothing of this run is committed unless the next run into "
+        "--output names its commit as cut off; its files are under {staging}/"
+    ),
+    "table commit": (
+        "the files are committed under --output, the tables as they were unless BigQuery "
+        "applied the transaction after all: rerun with --overwrite to make them agree"
+    ),
+    "delivery": (
+        "the run is committed and what was delivered is recorded under deliveries/: "
+        "rerun with --overwrite to send only the rest"
+    ),
+}
+"""What a run stopped in each phase leaves, named in its one line."""
+
+PROBE_SECONDS = 2.0
+"""How often `watch` asks the sinks whether they answer while the pipeline runs."""
+
+
+def watch(work: Callable[[], T], probes: Sequence[tuple[Bound, Callable[[], str | None]]]) -> T:
+    """`work()`'s result, run on a worker thread while each probe (a sink's cheap call,
+    returning its problem or None) is asked every `PROBE_SECONDS` within its `Bound`.
+
+    The pipeline phase cannot be bounded call by call (Beam makes the calls), nor as a
+    whole (a big run takes hours): what is bounded is how long a sink it writes may
+    stay silent. A probe that does not answer in time, or answers with a problem, raises
+    `SinkTimeout` naming that sink; the pipeline's threads are left to the process's
+    exit. Rejected: a stall timer on the progress board (a long shuffle counts nothing
+    for minutes while every sink is fine)."""
+    box: list[T] = []
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            box.append(work())
+        except BaseException as err:  # handed to the waiting thread
+            failed.append(err)
+
+    worker = threading.Thread(target=target, name="pipeline", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(PROBE_SECONDS)
+        if worker.is_alive():
+            for bound, probe in probes:
+                problem = bound(probe, "checking that it still answers")
+                if problem is not None:
+                    raise SinkTimeout(f"{problem} (in the {bound.phase} phase); {bound.left()}")
+    if failed:
+        raise failed[0]
+    return box[0]
