@@ -50,12 +50,7 @@ from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.delivery import DeliveryReport
 from transforms.exclusion_counts import CountExclusions
-from transforms.io.bounded import (
-    SinkRefused,
-    SinkTimeout,
-    refusal,
-    watch,
-)
+from transforms.io.bounded import SinkRefused, SinkTimeout, refusal, watch
 from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.io.table_commit import TableRun, drop_staging
 from transforms.job_outputs import DeadLetters, OutputPlan
