@@ -25,7 +25,7 @@ import errno
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from apache_beam.io.filesystem import BeamIOError
 
@@ -109,29 +109,18 @@ class Bound:
     def __call__(self, call: Callable[[], T], what: str) -> T:
         """`call()`'s result, or `SinkTimeout` once `seconds` have passed; a filesystem
         error is `SinkRefused`."""
-        box: list[T] = []
-        failed: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                box.append(call())
-            except BaseException as err:  # handed to the waiting thread
-                failed.append(err)
-
-        worker = threading.Thread(target=target, name=f"sink-{self.phase}", daemon=True)
-        worker.start()
+        worker = _Worker(call, f"sink-{self.phase}")
         worker.join(self.seconds)
         if worker.is_alive():
             raise SinkTimeout(
                 f"{self.sink} did not answer within --sink_timeout_seconds={self.seconds:g} "
                 f"({what}, in the {self.phase} phase); {self.left()}"
             )
-        if failed:
-            line = refusal(failed[0], self.sink)
+        if worker.failed:
+            line = refusal(worker.failed[0], self.sink)
             if line is not None:
                 raise SinkRefused(f"{line} ({what}, in the {self.phase} phase)", self.left())
-            raise failed[0]
-        return box[0]
+        return worker.result()
 
     def left(self) -> str:
         """What the run left, for the message."""
@@ -170,17 +159,7 @@ def watch(work: Callable[[], T], probes: Sequence[tuple[Bound, Callable[[], str 
     `SinkTimeout` naming that sink; the pipeline's threads are left to the process's
     exit. Rejected: a stall timer on the progress board (a long shuffle counts nothing
     for minutes while every sink is fine)."""
-    box: list[T] = []
-    failed: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            box.append(work())
-        except BaseException as err:  # handed to the waiting thread
-            failed.append(err)
-
-    worker = threading.Thread(target=target, name="pipeline", daemon=True)
-    worker.start()
+    worker = _Worker(work, "pipeline")
     while worker.is_alive():
         worker.join(PROBE_SECONDS)
         if worker.is_alive():
@@ -188,6 +167,28 @@ def watch(work: Callable[[], T], probes: Sequence[tuple[Bound, Callable[[], str 
                 problem = bound(probe, "checking that it still answers")
                 if problem is not None:
                     raise SinkTimeout(f"{problem} (in the {bound.phase} phase); {bound.left()}")
-    if failed:
-        raise failed[0]
-    return box[0]
+    return worker.result()
+
+
+class _Worker(threading.Thread, Generic[T]):
+    """`call()` on a daemon thread, its result or its error kept for the waiting thread
+    (a daemon, so an abandoned call never holds the process's exit)."""
+
+    def __init__(self, call: Callable[[], T], name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self._call = call
+        self.returned: list[T] = []
+        self.failed: list[BaseException] = []
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.returned.append(self._call())
+        except BaseException as err:  # handed to the waiting thread
+            self.failed.append(err)
+
+    def result(self) -> T:
+        """What the finished call returned; what it raised is raised here."""
+        if self.failed:
+            raise self.failed[0]
+        return self.returned[0]
