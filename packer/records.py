@@ -13,10 +13,12 @@ from schemas import Candidate
 _WIRE_PREFIX = re.compile(
     r"^\s*(?:[Bb][Yy] [^\n—–]{1,60}?(?:\n|\s[—–-]+\s)\s*)?"  # a byline: "By Jane Doe —"
     r"(?:[A-Z][A-Z .,'/-]{1,40}?(?:,[^()\n—–]{1,20})?\s*(?=[(—–-]))?"  # a dateline: "LONDON, May 3"
-    r"(?:\([^()\n]{1,30}\)\s*)?[—–-]+\s+"  # the agency, "(Reuters)", and its dash
+    r"(?:\([^()\n]{1,30}\)\s*)?[—–-]+\s+(?=\S)"  # the agency, "(Reuters)", and its dash
 )
 """A wire-service dateline or byline before the report itself: `(CNN) —`,
-`WASHINGTON (Reuters) -`, `NEW YORK —`, `By Jane Doe — LONDON (AP) —`."""
+`WASHINGTON (Reuters) -`, `NEW YORK —`, `By Jane Doe — LONDON (AP) —`; only before a
+report: a text that is nothing but one (`(0)- `) keeps its words, as it would without
+its trailing space."""
 _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
 _ACRONYM_DOT = re.compile(r"\.(?<=\b[^\W\d_]\.)(?=[^\W\d_]\b)")
 """Both open with their literal, and look behind it: `re` then skips to each comma or
