@@ -241,7 +241,8 @@ def deduplicate(
             kept, near = fold_near_duplicates(kept, config, memos)
             out.folded_reason.update({r.evidence_id: ExclusionReason.DUPLICATE_NEAR for r in near})
         kept.sort(key=Evidence.rank_key)
-    kept, reprints, copies = fold_reprints(kept, config, fold="reprint" in levels)
+    slot = question.slot if question is not None else None
+    kept, reprints, copies = fold_reprints(kept, config, "reprint" in levels, slot)
     out.folded_reason.update({r.evidence_id: ExclusionReason.DUPLICATE_NEAR for r in reprints})
     pairs: dict[tuple[str, str], set[str]] = defaultdict(set)
     if "copy" in config.conflict_rules:

@@ -8,7 +8,10 @@ When a fact on one side was replaced by a different fact on the other, and
 they share at least `conflict_similarity` of their words, or their stance
 changed ("must" for "may", "not" added, "$" for "€"), or a near copy swaps a
 few content words ("a forward" for "a defender"), they disagree: both stay and
-are flagged as a conflict (rule `copy`). Passages tagged with disjoint facets
+are flagged as a conflict (rule `copy`). For a question asking a number or a
+date, the replaced fact must be one (`_answers_slot`): two labelled-correct
+RAMDocs copies differing in a clan's name beside one population figure are two
+reports, not a disagreement on what is asked. Passages tagged with disjoint facets
 are about different things and never conflict. Only pairs that open with
 enough of the same words are compared whole (`_candidate_pairs`). Rejected:
 comparing lowercase word skeletons only, which missed every conflict whose
@@ -25,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from packer.equivalence import censored, other_text, same_fact, without_moves
+from packer.question import SlotKind
 from packer.records import (
     MEANING_WORDS,
     MONTHS,
@@ -143,16 +147,51 @@ def _content_swap(left: list[str], right: list[str]) -> bool:
     )
 
 
-def compare_copies(a: Evidence, b: Evidence, config: DedupConfig) -> Verdict | None:
-    """Whether two passages of different documents are a reprint, a conflict, or neither."""
-    return _compare(_Copy(a), _Copy(b), config)
+def compare_copies(
+    a: Evidence, b: Evidence, config: DedupConfig, slot: SlotKind | None = None
+) -> Verdict | None:
+    """Whether two passages of different documents are a reprint, a conflict, or neither,
+    for a question asking a value of kind `slot` (None: any question, or none)."""
+    return _compare(_Copy(a), _Copy(b), config, slot)
 
 
-def _compare(copy_a: _Copy, copy_b: _Copy, config: DedupConfig) -> Verdict | None:
+MONTH_NAMES = frozenset(MONTHS.values())
+_FIGURES = frozenset("0123456789")
+
+
+def _holds_number(words: list[str]) -> bool:
+    """A word with a figure in it (a superscript is a unit's, `km²`, not a figure)."""
+    return any(not _FIGURES.isdisjoint(w) for w in words)
+
+
+def _holds_date(words: list[str]) -> bool:
+    return _holds_number(words) or not MONTH_NAMES.isdisjoint(words)
+
+
+_SLOT_VALUE = {"number": _holds_number, "date": _holds_date}
+"""Whether a stretch of words holds a value of the slot's kind."""
+
+
+def _answers_slot(left: list[str], right: list[str], slot: SlotKind | None) -> bool:
+    """Whether a replaced fact can be the question's answer: for a question asking a
+    number or a date, both sides of the stretch hold one ("Borena" for "Garre" beside
+    the same population figure is a difference the question does not ask about). A
+    name question, or one of no known slot, takes any replaced fact. Rejected: the
+    replaced value's nearness to the question's words (a census table's density row
+    names "population"; the count's own row, "there were 1,791 people", does not)."""
+    holds = _SLOT_VALUE.get(slot or "")
+    return holds is None or (holds(left) and holds(right))
+
+
+def _compare(
+    copy_a: _Copy, copy_b: _Copy, config: DedupConfig, slot: SlotKind | None = None
+) -> Verdict | None:
     """`compare_copies` over what it reads of each record.
 
     A conflict is a fact replaced by another (a number, a date, a name) or a
-    stance changed (`_stance_changed`); a reprint differs in wording only.
+    stance changed (`_stance_changed`); a reprint differs in wording only. For a
+    question asking a number or a date, only a replaced value of that kind (or a
+    stance changed) is a disagreement; other replaced facts are other content.
     """
     a, b = copy_a.record, copy_b.record
     wa, wb = copy_a.words, copy_b.words
@@ -178,11 +217,13 @@ def _compare(copy_a: _Copy, copy_b: _Copy, config: DedupConfig) -> Verdict | Non
         if other_text(left, right, context):
             extra = True  # rewritten, or cut at different places: not a fact replaced
             continue
-        if (fact_left and fact_right) or _stance_changed(left, right):
+        if _stance_changed(left, right) or (
+            fact_left and fact_right and _answers_slot(left, right, slot)
+        ):
             replaced = True
         elif fact_left or fact_right or not _FUNCTION_WORDS.issuperset(left + right):
             extra = True  # a fact or a content word one side has: not the same report
-            swapped |= _content_swap(left, right)
+            swapped |= slot not in _SLOT_VALUE and _content_swap(left, right)
     if replaced or (swapped and ratio >= config.reprint_similarity):
         if a.facets and b.facets and set(a.facets).isdisjoint(b.facets):
             return None  # about different required facets: not the same question
@@ -292,9 +333,10 @@ def _needed(size: int) -> float:
 
 
 def fold_reprints(
-    records: list[Evidence], config: DedupConfig, fold: bool
+    records: list[Evidence], config: DedupConfig, fold: bool, slot: SlotKind | None = None
 ) -> tuple[list[Evidence], list[Evidence], list[tuple[str, str]]]:
-    """Fold reprints into their best-ranked copy (when `fold`) and find disagreeing copies.
+    """Fold reprints into their best-ranked copy (when `fold`) and find disagreeing copies
+    (for a question asking a value of kind `slot`).
 
     `records` are in rank order. Returns (kept, folded, conflict pairs of the
     kept, by id: a folded record stands for its keeper).
@@ -306,7 +348,7 @@ def fold_reprints(
         for k in (i, j):
             if k not in copies:
                 copies[k] = _Copy(records[k])
-        verdict = _compare(copies[i], copies[j], config)
+        verdict = _compare(copies[i], copies[j], config, slot)
         if verdict == "conflict":
             conflict_pairs.append((i, j))
         elif verdict == "reprint" and fold and j not in folded_into:

@@ -65,10 +65,15 @@ class Statements:
     negated: tuple[Statement, ...]
 
 
+_PEEK = 16
+"""Characters read past a sentence's end for the number a closing `No.` abbreviates."""
+
+
 def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
     """The complete sentences of `text` (its `sentences`) as statements. A negation inside
     double quotes is a title's or a speaker's ("Don't Drink the Water"), not the
-    sentence's polarity."""
+    sentence's polarity; nor is a closing `No .` whose number the sentence bounds cut
+    off ("assign it to No . 86 Wing": `negations` reads the number that follows)."""
     out = []
     for sentence in sentences:
         if not sentence.complete:
@@ -80,7 +85,8 @@ def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
             if '"' in written or "“" in written
             else words
         )
-        negated = negations(unquoted) % 2 == 1
+        after = canonical_words(text[sentence.end : sentence.end + _PEEK])[:1]
+        negated = negations([*unquoted, *(w for w in after if w[0].isdigit())]) % 2 == 1
         content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
         out.append(Statement(sentence.start, sentence.end, content, negated))
     words = frozenset().union(*(x.content for x in out))

@@ -2,6 +2,8 @@
 figure's units, an alias or a censored word are one claim; a plain disagreement on the
 amount asked is flagged (rule `amount`). Every case goes through `pack_request`."""
 
+from itertools import combinations
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from packer import Catalog, PackerRuntime, pack_request
 from packer.amounts import asked_dimension
 from packer.equivalence import censored, other_text, readings
 from packer.question import read_question
+from packer.slot_conflicts import conflict_groups
 from schemas import DedupConfig, PackingConfig
 from tests.factories import candidate, document, request
 
@@ -119,3 +122,100 @@ def test_reading_censored_words_never_fails_and_needs_a_mask(left, right, text_a
 @given(_WORDS, _WORDS, st.tuples(_WORDS, _WORDS, _WORDS, _WORDS))
 def test_other_text_needs_words_on_both_sides(left, right, context):
     assert not other_text(left, right, context) or (left and right)
+
+
+ORIGINAL = "The new bridge spans 12 km across the bay and opened to traffic in March 2019."
+EDITED = ORIGINAL.replace("12 km", "15 km")
+EDITED_LONGER = EDITED + " Tolls are collected at both ends of the span by the state."
+
+
+def test_two_edits_agreeing_with_each_other_are_two_pairs_not_one_group(runtime):
+    """Each edit disagrees with the original and not with the other edit: two groups
+    through their shared partner, not one group claiming all three disagree."""
+    cands = [
+        candidate("e1", "d1", text=ORIGINAL, retrieval_score=0.9),
+        candidate("e2", "d2", text=EDITED, retrieval_score=0.8),
+        candidate("e3", "d3", text=EDITED_LONGER, retrieval_score=0.7),
+    ]
+    docs = Catalog([document("d1"), document("d2"), document("d3")])
+    result = pack_request(
+        request(*cands, question="How long is the new bridge?"),
+        docs,
+        PackingConfig(max_evidence_tokens=1000),
+        runtime,
+    )
+    groups = [c.evidence_ids for c in result.manifest.conflicts]
+    assert groups == [["e1", "e2"], ["e1", "e3"]]
+
+
+def test_three_values_that_each_disagree_are_one_group(runtime):
+    cands = [
+        candidate("e1", "d1", text=ORIGINAL, retrieval_score=0.9),
+        candidate("e2", "d2", text=EDITED, retrieval_score=0.8),
+        candidate("e3", "d3", text=EDITED_LONGER.replace("15 km", "20 km"), retrieval_score=0.7),
+    ]
+    docs = Catalog([document("d1"), document("d2"), document("d3")])
+    result = pack_request(
+        request(*cands, question="How long is the new bridge?"),
+        docs,
+        PackingConfig(max_evidence_tokens=1000),
+        runtime,
+    )
+    assert [c.evidence_ids for c in result.manifest.conflicts] == [["e1", "e2", "e3"]]
+
+
+_IDS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
+
+
+@given(st.lists(st.tuples(_IDS, _IDS).filter(lambda p: p[0] != p[1]), max_size=12))
+def test_conflict_groups_are_the_maximal_cliques_of_the_pairs(edges):
+    pairs = {edge: {"copy"} for edge in edges}
+    linked = {frozenset(edge) for edge in edges}
+    groups, rules = conflict_groups(pairs)
+    assert len(groups) == len(rules) and groups == sorted(groups)
+    for group in groups:
+        assert all(frozenset(p) in linked for p in combinations(group, 2))  # a clique
+        assert not any(set(group) < set(other) for other in groups)  # maximal
+    assert all(any(edge <= set(group) for group in groups) for edge in linked)  # all kept
+
+
+POPULATION = (
+    "According to the 2007 census, Moyale has a population of {}, of whom 13,665 are men. "
+    "The largest ethnic group is the {} clan, around the town of Moyale."
+)
+
+
+@pytest.mark.parametrize(
+    ("second", "flagged"),
+    [
+        (POPULATION.format("25,038", "Garre"), False),  # a name the question does not ask
+        (POPULATION.format("31,200", "Borena"), True),  # the population asked
+    ],
+)
+def test_asked_a_number_only_a_changed_number_disagrees(runtime, second, flagged):
+    first = POPULATION.format("25,038", "Borena")
+    found = _conflicts(runtime, first, second, "What is the population of Moyale?")
+    assert found == ([(["e1", "e2"], ["copy"])] if flagged else [])
+
+
+SQUADRON = (
+    "Squadron history . No. 94 Squadron was formed at Castlereagh on 30 May 1945 . "
+    "It was planned to equip the squadron with de Havilland Mosquito aircraft and {} "
+    "it to No . 86 Wing . It was disbanded at Castlereagh in 1946 ."
+)
+
+
+@pytest.mark.parametrize(
+    ("second", "flagged"),
+    [
+        (SQUADRON.format("assign"), False),  # the sentence bound cuts "No . 86": no negation
+        (SQUADRON.format("not assign"), True),  # one negation, not two
+    ],
+)
+def test_a_closing_no_before_a_number_is_no_negation(runtime, second, flagged):
+    first = (
+        "It was planned to equip the squadron with de Havilland Mosquito aircraft and "
+        "assign it to No. 86 Wing."
+    )
+    found = _conflicts(runtime, first, second, dedup=DedupConfig(conflict_rules=("polarity",)))
+    assert found == ([(["e1", "e2"], ["polarity"])] if flagged else [])

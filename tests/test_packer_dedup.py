@@ -246,14 +246,14 @@ REPORT = (
 )
 
 
-def _report_and(runtime, other: str):
-    """The report in d1 (ranked first) and `other` in d2, packed."""
+def _report_and(runtime, other: str, question: str = "What did the council decide?"):
+    """The report in d1 (ranked first) and `other` in d2, packed for `question`."""
     docs = [document("d1"), document("d2")]
     cands = [
         candidate("e1", "d1", text=REPORT, retrieval_score=0.9),
         candidate("e2", "d2", text=other, retrieval_score=0.1),
     ]
-    return run(runtime, docs, *cands)
+    return run(runtime, docs, *cands, question=question)
 
 
 @pytest.mark.parametrize(
@@ -290,19 +290,39 @@ def test_reprints_differing_in_wording_only_fold_keeping_every_source(runtime):
 
 
 @pytest.mark.parametrize(
-    "changed",
+    ("changed", "question"),
     [
-        REPORT.replace("4,000", "9,500"),
-        REPORT.replace("Jane Smith", "John Doe"),
-        REPORT.replace("March", "October"),
+        (REPORT.replace("4,000", "9,500"), "How much was the library budget?"),
+        (REPORT.replace("Jane Smith", "John Doe"), "Who said construction would begin?"),
+        (REPORT.replace("March", "October"), "When will construction begin?"),
+        (REPORT.replace("Jane Smith", "John Doe"), "What did the council decide?"),
     ],
 )
-def test_a_changed_figure_date_or_name_is_a_conflict_both_kept_and_flagged(runtime, changed):
-    result = _report_and(runtime, changed)
+def test_a_changed_figure_date_or_name_is_a_conflict_both_kept_and_flagged(
+    runtime, changed, question
+):
+    result = _report_and(runtime, changed, question)
     assert [e.evidence_id for e in result.manifest.evidence] == ["e1", "e2"]
     [conflict] = result.manifest.conflicts
     assert conflict.evidence_ids == ["e1", "e2"] and conflict.labels == ["E1", "E2"]
     assert "Conflicting evidence: E1, E2 disagree" in result.prompt.messages[1].content
+
+
+@pytest.mark.parametrize(
+    ("changed", "question"),
+    [
+        (REPORT.replace("Jane Smith", "John Doe"), "How much was the library budget?"),
+        (REPORT.replace("Jane Smith", "John Doe"), "When will construction begin?"),
+        (REPORT.replace("U.S. library", "Springfield library"), "How much was the budget?"),
+    ],
+)
+def test_a_changed_fact_the_question_does_not_ask_is_no_conflict(runtime, changed, question):
+    """Asked a number or a date, copies differing only in a name are two reports kept
+    apart, not a disagreement about the answer (RAMDocs: `Borena` / `Garre` clan beside
+    one population figure)."""
+    result = _report_and(runtime, changed, question)
+    assert [e.evidence_id for e in result.manifest.evidence] == ["e1", "e2"]
+    assert result.manifest.conflicts == []
 
 
 def test_added_facts_are_neither_a_reprint_nor_a_conflict():
