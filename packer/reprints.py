@@ -138,13 +138,18 @@ SWAP_WORDS = 3
 
 def _content_swap(left: list[str], right: list[str]) -> bool:
     """A few content words put in the place of a few others: "a forward" for "a
-    defender", "red lantern" for "yellow lantern"."""
+    defender", "red lantern" for "yellow lantern". A side of single letters is an
+    abbreviation or an initial (`c.` for circa beside a `(chef)` heading), not a word."""
     return (
         0 < len(left) <= SWAP_WORDS
         and 0 < len(right) <= SWAP_WORDS
-        and not _FUNCTION_WORDS.issuperset(left)
-        and not _FUNCTION_WORDS.issuperset(right)
+        and _has_content(left)
+        and _has_content(right)
     )
+
+
+def _has_content(words: list[str]) -> bool:
+    return any(len(w) > 1 and w not in _FUNCTION_WORDS for w in words)
 
 
 def compare_copies(

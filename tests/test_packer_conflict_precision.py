@@ -219,3 +219,23 @@ def test_a_closing_no_before_a_number_is_no_negation(runtime, second, flagged):
     )
     found = _conflicts(runtime, first, second, dedup=DedupConfig(conflict_rules=("polarity",)))
     assert found == ([(["e1", "e2"], ["polarity"])] if flagged else [])
+
+
+HILL = (
+    "{} Jon Hill ({}1954) is an American {} who was White House Executive Chef from "
+    "October 1, 1987, to January 7, 1988. He was the first American-born chef to serve in "
+    "the capacity."
+)
+
+
+@pytest.mark.parametrize(
+    ("second", "flagged"),
+    [
+        (HILL.format("Biography", "c. ", "chef"), False),  # `c.` beside a `(chef)` heading
+        (HILL.format("Jon Hill (chef)", "", "boxer"), True),  # another profession
+    ],
+)
+def test_a_swap_needs_a_word_on_both_sides(runtime, second, flagged):
+    first = HILL.format("Jon Hill (chef)", "", "chef")
+    found = _conflicts(runtime, first, second, "What is Jon Hill's profession?")
+    assert found == ([(["e1", "e2"], ["copy"])] if flagged else [])
