@@ -22,6 +22,11 @@ pair of a conflict group; recall: wrong passages grouped with a right one):
   0.52, ConflictNQ 0.55 at 0.043, HotpotQA 6.8%; dedup cost at 50
   candidates +0.7 to +2.7 ms cold (claims read afresh; three runs on a
   shared machine), +0.15 to +0.6 ms warm.
+- Since groups are cliques (`conflict_groups`), the same runs give: `slot`
+  RAMDocs 0.33 (numbers, 21 pairs) and 0.40 (dates, 193), ConflictNQ 0.91 over
+  11; `name` ConflictNQ 0.79 over 117 (recall 0.037), RAMDocs 0.27; all three
+  rules RAMDocs 0.47 at recall 0.52, ConflictNQ 0.80 at 0.041: still below the
+  `copy` rule's RAMDocs precision (0.83), so they stay off.
 
 Why the targets (ConflictNQ recall 0.2 at precision 0.7; RAMDocs 0.6 at 0.6)
 are out of reach of these rules, measured: of ConflictNQ's 451 questions 225
