@@ -647,10 +647,15 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   no visible set (within 0.5 points everywhere) and is off by default."""
 
 
-MECHANISMS = ("ours-no-calibrated-relevance", "ours-no-pairs-first", "ours-answers-first")
+MECHANISMS = (
+    "ours-no-calibrated-relevance",
+    "ours-no-pairs-first",
+    "ours-no-block-overhead",
+    "ours-answers-first",
+)
 """The selection mechanisms whose gap closed is shown beside ours': relevance calibrated
-across requests, a disagreement's pair first (both on by default), answer coverage
-(opt-in)."""
+across requests, a disagreement's pair first, a block's fixed overhead in its cost (on by
+default), answer coverage (opt-in)."""
 
 
 def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
@@ -675,6 +680,7 @@ def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
         "Gap to the oracle closed by ours with defaults and by ours with one mechanism",
         "switched (`no-calibrated-relevance`: relevance min-max over the request's own",
         "candidates; `no-pairs-first`: a disagreement admitted by utility per token;",
+        "`no-block-overhead`: utility per bare token, no fixed cost a block;",
         "`answers-first`: the opt-in answer coverage on), where the gap is judged.",
         "",
         table(cells, columns),
