@@ -12,7 +12,8 @@ Mapping choices (the report repeats them):
   `published_at` is both the candidates' `effective_at` and its revision's
   (checked to be before the evaluation time, 2026-01-01);
 - ids are short (`hp<question>.<context id>`, `rd<question>.<document>`,
-  `mh<question>.a<article>.<fact>` in document `mh<question>.a<article>`,
+  `mh<question>.a<article>.<fact>` in document `mh<question>.a<article>`
+  (`mw...` in `multihop_rag-50`),
   `cq<question>.<passage>`), as a header that shows an id pays for it;
 - retrieval scores: MultiHop-RAG's given `bm25_score` (BM25 over its pool of
   facts; `multihop_rag-50`, widened from that pool, `bm25s` over it);
@@ -330,6 +331,7 @@ def multihop_cases(
     tens of candidates with the answer ranked below what fits)."""
     records = list(read_jsonl(data_file(data_dir, MULTIHOP_FILE), limit))
     passages: Iterator[list[dict]] = (r["candidate_passages"] for r in records)
+    prefix = "mh" if candidates is None else "mw"  # ids unique across the sets of one run
     if candidates is not None:
         pool = list(read_jsonl(data_file(data_dir, MULTIHOP_POOL_FILE)))
         passages = widened(records, pool, candidates)
@@ -342,7 +344,7 @@ def multihop_cases(
         for passage in given:
             article = articles.setdefault(passage["url"], len(articles))
             fact = facts_seen[passage["url"]] = facts_seen.get(passage["url"], -1) + 1
-            document = f"mh{index}.a{article}"
+            document = f"{prefix}{index}.a{article}"
             paragraph = Paragraph(
                 key=f"{document}.{fact}",
                 title=passage["title"],
@@ -356,7 +358,7 @@ def multihop_cases(
             paragraphs.append(paragraph)
             if passage["in_evidence_list"]:
                 evidence.add(paragraph.key)
-        request = build_request(f"mh-{record['id']}", record["query"], paragraphs)
+        request = build_request(f"{prefix}-{record['id']}", record["query"], paragraphs)
         cases.append(
             MultihopCase(
                 request=request,
