@@ -12,11 +12,13 @@ Mapping choices (the report repeats them):
   `published_at` is both the candidates' `effective_at` and its revision's
   (checked to be before the evaluation time, 2026-01-01);
 - ids are short (`hp<question>.<context id>`, `rd<question>.<document>`,
-  `mh<question>.a<article>.<fact>` in document `mh<question>.a<article>`,
+  `mh<question>.a<article>.<fact>` in document `mh<question>.a<article>`
+  (`mw...` in `multihop_rag-50`),
   `cq<question>.<passage>`), as a header that shows an id pays for it;
 - retrieval scores: MultiHop-RAG's given `bm25_score` (BM25 over its pool of
-  facts); elsewhere BM25 (`bm25s`, Lucene variant, English stopwords) of the
-  question over that request's own candidates, rounded to 6 decimals;
+  facts; `multihop_rag-50`, widened from that pool, `bm25s` over it);
+  elsewhere BM25 (`bm25s`, Lucene variant, English stopwords) of the question
+  over that request's own candidates, rounded to 6 decimals;
 - titles: HotpotQA's Wikipedia titles (`hotpotqa`), none (`hotpotqa-notitle`,
   the same records), the headline (MultiHop-RAG), none (RAMDocs, ConflictNQ);
 - source URL: the article's `url` (MultiHop-RAG: a news search returns it, as
@@ -47,6 +49,7 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "d
 HOTPOTQA_FILE = "hotpotqa/dev_subsampled.jsonl"
 RAMDOCS_FILE = "ramdocs/RAMDocs_test.jsonl"
 MULTIHOP_FILE = "multihop_rag/multihop_rag_500.jsonl"
+MULTIHOP_POOL_FILE = "multihop_rag/facts_pool.jsonl"
 CONFLICT_NQ_FILE = "conflict_nq/conflict_nq_eval.jsonl"
 SOURCES = {
     HOTPOTQA_FILE: "HotpotQA dev distractor, 500-question IRCoT subsample, "
@@ -54,6 +57,7 @@ SOURCES = {
     RAMDOCS_FILE: "github.com/HanNight/RAMDocs",
     MULTIHOP_FILE: "MultiHop-RAG, github.com/yixuantt/MultiHop-RAG, 500-query sample with "
     "candidate passages built by multihop_rag/make.py",
+    MULTIHOP_POOL_FILE: "MultiHop-RAG's pool of evidence facts, built by multihop_rag/make.py",
     CONFLICT_NQ_FILE: "github.com/4-en/ConflictNQ val + test with candidate passages built "
     "by conflict_nq/make.py",
 }
@@ -295,18 +299,52 @@ def published(value: str) -> datetime:
     return when
 
 
-def multihop_cases(data_dir: Path, limit: int | None = None) -> list[MultihopCase]:
-    """MultiHop-RAG news queries: ten one-sentence facts each, grouped by article."""
+def widened(records: Sequence[dict], pool: Sequence[dict], size: int) -> Iterator[list[dict]]:
+    """Each record's candidate passages widened to `size` from the pool of facts: its
+    evidence facts and the pool's best other facts by BM25 (`bm25s`, Lucene variant,
+    English stopwords, over headline and fact), best first, as `make.py` picks ten.
+    Every candidate is then scored on that one scale, so the widened request ranks its
+    evidence among tens of look-alike news facts."""
+    corpus = bm25s.tokenize([f"{p['title']} {p['fact']}" for p in pool], stopwords="en",
+                            show_progress=False)  # fmt: skip
+    retriever = bm25s.BM25(k1=1.5, b=0.75)
+    retriever.index(corpus, show_progress=False)
+    at = {p["pool_id"]: i for i, p in enumerate(pool)}
+    for record in records:
+        query = bm25s.tokenize(record["query"], stopwords="en", show_progress=False,
+                               return_ids=False)[0]  # fmt: skip
+        scores = retriever.get_scores(query)
+        gold = {at[p["pool_id"]] for p in record["candidate_passages"] if p["in_evidence_list"]}
+        others = sorted((i for i in range(len(pool)) if i not in gold), key=lambda i: -scores[i])
+        chosen = sorted([*gold, *others[: max(0, size - len(gold))]], key=lambda i: -scores[i])
+        yield [
+            {**pool[i], "in_evidence_list": i in gold, "bm25_score": round(float(scores[i]), 6)}
+            for i in chosen
+        ]
+
+
+def multihop_cases(
+    data_dir: Path, limit: int | None = None, candidates: int | None = None
+) -> list[MultihopCase]:
+    """MultiHop-RAG news queries: ten one-sentence facts each, grouped by article; with
+    `candidates`, that many from the pool of facts (`widened`: the held-out news QA shape,
+    tens of candidates with the answer ranked below what fits)."""
+    records = list(read_jsonl(data_file(data_dir, MULTIHOP_FILE), limit))
+    passages: Iterator[list[dict]] = (r["candidate_passages"] for r in records)
+    prefix = "mh" if candidates is None else "mw"  # ids unique across the sets of one run
+    if candidates is not None:
+        pool = list(read_jsonl(data_file(data_dir, MULTIHOP_POOL_FILE)))
+        passages = widened(records, pool, candidates)
     cases = []
-    for index, record in enumerate(read_jsonl(data_file(data_dir, MULTIHOP_FILE), limit)):
+    for index, (record, given) in enumerate(zip(records, passages, strict=True)):
         articles: dict[str, int] = {}
         facts_seen: dict[str, int] = {}
         paragraphs = []
         evidence = set()
-        for passage in record["candidate_passages"]:
+        for passage in given:
             article = articles.setdefault(passage["url"], len(articles))
             fact = facts_seen[passage["url"]] = facts_seen.get(passage["url"], -1) + 1
-            document = f"mh{index}.a{article}"
+            document = f"{prefix}{index}.a{article}"
             paragraph = Paragraph(
                 key=f"{document}.{fact}",
                 title=passage["title"],
@@ -320,7 +358,7 @@ def multihop_cases(data_dir: Path, limit: int | None = None) -> list[MultihopCas
             paragraphs.append(paragraph)
             if passage["in_evidence_list"]:
                 evidence.add(paragraph.key)
-        request = build_request(f"mh-{record['id']}", record["query"], paragraphs)
+        request = build_request(f"{prefix}-{record['id']}", record["query"], paragraphs)
         cases.append(
             MultihopCase(
                 request=request,

@@ -19,6 +19,8 @@ it, or a copy it was folded into, was shown; shares are % of requests:
   document (packers that do not flag: none);
 - MultiHop-RAG: primary = every evidence fact packed whole, over the non-null
   queries; mean tokens spent on the null queries (no evidence exists);
+  `multihop_rag-50` the same queries with 50 candidates each from the pool of
+  facts (`adapters.widened`), the evidence ranked among tens of look-alikes;
 - ConflictNQ: the real passage packed whole; kept; its short answer in the
   packed text (over the questions whose real passage contains it verbatim,
   65 of 451: the others' short answers are paraphrases); primary = both
@@ -95,6 +97,9 @@ from packer.pack import layout_of
 from schemas import DedupConfig, PackingConfig, Request, UtilityWeights
 
 BUDGETS = (150, 256, 512, 1024, 2048)
+WIDE_CANDIDATES = 50
+"""Candidates a request of `multihop_rag-50` holds: the held-out news QA shape, about 50
+retrieved facts with the evidence ranked below what fits (`adapters.widened`)."""
 ORDER_POLICIES = ("relevance", "edges", "best_last", "chronological")
 # One line per switch: name -> PackingConfig fields it overrides.
 DEDUP_LEVELS = DedupConfig().levels
@@ -110,12 +115,14 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-calibrated-relevance": {"enable_calibrated_relevance": False},
     "no-pairs-first": {"enable_pairs_first": False},
     "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
+    "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
     "no-compact-framing": {"compact_framing_below": 0},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
-    **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields},
+    **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields
+       if term != "block_overhead"},  # a cost, not a term: `no-block-overhead`
     # block layouts: the default shows the label only; a six-word title, a full one, the ids
     "blocks-short-title": {"block_attributes": ("title",)},
     "blocks-full-title": {"block_attributes": ("title",), "title_words": 256},
@@ -351,6 +358,12 @@ DATASETS: dict[str, Dataset] = {
         answers=lambda c: c.gold_answers,
     ),
     "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence", lambda c: c.evidence),
+    "multihop_rag-50": Dataset(
+        partial(multihop_cases, candidates=WIDE_CANDIDATES),
+        multihop_metrics,
+        "all_evidence",
+        lambda c: c.evidence,
+    ),
     "conflict_nq": Dataset(
         conflict_nq_cases,
         conflict_nq_metrics,

@@ -130,6 +130,7 @@ class Packet:
         self._w_terms = w.new_question_terms / len(terms) if terms else 0.0
         self._w_redundancy = w.redundancy
         self._cost_per_token = w.token_cost / max(1, policy.budget)
+        self._overhead = w.block_overhead
 
     def _static_utilities(self) -> list[float]:
         """Relevance, authority and recency: the terms that do not depend on the packet."""
@@ -154,7 +155,7 @@ class Packet:
         return out
 
     def priority(self, index: int, unit: Unit | None = None) -> float:
-        """Utility per token of item `index` (or of its `unit`) against the current packet.
+        """Utility per token (and `block_overhead`) of item `index` (or of its `unit`).
 
         A unit is valued as the whole passage but for the question terms it
         holds and its own tokens.
@@ -183,7 +184,7 @@ class Packet:
             if words:
                 shared = len(self.words.intersection(words))
                 utility -= self._w_redundancy * shared / len(words)
-        return max(utility, 1e-9) / max(1, tokens)
+        return max(utility, 1e-9) / max(1.0, tokens + self._overhead)
 
     def resolve(self, index: int) -> int:
         """The exact token count of item `index`, computed once."""

@@ -37,6 +37,11 @@ bonus for a passage holding a value of the question's type (a date for
 `when`, a number for `how many`, `question.Question.slot`) while the
 packet has none (weight 0.5: HotpotQA -0.2 at 256 and 512, ConflictNQ +1.1
 at 256, hotpotqa-notitle unchanged at 256; weight 1: RAMDocs -0.4 at 150).
+Rejected with the block overhead on (full sets): sentence units only for the
+three best-ranked passages (ConflictNQ -17.5 at 512, RAMDocs -2.8 at 256) or
+the five best (notitle unchanged at 256, ConflictNQ -3.8 at 512); the
+best-ranked passage packed in part admitted whole first and selection run
+again (HotpotQA -21.6 at 256).
 
 A passage whose publisher the question names ("the report from The Verge on
 2023-11-24": the host of its `source_url`, on a day the question names if it

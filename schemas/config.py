@@ -39,7 +39,25 @@ class UtilityWeights(_Config):
     `source_url`; on a day the question names, if it names days), 1/2 once
     that publisher is packed; `t` is then the share of the question's terms
     said of that publisher that the candidate holds (`packer.subjects`).
-    Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules).
+    Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules),
+    a block's tokens counted with `block_overhead` more.
+
+    `block_overhead`: every block costs the model a fixed share of attention
+    and the prompt a label beyond its text, so a two-sentence passage of little
+    use is not nearly free. Per bare token the greedy fill let short
+    off-topic passages (a 25-token fact of a named publisher, a one-line
+    distractor) crowd out a gold passage three times their length. Measured on
+    the full visible sets at 150/256/512/1024 against 0 (points of the
+    primary metric): HotpotQA +1.0/+0.4/+0.2/0, hotpotqa-notitle
+    +0.6/+0.2/-0.2/-0.2, ConflictNQ +2.0/+2.4/+0.2/0, RAMDocs 0/0/0/+0.2,
+    MultiHop-RAG -0.2/0/0/0. At 8 tokens about half of that; at 22 and 30,
+    MultiHop-RAG -1.6 and -1.4 at 150. Rejected beside it (same sets): links
+    from a packed passage to every candidate naming its title (HotpotQA -3.6
+    at 256, ConflictNQ -3.8 at 256); a subject of three words or more linked
+    by its first two ("Shirley Temple Black" by "Shirley Temple": HotpotQA
+    -3.2 at 256); a second selection run seeded with each of the three best
+    candidates left out, the run of most total utility kept (HotpotQA -6.2 at
+    256, RAMDocs -2.4 at 150).
 
     `new_source` was 0.25: a bonus every unpacked document gets, so per token
     it favours short passages. Switched off (ablation `zero-new_source`) it
@@ -60,6 +78,7 @@ class UtilityWeights(_Config):
     token_cost: float = 0.1
     named_source: float = 2.0
     named_source_terms: float = 8.0
+    block_overhead: float = 15.0
 
 
 class DedupConfig(_Config):

@@ -103,16 +103,19 @@ def _fact(article: int, k: int, q: int, evidence: bool) -> dict:
         "fact": _paragraph(TOPICS[article + k], q, k),
         "in_evidence_list": evidence,
         "bm25_score": 10.0 - article - k / 10,
-        "pool_id": 10 * article + k,
+        "pool_id": 100 * q + 10 * article + k,
     }
 
 
 def _write_multihop(folder: Path) -> None:
     folder.mkdir()
+    pool = []
     with open(folder / "multihop_rag_500.jsonl", "w") as out:
         for q in range(3):
             null = q == 2
             passages = [_fact(a, k, q, not null and k == 0) for a in range(3) for k in range(2)]
+            pool += [{f: v for f, v in p.items() if f not in ("in_evidence_list", "bm25_score")}
+                     for p in passages]  # fmt: skip
             record = {
                 "id": str(q),
                 "query": f"Did the river and the castle of query {q} both appear?",
@@ -122,6 +125,8 @@ def _write_multihop(folder: Path) -> None:
                 "candidate_passages": passages,
             }
             out.write(json.dumps(record) + "\n")
+    with open(folder / "facts_pool.jsonl", "w") as out:
+        out.writelines(json.dumps(p) + "\n" for p in pool)
 
 
 def _write_conflict_nq(folder: Path) -> None:
@@ -192,6 +197,23 @@ def test_multihop_facts_share_their_article_and_keep_the_given_scores(data_dir: 
     assert cases[2].null_query and not cases[2].evidence
     [doc] = [d for d in catalog_documents([cases[0].request]) if d.document_id == "mh0.a1"]
     assert doc.revisions[0].effective_at == first[2].effective_at
+
+
+def test_widened_multihop_ranks_the_evidence_among_the_pool_on_one_scale(
+    data_dir: Path,
+) -> None:
+    given = multihop_cases(data_dir)
+    wide = multihop_cases(data_dir, candidates=12)
+    for q, (narrow, case) in enumerate(zip(given, wide, strict=True)):
+        texts = [c.text for c in case.request.candidates]
+        scores = [c.retrieval_score for c in case.request.candidates]
+        assert len(texts) == 12 == len(set(texts)) and scores == sorted(scores, reverse=True)
+        evidence = {c.text for c in narrow.request.candidates if c.evidence_id in narrow.evidence}
+        shown = {c.text for c in case.request.candidates if c.evidence_id in case.evidence}
+        assert shown == evidence  # every evidence fact, however low it ranks
+        assert any(f"question {q} " not in t for t in texts)  # other queries' facts join
+        assert texts[0].startswith(("The river", "The castle"))  # the query's words rank first
+    assert wide[2].null_query and not wide[2].evidence
 
 
 def test_conflict_nq_labels_one_real_passage_against_fakes(data_dir: Path) -> None:

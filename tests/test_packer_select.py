@@ -190,6 +190,40 @@ def test_over_budget_skips_and_keeps_filling(runtime):
     assert {x.evidence_id: x.reason.value for x in result.exclusions} == {"e2": "over_budget"}
 
 
+ANSWER = (
+    "Items bought online may be returned within 30 days of delivery for a full refund, "
+    "provided they are unused and in their original packaging; the return window for "
+    "electronics is 14 days, and opened software cannot be returned at all."
+)
+ONE_LINERS = (
+    "Our stores open at nine on weekdays.",
+    "Gift cards never expire.",
+    "Parking is free for customers.",
+)
+
+
+@pytest.mark.parametrize("budget", [50, 60])
+def test_block_overhead_keeps_short_off_topic_lines_from_crowding_out_the_answer(runtime, budget):
+    cands = [
+        candidate("e1", "d1", text=ANSWER, retrieval_score=0.9),
+        *(
+            candidate(f"e{i}", f"d{i}", text=t, retrieval_score=0.6 - i / 20)
+            for i, t in enumerate(ONE_LINERS, 2)
+        ),
+    ]
+    docs = [document(f"d{i}") for i in range(1, 5)]
+
+    def packed(overhead: float) -> list[str]:
+        weights = UtilityWeights(block_overhead=overhead)
+        config = PackingConfig(
+            max_evidence_tokens=budget, enable_sentence_units=False, weights=weights
+        )
+        return labels_in_order(run(runtime, docs, *cands, config=config))
+
+    assert "e1" in packed(UtilityWeights().block_overhead)
+    assert packed(0.0) == ["e2", "e3", "e4"]  # per bare token the one-liners win
+
+
 def test_ledger_is_exact_and_within_limits(runtime):
     config = PackingConfig(input_limit=1200, reserved_answer=300, safety_margin=10)
     cands = [candidate(f"e{i}", f"d{i % 5 + 1}", text=f"Passage {i}. " * 20) for i in range(30)]

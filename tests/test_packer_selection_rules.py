@@ -14,7 +14,7 @@ from packer.question import read_question
 from packer.records import Evidence, text_facts
 from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
-from schemas import PackingConfig
+from schemas import PackingConfig, UtilityWeights
 from tests.factories import candidate, document, request
 
 
@@ -84,13 +84,15 @@ def _pair_request(runtime, budget: int, **config):
 @pytest.mark.parametrize("budget", [50, 60, 70])
 def test_a_detected_disagreement_goes_in_as_a_pair_before_short_passages(runtime, budget):
     """Both sides with their note, before the short passages that win per token; without
-    the rule the short ones crowd a side out."""
+    the rule the short ones crowd a side out (per bare token at every budget here; with
+    the block overhead only at 50, so the greedy alone is judged without it)."""
     packed = _pair_request(runtime, budget)
     shown = {e.evidence_id for e in packed.manifest.evidence}
     assert {"side1", "side2"} <= shown
     assert [sorted(c.evidence_ids) for c in packed.manifest.conflicts] == [["side1", "side2"]]
     assert packed.manifest.budget.used <= budget
-    greedy = _pair_request(runtime, budget, enable_pairs_first=False)
+    bare = UtilityWeights(block_overhead=0.0)
+    greedy = _pair_request(runtime, budget, enable_pairs_first=False, weights=bare)
     assert not {"side1", "side2"} <= {e.evidence_id for e in greedy.manifest.evidence}
 
 
@@ -164,3 +166,58 @@ def test_answers_of_any_text_are_carried_by_real_candidates(texts, kind, questio
     assert [len(a.carriers) for a in found] == sorted(
         (len(a.carriers) for a in found), reverse=True
     )
+
+
+COFFEE_Q = "Does drinking coffee lower the risk of type 2 diabetes?"
+COFFEE = {
+    "yes-long": (
+        "A pooled analysis of 30 prospective cohort studies, following more than 1.1 million "
+        "adults for up to 20 years, found that drinking coffee lowers the risk of type 2 "
+        "diabetes. Each additional daily cup was associated with a 6% lower risk, and the "
+        "association held for both caffeinated and decaffeinated coffee. The authors adjusted "
+        "for age, body mass index, smoking, physical activity and alcohol intake, and the "
+        "result was consistent across men and women and across the United States, Europe and "
+        "Asia. They suggest that chlorogenic acid and magnesium in coffee improve insulin "
+        "sensitivity and glucose metabolism, although the cohorts could not rule out that "
+        "coffee drinkers differ from others in ways the questionnaires did not capture, such "
+        "as diet quality or sleep."
+    ),
+    "yes-short": (
+        "In the Nurses' Health Study, women who drank four or more cups of coffee a day had a "
+        "lower risk of type 2 diabetes than women who drank none."
+    ),
+    "no-trial": (
+        "A randomized trial that assigned 126 adults to five cups of coffee a day or to water "
+        "for 24 weeks found that drinking coffee did not lower the risk markers of type 2 "
+        "diabetes: fasting glucose and insulin resistance did not change."
+    ),
+    "no-genes": (
+        "Mendelian randomization studies, which use genes that shape coffee intake, found no "
+        "evidence that drinking coffee lowers the risk of type 2 diabetes."
+    ),
+}
+
+
+@pytest.mark.parametrize("budget", [150, 200, 250, 300])
+@pytest.mark.parametrize(
+    "ranked",
+    [
+        ("yes-long", "yes-short", "no-trial", "no-genes"),
+        ("yes-long", "yes-short", "no-genes", "no-trial"),
+        ("yes-long", "no-genes", "yes-short", "no-trial"),
+    ],
+)
+def test_a_yes_no_question_gets_one_whole_passage_of_each_side(runtime, budget, ranked):
+    """Two passages a side, the top one too long for a tight budget (150 tokens of its
+    own): the cheaper passages of both sides go in whole, not the long one's side twice
+    and the other as a fragment (min-max relevance gave the last of four candidates 0)."""
+    cands = [
+        candidate(key, f"d{k}", text=COFFEE[key], retrieval_score=9.0 - k)
+        for k, key in enumerate(ranked)
+    ]
+    docs = [document(c.document_id) for c in cands]
+    config = PackingConfig(max_evidence_tokens=budget)
+    packed = pack_request(request(*cands, question=COFFEE_Q), Catalog(docs), config, runtime)
+    whole = {e.evidence_id.split("-")[0] for e in packed.manifest.evidence if not e.partial}
+    assert whole == {"yes", "no"}
+    assert packed.manifest.budget.used <= budget
