@@ -260,7 +260,12 @@ class LlamaIndexTruncate(_LlamaIndexPromptHelper):
 
     def __call__(self, request: Request) -> Packed:
         order = retrieval_order(request)
-        chunks = self.helper.truncate(self.prompt, [c.text for c in order])
+        try:
+            chunks = self.helper.truncate(self.prompt, [c.text for c in order])
+        except ValueError:
+            # Its share of the window is below one token a chunk (50 candidates at 150
+            # tokens): LlamaIndex refuses the call, so nothing reaches the model.
+            return Packed(shown={}, context="")
         shown = {c.evidence_id: chunk for c, chunk in zip(order, chunks, strict=True) if chunk}
         return Packed(shown=shown, context="\n".join(chunks))
 

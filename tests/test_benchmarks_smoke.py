@@ -27,6 +27,7 @@ from benchmarks.adapters import (
     ramdocs_cases,
 )
 from benchmarks.baselines import (
+    LlamaIndexTruncate,
     NaivePacker,
     OraclePacker,
     OurPacker,
@@ -329,6 +330,15 @@ def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
         packed = packer(case.request)
         assert packed.shown and count(packed.context) <= 200
         assert packed.context.startswith("<E1")
+
+
+def test_llamaindex_truncate_sends_nothing_when_its_window_cannot_share_out(
+    data_dir: Path,
+) -> None:
+    """50 candidates in a window of 20 tokens: LlamaIndex refuses, the peer packs nothing."""
+    wide = multihop_cases(data_dir, candidates=50)
+    assert LlamaIndexTruncate(20)(wide[0].request) == Packed(shown={}, context="")
+    assert LlamaIndexTruncate(2048)(wide[0].request).shown
 
 
 def test_our_packer_keeps_every_candidate_accounted(data_dir: Path) -> None:
