@@ -204,8 +204,10 @@ def sentence_names(sentence: str) -> list[tuple[str, tuple[str, ...]]]:
 def missing_names(sentence: str, sources: list[SourceNames]) -> list[str]:
     """The runs of names of `sentence` of which no source writes a word (nor their initials
     as an acronym); an acronym a source spells out is written."""
-    capitalised = _CAPITAL_WORD.findall(sentence)
-    if all(len(w) < 2 or any(_folded(w) in s.words for s in sources) for w in capitalised):
+    unwritten = {_folded(w) for w in _CAPITAL_WORD.findall(sentence) if len(w) > 1}
+    for source in sources:
+        unwritten -= source.words
+    if not unwritten:
         return []  # the common case: every capitalised word is written, so is every run
     missing = []
     for run, names in sentence_names(sentence):
