@@ -19,7 +19,11 @@ process: the same code path as the command) in both scopes, and in the citation 
 with `--citation_span paragraph`, as plain `{request_id, answer}` lines; in the packet
 scope the answer is the claim as written, markers removed. False flags are the checks
 that fail an answer; `names_supported`, reported but not gating by default, is
-measured apart: its false flags, and how many wrong claims it flags.
+measured apart: its false flags, and how many wrong claims it flags. Each false flag is
+told apart by kind (`false_flag_kind`): a figure the references do not hold as digits (the
+judges accepted what the snippet does not say: counted and shown, never read away), a
+sentence without a citation of its own (a claim cited once after several sentences, the
+paragraph style), or the checker's reading.
 
 Measured: false flags on `attributable` claims (any check failing) by check
 and by source; the catch rate on `not attributable` claims that a
@@ -295,6 +299,34 @@ def unreachable_kind(claim: Claim) -> str:
     return f"{kind}: meaning"
 
 
+FALSE_FLAG_KINDS = {
+    "figure absent": "a figure the references do not hold as digits (the judges accepted it)",
+    "uncited sentence": "a sentence of the claim without a citation of its own (paragraph style)",
+    "reading": "every figure held as digits: the checker's reading missed it",
+}
+"""Why a supported claim was flagged, by the same crude digit test as `reachable`: a false flag
+on a figure the references do not hold is the judges' leniency, not a reading to loosen."""
+
+
+def false_flag_kind(claim: Claim, failed: Sequence[str]) -> str:
+    """The `FALSE_FLAG_KINDS` key of a flagged supported claim."""
+    if reachable(claim):
+        return "figure absent"
+    return "uncited sentence" if list(failed) == ["factual_sentences_cited"] else "reading"
+
+
+def _by_kind(
+    good: Sequence[Claim], failed: dict[str, list[str]], offending: dict[str, list[str]]
+) -> dict[str, dict[str, Any]]:
+    """False flags by `false_flag_kind`, each with its count and three examples."""
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for c in good:
+        if checks := failed.get(c.request_id):
+            shown = [o for o in offending[c.request_id] if o.split(":")[0] in checks]
+            kinds[false_flag_kind(c, checks)].append(f"{shown}: {c.text[:200]}")
+    return {k: {"n": len(v), "examples": v[:3]} for k, v in sorted(kinds.items())}
+
+
 def _rate(flags: Sequence[bool]) -> float:
     return sum(flags) / len(flags) if flags else 0.0
 
@@ -345,6 +377,7 @@ def scope_figures(
         "attributable": len(good),
         "false_flag_rate": _rate([bool(failed.get(c.request_id)) for c in good]),
         "false_flags_by_check": dict(by_check.most_common()),
+        "false_flags_by_kind": _by_kind(good, failed, offending),
         "false_flags_by_source": {
             k: {"n": len(v), "rate": _rate(v)} for k, v in sorted(by_source.items())
         },
@@ -419,6 +452,8 @@ def summary(result: dict[str, Any]) -> str:
                 f"of {s['whole_answers']}; catch {s['catch_rate']:.4f} of {s['reachable']} "
                 f"reachable; unreachable {s['unreachable']} of {s['not_attributable']}"
             )
+            kinds = {k: v["n"] for k, v in s["false_flags_by_kind"].items()}
+            lines.append(f"    {'':<8} false flags by kind {kinds}")
             n = s["names_supported"]
             lines.append(
                 f"    {'':<8} names_supported (reported only): false flags {n['false_flags']} "
@@ -432,6 +467,19 @@ def summary(result: dict[str, Any]) -> str:
 def met(ok: bool) -> str:
     """A target's verdict in a report table."""
     return "met" if ok else "missed"
+
+
+def _flag_kind_rows(result: dict[str, Any]) -> list[str]:
+    """One report row per split, scope and `FALSE_FLAG_KINDS` kind of false flag."""
+    rows = []
+    for split in (s for s in SPLITS if s in result):
+        for scope in SCOPES:
+            for kind, v in result[split][scope]["false_flags_by_kind"].items():
+                example = v["examples"][0].replace("|", "/").replace("\n", " ")[:160]
+                rows.append(
+                    f"| {split} | {scope} | {FALSE_FLAG_KINDS[kind]} | {v['n']} | {example} |"
+                )
+    return rows
 
 
 def report_section(result: dict[str, Any]) -> list[str]:
@@ -493,6 +541,12 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "| split | scope | false flags | flags wrong claims | caught, a name absent |",
         "|---|---|---|---|---|",
         *names,
+        "",
+        "Why supported claims were flagged (`false_flag_kind`), with an example of each:",
+        "",
+        "| split | scope | kind | false flags | example |",
+        "|---|---|---|---|---|",
+        *_flag_kind_rows(result),
         "",
         "| split | not attributable, no check reaches it, roughly | claims |",
         "|---|---|---|",

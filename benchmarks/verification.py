@@ -48,7 +48,9 @@ failing the check meant to catch it (for API failures: not passing); the
 false-flag rate is the share of correct answers failing any check, overall
 and per style. Speed: `verify_answer` over every distinct answer in one
 process, the best of `--repeats` passes (the first warms the per-block text
-facts, memoized as in a run), in CPU seconds of that process: answers per
+facts, memoized as in a run; the packet's memo of answer sentences is emptied before each
+pass, so a sentence is read once per packet and pass, as a run reads the answers of one
+request), in CPU seconds of that process: answers per
 second of one core, which the other jobs of a shared machine hardly move
 (its load average is recorded beside). Wall time: `evpack verify` as a command (`python -m
 pipelines.cli verify`, local runner) over `--wall` answers in all six
@@ -864,6 +866,8 @@ def measure(cases: Sequence[Case], run_ids: frozenset[str], repeats: int) -> dic
     texts = sorted({(a.case, a.text) for a in answers})
     best = float("inf")
     for _ in range(repeats):
+        for case in cases:
+            case.packet.sentences.clear()  # each pass reads a sentence once per packet, as a run
         started = time.process_time()
         for n, text in texts:
             verify_answer(text, cases[n].packet, run_ids)

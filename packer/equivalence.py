@@ -12,7 +12,8 @@ words is read, with a word of context on each side, as:
   after it), each converted to its dimension's base unit. Two readings agree
   when they differ by no more than their written precision allows: in one
   unit, half the last digit (`5000` is not `5500`); converted, the rounding
-  of trailing zeros too (`3.1` is 3.05 to 3.15, `5000` 4,500 to 5,500), with
+  of trailing zeros too, up to a tenth (`3.1` is 3.05 to 3.15, `5000` 4,500 to
+  5,500, `1000` 900 to 1,100), with
   0.5% more for the conversion itself; `about` and its kin widen either to
   10%. So `about 5 km` is `3.1 miles`, and `5 km` is not `8 km`.
 - names: one side the initials of the other (`LA` / `Los Angeles`, `UN` /
@@ -113,12 +114,16 @@ class Reading:
 
 def _precision(word: str, zeros_round: bool) -> float:
     """Half a unit of the last written digit; with `zeros_round`, trailing zeros of an
-    integer are rounding too (`5000` is 4,500 to 5,500 when converted)."""
+    integer are rounding too (`5000` is 4,500 to 5,500 when converted), up to a tenth of
+    the figure, as much as `about` allows: `1000` is 900 to 1,100, not 500 to 1,500
+    (rejected: half its leading digit's unit, which made `1000 km` and `776.7 miles`,
+    a quarter apart, one quantity)."""
     digits = word.lstrip("+-")
     if "." in digits:
         return 0.5 * 10 ** -len(digits.split(".")[1])
     zeros = len(digits) - len(digits.rstrip("0")) if zeros_round else 0
-    return 0.5 * 10 ** min(zeros, max(0, len(digits) - 1))
+    rounded = 0.5 * 10 ** min(zeros, max(0, len(digits) - 1))
+    return min(rounded, max(0.5, APPROXIMATE_SHARE * float(digits)))
 
 
 def _unit_at(words: Sequence[str], k: int) -> str:

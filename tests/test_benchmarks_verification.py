@@ -148,3 +148,15 @@ def test_result_lines_read_back_as_written(fmt: str) -> None:
             assert failed is None  # plain lines have no API status
         else:
             assert failed is not None and parse_answer_line(failed).status == status
+
+
+def test_a_false_flag_is_told_apart_by_whether_the_references_hold_its_figures() -> None:
+    def claim(text: str, reference: str) -> real_answers.Claim:
+        return real_answers.Claim("c1", "HAGRID", True, text, "When?", (reference,))
+
+    reference = "[1] The bridge opened in 1932 and carries 160,000 vehicles a day."
+    absent = claim("It opened in 1932 and cost $13 million [1].", reference)
+    assert real_answers.false_flag_kind(absent, ["figures_supported"]) == "figure absent"
+    held = claim("It opened in 1932. It carries 160,000 vehicles a day [1].", reference)
+    assert real_answers.false_flag_kind(held, ["factual_sentences_cited"]) == "uncited sentence"
+    assert real_answers.false_flag_kind(held, ["figures_supported"]) == "reading"

@@ -192,3 +192,11 @@ def test_a_changed_figure_in_the_same_report_stays_a_conflict():
         _evidence("e1", "d1", first), _evidence("e2", "d2", second), DedupConfig()
     )
     assert verdict == "conflict"
+
+
+def test_trailing_zeros_round_by_a_tenth_at_most() -> None:
+    """Found by the quarter-off property: `1000` read as 500 to 1,500 matched a figure a
+    quarter larger in another unit."""
+    assert not same_quantities(words("1000 km"), words("776.7 miles"))  # 1,250 km
+    assert same_quantities(words("1000 km"), words("640 miles"))  # 1,030 km
+    assert same_quantities(words("5000 feet"), words("1.6 km"))  # 5,249 feet

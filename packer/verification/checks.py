@@ -354,7 +354,7 @@ def verify_answer(
     given, decides the scope too."""
     settings = settings or CheckSettings("packet" if scope == "packet" else "citation")
     scope = settings.scope
-    sentences = parse_answer(answer, settings.citation_span)
+    sentences = parse_answer(answer, settings.citation_span, packet.sentences)
     cited = {label for s in sentences for label in s.labels}
     checks = [
         check_answered(answer),

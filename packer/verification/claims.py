@@ -85,22 +85,40 @@ after a paragraph, also the sentences of its paragraph that cite nothing themsel
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
-def parse_answer(answer: str, span: str = "sentence") -> list[AnswerSentence]:
+MEMO_SENTENCES = 512
+"""How many sentences a memo (`parse_answer`) keeps: a packet verified against many answers
+(retries, several models) reads each repeated sentence once, in bounded memory."""
+
+
+def parse_answer(
+    answer: str, span: str = "sentence", memo: dict[str, AnswerSentence] | None = None
+) -> list[AnswerSentence]:
     """Every sentence of an answer with its citations and facts (`unwrapped` first); with
     the `paragraph` span (`CITATION_SPANS`), a sentence citing nothing takes the labels its
     paragraph (text up to a blank line) cites. Rejected: only the next citation after the
-    sentence (a paragraph citing "[E1] ... [E2]" at its end is one citation of both)."""
+    sentence (a paragraph citing "[E1] ... [E2]" at its end is one citation of both).
+    `memo` (the packet's, `GivenPacket.sentences`) keeps sentences read before."""
     sentences = []
     text = unwrapped(answer)
     for paragraph in _PARAGRAPH.split(text) if span == "paragraph" else [text]:
         parsed = []
         for s in split_sentences(paragraph):
-            plain = strip_citations(s)
-            facts = _plain_facts(plain)
-            derived = derivations(plain) if len(facts) >= 3 else ()  # two operands, a result
-            parsed.append(AnswerSentence(s, cited_labels(s), facts, derived))
+            sentence = memo.get(s) if memo is not None else None
+            if sentence is None:
+                sentence = _sentence(s)
+                if memo is not None and len(memo) < MEMO_SENTENCES:
+                    memo[s] = sentence
+            parsed.append(sentence)
         if span == "paragraph":
             cover = tuple(dict.fromkeys(label for s in parsed for label in s.labels))
             parsed = [s if s.labels else replace(s, labels=cover) for s in parsed]
         sentences.extend(parsed)
     return sentences
+
+
+def _sentence(text: str) -> AnswerSentence:
+    """One sentence read: its citations, facts and written-out arithmetic."""
+    plain = strip_citations(text)
+    facts = _plain_facts(plain)
+    derived = derivations(plain) if len(facts) >= 3 else ()  # two operands, a result
+    return AnswerSentence(text, cited_labels(text), facts, derived)

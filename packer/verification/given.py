@@ -4,6 +4,7 @@ looks them up."""
 
 from dataclasses import dataclass, field
 
+from packer.verification.claims import AnswerSentence
 from packer.verification.figures import TextFigures, text_figures
 from packer.verification.names import SourceNames, source_names
 
@@ -32,6 +33,9 @@ class GivenPacket:
     excluded: dict[str, str] | None = None
     _facts: dict[str, TextFigures] = field(default_factory=dict, compare=False, repr=False)
     _names: dict[str, SourceNames] = field(default_factory=dict, compare=False, repr=False)
+    sentences: dict[str, AnswerSentence] = field(default_factory=dict, compare=False, repr=False)
+    """The answer sentences read against this packet (`parse_answer`'s memo): several answers
+    to one packet repeat sentences."""
 
     def facts(self, label: str) -> TextFigures:
         """The block's figures and dates, computed once per block of this packet."""

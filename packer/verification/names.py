@@ -3,16 +3,18 @@ reading behind `names_supported` (`packer.verification.checks`).
 
 A name is a capitalised word that does not open the sentence (or a clause after a colon,
 a bracket or a quote mark), nor is a function word, a title or honorific ("President",
-"Dr"), a month or a day; words inside quotation marks are the quote check's. A source
+"Honourable", "Dr"), a month or a day, nor a noun numbering a part before its number
+("Season 20", "Part 1"); words inside quotation marks are the quote check's. A source
 writes a name when it has the word in any case, without a possessive; or a word sharing
 its first letters with it but for an ending ("Canadian" / "Canada", "Italian" / "Italy":
 a stem of four letters or more, differing by three letters at most); or the demonym
 of a country it names ("French" / "France"); or, for a run of names ("United States"),
-the acronym of their initials ("US"), and for an acronym ("NASA"), a run with those
-initials. A run of names is reported whole ("Frank Epperson") when no word of it is
-written: a source naming "Rebecca" or "Bunch" has named "Rebecca Bunch" for this check
-(rejected: every word written, which on the real answers' tuning split flagged 19 of 364
-supported claims, most of them a first name or a qualifier the source left out).
+the acronym of their initials ("US", "U.S.", "U. S."), and for an acronym ("NASA"), a
+run with those initials. A run of names is reported whole ("Frank Epperson") when no
+word of it, its sentence-opening word included, is written: a source naming "Rebecca"
+or "Bunch" has named "Rebecca Bunch" for this check (rejected: every word written, which
+on the real answers' tuning split flagged 19 of 364 supported claims, most of them a
+first name or a qualifier the source left out).
 
 German text is left out (a sentence with two or more German function words): it
 capitalises every noun, which would all read as names. Rejected: a named-entity model
@@ -33,19 +35,30 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 _OPENERS = frozenset(".!?:;•*-–—()[]\"“‘'\n")
 """What a word opening a sentence or a clause comes after: nothing, or an end mark, a
 colon, a bullet, a dash, a bracket (a list item's "(3)" or "2)") or a quote mark."""
-_DOTTED = re.compile(r"(?<!\w)(?:[A-Z]\.){2,}")
-"""An acronym written with points ("U.S."): a source writing it writes "US"."""
+_DOTTED = re.compile(r"(?<!\w)(?:[A-Z]\.(?: (?=[A-Z]\.))?){2,}")
+"""An acronym written with points, spaced or not ("U.S.", "U. S."): a source writing it
+writes "US"."""
 _NOT_NAME_WORDS = frozenset(
     """i i'm i've i'd i'll however according overall yes also additionally furthermore
     moreover therefore thus meanwhile finally firstly secondly lastly note please
     mr mrs ms miss dr prof professor sir dame lord lady saint st president vice prime
     minister king queen prince princess pope general gen captain capt colonel col
     lieutenant senator sen governor gov mayor judge justice chief sergeant officer
+    honorable honourable hon deputy rev reverend father bishop archbishop cardinal rabbi
+    ambassador secretary chancellor commissioner coach
     monday tuesday wednesday thursday friday saturday sunday today
     north south east west northern southern eastern western""".split()  # noqa: SIM905
 )
 """Capitalised words that are not names: sentence adverbs, the pronoun "I", titles and
 honorifics, days and compass points (beside `_NOT_NAMES`, the function words)."""
+_NUMBERING = frozenset(
+    """season series part chapter episode volume vol book article section act scene round
+    stage phase level game week day track disc issue page figure table step grade class
+    type category division tier edition version verse""".split()  # noqa: SIM905
+)
+"""Nouns that number the parts of something ("Season 20", "Part 1", "Chapter 3"): before
+a number they are a label written in capitals, not a name a source must write."""
+_BEFORE_NUMBER = re.compile(r"\s+\d")
 _DEMONYMS = {
     "french": "france",
     "spanish": "spain",
@@ -124,6 +137,8 @@ def _run_pattern(connectors: frozenset[str]) -> re.Pattern[str]:
     )
 
 
+_CAPITAL_WORD = re.compile(rf"(?<![^\W\d_])[{_UPPER}][^\W\d_]*(?:['’-][^\W\d_]+)*")
+"""A capitalised word, as `_WORD` reads it ("O’Neil’s", "Ex-Girlfriend")."""
 _RUN = _run_pattern(_CONNECTORS)
 _SOURCE_RUN = _run_pattern(_CONNECTORS | {"and"})  # "National Aeronautics and Space ...": NASA
 """Runs of capitalised words, joined by a space (and by `_CONNECTORS` inside a run); a
@@ -149,13 +164,15 @@ def source_names(text: str) -> SourceNames:
     words = frozenset(_folded(w) for w in set(_WORD.findall(text)))
     runs = _runs(text, _SOURCE_RUN)
     acronyms = {_initials([m[0] for m in run]) for run in runs} - {""}
-    acronyms.update(m[0].replace(".", "").casefold() for m in _DOTTED.finditer(text))
+    acronyms.update(re.sub(r"[. ]", "", m[0]).casefold() for m in _DOTTED.finditer(text))
     return SourceNames(words, _stems(words), frozenset(acronyms))
 
 
 def _is_name(match: re.Match[str], text: str) -> bool:
     word = match[0]
     if len(word) < 2 or word in MONTHS or _folded(word) in _NOT:
+        return False
+    if _folded(word) in _NUMBERING and _BEFORE_NUMBER.match(text, match.end()):
         return False
     at = match.start() - 1
     while at >= 0 and text[at] in " \t":
@@ -164,8 +181,10 @@ def _is_name(match: re.Match[str], text: str) -> bool:
 
 
 def sentence_names(sentence: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The names a sentence states, as (the run as written, its name words folded);
-    none in German text."""
+    """The names a sentence states, as (the run as written, its words a source may write,
+    folded); none in German text. A run's opening word is no name by itself but is one of
+    the run's words: "Rebecca Bunch" opening a sentence is named by a source writing
+    "Rebecca"."""
     text = strip_citations(sentence)
     if not _INNER_CAPITAL.search(text):
         return []  # the common case: no capital but the first
@@ -177,15 +196,19 @@ def sentence_names(sentence: str) -> list[tuple[str, tuple[str, ...]]]:
     for run in _runs(text):
         named = [m for m in run if _is_name(m, text)]
         if named:
-            found.append(
-                (text[named[0].start() : run[-1].end()], tuple(_folded(m[0]) for m in named))
-            )
+            words = [_folded(m[0]) for m in run if m in named or _folded(m[0]) not in _NOT]
+            found.append((text[named[0].start() : run[-1].end()], tuple(words)))
     return found
 
 
 def missing_names(sentence: str, sources: list[SourceNames]) -> list[str]:
     """The runs of names of `sentence` of which no source writes a word (nor their initials
     as an acronym); an acronym a source spells out is written."""
+    unwritten = {_folded(w) for w in _CAPITAL_WORD.findall(sentence) if len(w) > 1}
+    for source in sources:
+        unwritten -= source.words
+    if not unwritten:
+        return []  # the common case: every capitalised word is written, so is every run
     missing = []
     for run, names in sentence_names(sentence):
         initials = _initials([w for w in run.split() if w[0].isupper()]) if " " in run else ""

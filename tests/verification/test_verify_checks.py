@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from packer.verification.answer_sentences import split_sentences
 from packer.verification.checks import (
     GATE_REASONS,
+    CheckSettings,
     GivenPacket,
     Verdict,
     checkable_id,
@@ -220,3 +221,22 @@ def test_the_gate_reasons_are_the_withheld_ones_the_docs_list() -> None:
     listed = set(re.findall(r"`(\w+)`", row.split("(", 1)[1].split(")", 1)[0]))
     assert GATE_REASONS == {r for r in ExclusionReason if r.withheld} == listed
     assert not {ExclusionReason.HASH_MISMATCH, ExclusionReason.OVER_BUDGET} & GATE_REASONS
+
+
+def test_a_packets_memo_of_sentences_changes_no_verdict() -> None:
+    """Answers to one packet share its memo of read sentences; each verdict is the one a
+    fresh packet gives, whichever citation span read the sentence first."""
+    blocks = {"E1": "The bridge opened in 1932 with 40 toll staff.", "E2": "It cost $13 million."}
+    packet = GivenPacket("q", blocks)
+    answers = [
+        ("It opened in 1932.\nIt cost $13 million [E2].\n\nIt had 40 staff [E1].", "paragraph"),
+        ("It opened in 1932.\nIt cost $13 million [E2].\n\nIt had 40 staff [E1].", "sentence"),
+        ("It opened in 1932 [E1].\nIt cost $14 million [E2].", "sentence"),
+        ("It opened in 1932 [E1].\nIt cost $13 million [E2].", "sentence"),
+    ]
+    for answer, span in answers:
+        settings = CheckSettings(citation_span=span)
+        fresh = verify_answer(answer, GivenPacket("q", blocks), settings=settings)
+        assert verify_answer(answer, packet, settings=settings) == fresh, answer
+    assert [verify_answer(a, packet).passed for a, _ in answers[2:]] == [False, True]
+    assert len(packet.sentences) == 5  # each distinct sentence read once

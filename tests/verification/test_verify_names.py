@@ -136,3 +136,34 @@ def test_names_read_any_text(sentence: str, source: str) -> None:
     missing = missing_names(sentence, sources)
     assert set(missing) <= {run for run, _ in sentence_names(sentence)}
     assert missing_names(sentence, [source_names(sentence)]) == []
+
+
+COURT = (
+    "Rebecca sings most of the songs on the show. The case reached the Supreme Court of "
+    "the U. S. in 1985, and Honourable Justice Amina Odhiambo wrote the ruling. In its "
+    "twentieth year the show moved to a new network."
+)
+"""Source text as retrieved pages write it: a first name alone, an acronym with spaced
+points, a judge with her honorific."""
+
+
+@pytest.mark.parametrize(
+    ("answer", "new"),
+    [
+        # a run opening the sentence is named by any of its words, the opening one too
+        ("Rebecca Kowalski sings most of the songs [E1].", []),
+        ("Maria Kowalski sings most of the songs [E1].", ["Kowalski"]),
+        # an acronym written with spaced points ("U. S.") names the run it abbreviates
+        ("The case reached the Supreme Court of the United States [E1].", []),
+        ("The case reached the Supreme Court of the United Kingdom [E1].", ["United Kingdom"]),
+        # honorifics are titles, not names
+        ("The ruling was written by Honourable Justice Odhiambo [E1].", []),
+        ("The ruling was written by Honourable Justice Wanjiru [E1].", ["Wanjiru"]),
+        # a noun numbering a part ("Season 20") is a label; not before a number, a name
+        ("In Season 20, the show moved to a new network [E1].", []),
+        ("In Season 20, the show moved to Fox [E1].", ["Fox"]),
+        ("The Season Finale moved to a new network [E1].", ["Season Finale"]),
+    ],
+)
+def test_openers_spaced_acronyms_honorifics_and_numbered_parts(answer: str, new: list[str]) -> None:
+    assert _names(answer, COURT) == new
