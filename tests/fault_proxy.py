@@ -10,9 +10,13 @@ production:
 - `503`: every HTTP request is answered `503 Service Unavailable` (an overloaded
   front end; HTTP sinks only);
 - `refuse`: the listening socket is closed, so connecting is refused (nothing
-  listens there any more).
+  listens there any more);
+- `mute`: requests still reach the server, its answers are dropped (a call the
+  server carried out whose answer was lost on the way back). Open connections
+  are kept, so a client's next call on its kept-alive connection is carried
+  out and never answered.
 
-Setting any fault resets the connections open at that moment, so a client
+Setting any other fault resets the connections open at that moment, so a client
 holding a kept-alive connection meets the fault on its next call.
 
 Bounded in time and count: each fault applies to at most `count` connections
@@ -25,11 +29,11 @@ itself (slow to restart, and it cannot hang or answer 503).
 import socket
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Literal
 
-Fault = Literal["pass", "kill", "hang", "503", "refuse"]
+Fault = Literal["pass", "kill", "hang", "503", "refuse", "mute"]
 LOOPBACK = "127.0.0.1"
 _CHUNK = 65536
 _IDLE_SECONDS = 300.0
@@ -73,7 +77,7 @@ class FaultProxy:
         """Break the next `count` connections (None: all, until set again) with `fault`."""
         with self._lock:
             self._fault, self._left = fault, count
-            live = list(self._open) if fault != "pass" else []  # clients reconnect into it
+            live = list(self._open) if fault not in ("pass", "mute") else []  # reconnect into it
             self._open -= set(live)
         for sock in live:
             _reset(sock)
@@ -160,8 +164,11 @@ class FaultProxy:
                 server.close()
                 return
             self._open |= {client, server}
-        threading.Thread(target=_copy, args=(server, client), daemon=True).start()
+        threading.Thread(target=_copy, args=(server, client, self._muted), daemon=True).start()
         _copy(client, server)
+
+    def _muted(self) -> bool:
+        return self._fault == "mute"
 
 
 def _received(sock: socket.socket) -> Iterator[bytes]:
@@ -175,8 +182,13 @@ def _received(sock: socket.socket) -> Iterator[bytes]:
         yield data
 
 
-def _copy(source: socket.socket, sink: socket.socket) -> None:
+def _copy(
+    source: socket.socket, sink: socket.socket, drop: Callable[[], bool] = lambda: False
+) -> None:
+    """Pass what `source` sends on to `sink`, except while `drop()` (it is read and lost)."""
     for data in _received(source):
+        if drop():
+            continue
         try:
             sink.sendall(data)
         except OSError:
