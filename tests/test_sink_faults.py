@@ -134,6 +134,27 @@ def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> No
     assert len(set(ids)) == len(ids) == _prompts_out(stdout) > 0
 
 
+def test_of_two_runs_racing_for_one_cloud_storage_output_exactly_one_starts(gcs) -> None:
+    """The emulator ignores `ifGenerationMatch`, so the proxy answers the second
+    create-if-absent of the lock 412 as Cloud Storage would (a shim, named as such in
+    `tests.fault_proxy`); what is tested is the runs' handling of it: one wins, the other
+    is refused naming the lock, neither livelocks."""
+    proxy, client = gcs
+    proxy.enforce_create_if_absent()
+    output = "gs://faults/runs/race"
+    env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
+    jobs = [_start(_gs_argv(output), env), _start(_gs_argv(output), env)]
+    ended = [
+        (job.returncode, err) for job in jobs for _, err in [job.communicate(timeout=WITHIN * 3)]
+    ]
+    codes = sorted(code for code, _ in ended)
+    assert codes == [0, 2], [err[-2000:] for _, err in ended]
+    refused = next(err for code, err in ended if code == 2)
+    assert f"{output}/.lock-output" in refused and "Traceback" not in refused, refused[-2000:]
+    names = [b.name for b in client.list_blobs("faults", prefix="runs/race/")]
+    assert sum(n.endswith("/.run.json") for n in names) == 1
+
+
 def _prompts_out(summary: str) -> int:
     return int(summary.split("prompts out")[1].split()[0])
 

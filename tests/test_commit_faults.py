@@ -1,0 +1,57 @@
+"""A sink failing in a batch run's commit phase, through the fault proxy on the emulators.
+
+The proxy turns to the fault on the first request that only the phase makes
+(`FaultProxy.set_on`), so the fault starts with the phase whatever the load. The run ends
+within the bound with one line, exit 1; what it leaves is what docs/outputs.md's table says;
+a rerun with `--overwrite` once the sink answers commits one audit row per request.
+"""
+
+import time
+
+import pytest
+
+from tests.batch_run import SAMPLES, flags
+from tests.fault_proxy import fault_proxy
+from tests.test_sink_faults import WITHIN, _failed_within, _port, _prompts_out, _start, _until
+from transforms.io.bigquery import bigquery_client
+
+pytestmark = pytest.mark.emulators
+
+
+def _committed(project: str, dataset: str) -> list[tuple[str, str]]:
+    """(request id, run id) of each manifest row the views of `dataset` show."""
+    client = bigquery_client(project)
+    sql = f"SELECT request_id, run_id FROM `{dataset}.manifests` ORDER BY request_id"
+    return [(r["request_id"], r["run_id"]) for r in client.query(sql).result()]
+
+
+@pytest.mark.parametrize("fault", ["hang", "503"])
+def test_bigquery_failing_in_its_table_commit_leaves_the_tables_as_they_were(
+    gcp_emulators, tmp_path, fault
+) -> None:
+    project = gcp_emulators.project
+    dataset = f"{project}.faults_commit_{fault.replace('503', 'unavailable')}"
+    out = tmp_path / "run"
+    argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
+    earlier = _start(argv, {})
+    _, err = earlier.communicate(timeout=WITHIN * 2)
+    assert earlier.returncode == 0, err[-3000:]
+    before = _committed(project, dataset)
+    with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
+        env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
+        job = _start([*argv, "--overwrite"], env)
+        _until(lambda: any(out.glob(".tmp-*/runs")), job)
+        proxy.set_on(b"/jobs", fault)  # the commit's transaction is the run's first query
+        _until(lambda: proxy.tripped, job)
+        line = _failed_within(job, time.monotonic())
+        assert f"--bigquery_dataset {dataset}" in line, line
+        assert "table commit phase" in line or "BigQuery commit failed" in line, line
+        proxy.set("pass")  # the run has exited: read through a working link
+        assert _committed(project, dataset) == before  # the tables as they were
+
+        rerun = _start([*argv, "--overwrite"], env)
+        stdout, err = rerun.communicate(timeout=WITHIN * 2)
+        assert rerun.returncode == 0, err[-3000:]
+    after = _committed(project, dataset)
+    assert len({request_id for request_id, _ in after}) == len(after) == _prompts_out(stdout)
+    assert {run for _, run in after}.isdisjoint(run for _, run in before)
