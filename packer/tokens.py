@@ -17,6 +17,9 @@ special tokens, and special-token strings in evidence count as text. Anything
 else (Metaspace, a prefix space, replacing normalizers, whitespace-only
 splits) makes a text's count depend on what precedes it: such a file is
 refused with the reason, as the ledger could not be exact.
+
+cl100k_base texts are counted piece by piece (`PieceCounts`): tiktoken's split
+done in C, each piece's count from a memo, a new piece encoded by tiktoken.
 """
 
 import base64
