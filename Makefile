@@ -11,8 +11,8 @@ OUT ?= out/demo
 .PHONY: demo demo-stream test fresh-check lint samples schema templates bench bench-scale eval fuzz
 
 # The console script is the marker of an install; reinstall when pyproject or the C
-# kernels change (the editable install builds packer/_native.c in place).
-$(BIN)/evpack: pyproject.toml setup.py packer/_native.c
+# kernels change (the editable install builds packer/_native.c and _pretokenize.c in place).
+$(BIN)/evpack: pyproject.toml setup.py packer/_native.c packer/_pretokenize.c packer/_pretokenize_table.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,report]'

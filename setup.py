@@ -51,5 +51,13 @@ if __name__ == "__main__":
     warnings.filterwarnings("ignore", message="Editable installation")
     setup(
         cmdclass={"build_py": StampedBuild},
-        ext_modules=[Extension("packer._native", sources=["packer/_native.c"], optional=True)],
+        ext_modules=[
+            Extension("packer._native", sources=["packer/_native.c"], optional=True),
+            Extension(
+                "packer._pretokenize",
+                sources=["packer/_pretokenize.c"],
+                depends=["packer/_pretokenize_table.h"],
+                optional=True,
+            ),
+        ],
     )

@@ -35,7 +35,9 @@ machine's 1-minute load average before its round beside it. Sections:
   counts its C kernels only once built there: copy the built module in), each in
   a process of its own, rounds interleaved: what each change bought;
 - memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses);
-- profiles: cProfile of ours with cold and with warm caches.
+- profiles: cProfile of ours with cold and with warm caches (part of compare).
+
+`--sections compare changes ...` runs only those (all by default).
 
 Every process of the benchmark packs with the garbage collector set as the
 job's packing workers set it (`transforms.collector`: full collections rare),
@@ -689,6 +691,26 @@ def _named(tree: str) -> tuple[str, str]:
     return name, path
 
 
+SECTIONS = ("compare", "repeats", "retrieval", "sweep", "changes", "beam", "memory")
+"""The sections of the benchmark, in the order they run (`--sections`, all by default)."""
+
+
+def compare_section(
+    pool: Pool, catalog: Catalog, tokens: TokenCounter, args: argparse.Namespace
+) -> dict:
+    """The compared workload of fresh texts: every packer against the floor, the profiles
+    of ours cold and warm, and each stage's share of them."""
+    fresh = list(generate(pool, args.requests, 10))
+    results = {"compare": time_packers(fresh, catalog, tokens, args.repeats, not args.no_libraries)}
+    results["profile"], cold_stages = profile_core(fresh, catalog, tokens, warm=False)
+    results["profile_warm"], warm_stages = profile_core(fresh, catalog, tokens, warm=True)
+    results["stages"] = [
+        {"stage": stage, "cold": cold_stages[stage], "warm": warm_stages[stage]}
+        for stage in STAGES.values()
+    ]
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -729,10 +751,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=list(MEMORY_SIZES))
     parser.add_argument("--no-libraries", action="store_true", help="skip LlamaIndex and Haystack")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
+    parser.add_argument(
+        "--sections",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        help="run only these sections (changes needs --trees, beam --beam-requests)",
+    )
+    parser.add_argument(
+        "--out", type=Path, help=f"JSON results file ({DEFAULT_OUT} with every section)"
+    )
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--changes-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.out is None and set(args.sections) != set(SECTIONS):
+        parser.error("--sections needs --out: the report reads every section from the default")
+    args.out = args.out or DEFAULT_OUT
     make_full_collections_rare()
     try:
         if args.memory_child is not None:
@@ -750,26 +784,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     catalog = Catalog(pool.catalog())
     tokens = TokenCounter.load()
     results: dict = {"machine": machine(), "budget": BUDGET, "requests": args.requests}
+    run = set(args.sections)
     with offline_cl100k_cache():
-        fresh = list(generate(pool, args.requests, 10))
-        results["compare"] = time_packers(
-            fresh, catalog, tokens, args.repeats, not args.no_libraries
-        )
-        results["profile"], cold_stages = profile_core(fresh, catalog, tokens, warm=False)
-        results["profile_warm"], warm_stages = profile_core(fresh, catalog, tokens, warm=True)
-        results["stages"] = [
-            {"stage": stage, "cold": cold_stages[stage], "warm": warm_stages[stage]}
-            for stage in STAGES.values()
-        ]
-        del fresh
-        repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
-        results["repeats"] = time_packers(repeated, catalog, tokens, args.repeats, libraries=False)
-        del repeated
-        results["retrieval"] = retrieval(
-            pool, catalog, tokens, args.retrieval_requests, args.repeats
-        )
-    results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
-    if args.trees:
+        if "compare" in run:
+            results |= compare_section(pool, catalog, tokens, args)
+        if "repeats" in run:
+            repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
+            results["repeats"] = time_packers(
+                repeated, catalog, tokens, args.repeats, libraries=False
+            )
+            del repeated
+        if "retrieval" in run:
+            results["retrieval"] = retrieval(
+                pool, catalog, tokens, args.retrieval_requests, args.repeats
+            )
+    if "sweep" in run:
+        results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
+    if args.trees and "changes" in run:
         trees = dict(map(_named, args.trees))
         results["changes"] = changes(
             args.data_dir,
@@ -778,12 +809,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.sweep_total,
             args.repeats,
         )
-    if args.beam_requests:
+    if args.beam_requests and "beam" in run:
         beam_trees = {name: Path(tree) for name, tree in map(_named, args.beam_trees)}
         results["beam"] = beam_section(
             pool, catalog, tokens, args.beam_requests, args.beam_repeats, beam_trees
         )
-    results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
+    if "memory" in run:
+        results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))

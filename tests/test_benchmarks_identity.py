@@ -1,10 +1,12 @@
-"""The packing-output digests compare a tree with another: same input, same file."""
+"""The packing-output digests compare a tree with another: same input, same file; the
+token counts of the sets are checked against tiktoken's."""
 
+import json
 from pathlib import Path
 
 import pytest
 
-from benchmarks import identity
+from benchmarks import identity, token_counts
 from tests.test_benchmarks_smoke import _write_data
 
 
@@ -35,3 +37,14 @@ def test_missing_data_is_an_error_not_a_file(tmp_path: Path) -> None:
     out = tmp_path / "digests.txt"
     assert identity.main(["--data-dir", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
     assert not out.exists()
+
+
+def test_token_counts_check_every_text_and_prompt_of_the_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write_data(tmp_path / "data")
+    assert token_counts.main(["--data-dir", str(data), "--budgets", "60", "2048"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["texts"] > 0 and figures["prompts"] > 0
+    wrong = ("texts counted differently", "prompts counted differently", "prompts over budget")
+    assert [figures[key] for key in wrong] == [0, 0, 0]

@@ -542,3 +542,15 @@ def test_same_document_paragraphs_are_hotpotqa_paragraphs_of_two_documents(
         documents = [c.document_id for c in request.candidates]
         assert len(documents) == 10 and len(set(documents)) == 2
         assert all(int(d[1:]) < pool.hotpotqa for d in documents)
+
+
+def test_the_speed_bench_runs_only_the_sections_asked_for(tmp_path: Path) -> None:
+    data_dir = _write_data(tmp_path / "data")
+    out = tmp_path / "speed.json"
+    args = ["--data-dir", str(data_dir), "--repeats", "1", "--sweep", "2", "--sweep-total", "4"]
+    with pytest.raises(SystemExit):  # a part of the figures never replaces the report's file
+        speed.main([*args, "--sections", "sweep"])
+    assert speed.main([*args, "--sections", "sweep", "--out", str(out)]) == 0
+    timings = json.loads(out.read_text())
+    assert [r["candidates_per_request"] for r in timings["sweep"]] == [2]
+    assert not {"compare", "retrieval", "repeats", "memory", "beam"} & set(timings)

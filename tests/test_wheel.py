@@ -87,7 +87,8 @@ def test_the_image_sources_alone_build_the_package(wheel: Path) -> None:
     for view in (ROOT / "pipelines" / "dashboard_views").glob("*.sql"):
         assert f"pipelines/dashboard_views/{view.name}" in names
     assert "schemas/request.schema.json" in names
-    assert any(re.fullmatch(r"packer/_native\..*\.so", n) for n in names), "C kernels not built"
+    for kernels in ("_native", "_pretokenize"):
+        assert any(re.fullmatch(rf"packer/{kernels}\..*\.so", n) for n in names), kernels
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,96 @@
+"""The native pre-tokenizer counts exactly as tiktoken does (packer/_pretokenize.c)."""
+
+import regex
+import tiktoken
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packer import _pretokenize, tokens
+from packer._pretokenize_table import BLOCK, HEADER, character_class, header
+from packer.tokens import PieceCounts, TokenCounter, load_encoding
+
+ENCODING = load_encoding("cl100k_base")
+SPLIT = regex.compile(ENCODING._pat_str)
+
+FRAGMENTS = st.one_of(
+    st.text(st.characters(codec=None), max_size=12),  # every category, surrogates too
+    st.text(st.characters(categories=["Mn", "Mc", "Me"]), max_size=4),  # combining marks
+    st.sampled_from(["👨\u200d👩\u200d👧", "👍🏽", "🏳️\u200d🌈", "\u200d", "\ufe0f", "🇫🇷"]),
+    st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=1, max_size=6),
+    st.text(st.characters(categories=["Nd", "Nl", "No"]), min_size=1, max_size=9),
+    st.text(st.sampled_from(" \t\r\n\x0b\x0c\x85\xa0\u2028\u3000"), min_size=1, max_size=6),
+    st.builds(
+        "".join,
+        st.lists(st.sampled_from(["'", "’", "s", "S", "d", "D", "m", "M", "t", "T"]), max_size=4),
+    ),
+    st.sampled_from(["'ll", "'LL", "'Ll", "'lL", "'ve", "'VE", "'Re", "'rE", "'ſ", "n't", "'"]),
+    st.sampled_from(["<p>", "</div>\n", "**", "```py\n", "[1](http://x.y/z?a=1&b=2)", "&amp;"]),
+    st.from_regex(r"[A-Za-z]{1,8}", fullmatch=True),
+)
+TEXTS = st.lists(FRAGMENTS, max_size=12).map("".join)
+
+
+def tiktoken_count(text: str) -> int:
+    return len(ENCODING.encode_ordinary(text))
+
+
+@given(TEXTS)
+def test_counts_equal_tiktoken_s_over_fuzzed_unicode(text: str) -> None:
+    counter = TokenCounter(ENCODING, "cl100k_base")
+    assert counter.count(text) == tiktoken_count(text)
+    assert counter.count(text + text) == tiktoken_count(text + text)  # the memo's pieces
+
+
+def repaired(text: str) -> str:
+    """tiktoken's own repair of a text holding surrogates (the scanner refuses them)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@given(TEXTS.map(repaired))
+def test_pieces_are_tiktoken_s_split(text: str) -> None:
+    assert _pretokenize.pieces(text) == SPLIT.findall(text)
+
+
+def test_every_class_of_every_block_counts_as_tiktoken_counts_it() -> None:
+    """The first and last code point of each character class in each block of the table,
+    in the contexts where the classes decide the split."""
+    wrong = []
+    for start in range(0, 0x110000, BLOCK):
+        seen: dict[int, list[int]] = {}
+        for code in range(start, start + BLOCK):
+            if not 0xD800 <= code < 0xE000:
+                seen.setdefault(character_class(code), []).append(code)
+        for codes in seen.values():
+            for char in {chr(codes[0]), chr(codes[-1])}:
+                for text in (f"a{char}a", f" {char}1", f"'{char}", f"{char} x", f"1{char}\n"):
+                    if PieceCounts(ENCODING).count(text) != tiktoken_count(text):
+                        wrong.append(text)
+    assert wrong == []
+
+
+def test_the_committed_table_is_the_generator_s() -> None:
+    assert HEADER.read_text(encoding="utf-8") == header()
+
+
+def test_surrogates_are_repaired_as_tiktoken_repairs_them() -> None:
+    counter = PieceCounts(ENCODING)
+    for text in ("a\ud800b", "x \ud83d\ude00 y", "\udfff"):
+        assert counter.count(text) == tiktoken_count(text)
+
+
+def test_a_full_memo_is_emptied_and_counts_stay_exact(monkeypatch) -> None:
+    monkeypatch.setattr(tokens, "PIECE_MEMO", 3)
+    counter = PieceCounts(ENCODING)
+    text = "one two three four five six, seven 12345 eight's"
+    assert [counter.count(text) for _ in range(3)] == [tiktoken_count(text)] * 3
+    assert len(counter._memo) <= 3 + len(_pretokenize.pieces(text))
+
+
+def test_an_encoding_with_another_split_pattern_is_counted_by_tiktoken() -> None:
+    other = tiktoken.Encoding(
+        "words", pat_str=r"\S+|\s+", mergeable_ranks=ENCODING._mergeable_ranks, special_tokens={}
+    )
+    assert PieceCounts.of(other) is None
+    assert PieceCounts.of(ENCODING) is not None
+    text = "it's  two words"
+    assert TokenCounter(other, "words").count(text) == len(other.encode_ordinary(text))
