@@ -86,6 +86,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "speed.json"
 BUDGET = 1024
 SWEEP = (10, 100, 300, 1000, 3000)
 MEMORY_SIZES = (1_000, 10_000, 100_000)
+SECTIONS = ("compare", "profiles", "repeats", "retrieval", "sweep", "changes", "beam", "memory")
 PACKAGES = (
     "apache-beam",
     "tiktoken",
@@ -729,6 +730,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=list(MEMORY_SIZES))
     parser.add_argument("--no-libraries", action="store_true", help="skip LlamaIndex and Haystack")
+    parser.add_argument(
+        "--sections",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        help="run only these sections (one rerun alone, its figures in --out)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results file")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--changes-child", type=int, help=argparse.SUPPRESS)
@@ -750,26 +758,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     catalog = Catalog(pool.catalog())
     tokens = TokenCounter.load()
     results: dict = {"machine": machine(), "budget": BUDGET, "requests": args.requests}
+    sections = set(args.sections)
     with offline_cl100k_cache():
-        fresh = list(generate(pool, args.requests, 10))
-        results["compare"] = time_packers(
-            fresh, catalog, tokens, args.repeats, not args.no_libraries
-        )
-        results["profile"], cold_stages = profile_core(fresh, catalog, tokens, warm=False)
-        results["profile_warm"], warm_stages = profile_core(fresh, catalog, tokens, warm=True)
-        results["stages"] = [
-            {"stage": stage, "cold": cold_stages[stage], "warm": warm_stages[stage]}
-            for stage in STAGES.values()
-        ]
+        timed_fresh = {"compare", "profiles"} & sections
+        fresh = list(generate(pool, args.requests, 10)) if timed_fresh else []
+        if "compare" in sections:
+            results["compare"] = time_packers(
+                fresh, catalog, tokens, args.repeats, not args.no_libraries
+            )
+        if "profiles" in sections:
+            results["profile"], cold_stages = profile_core(fresh, catalog, tokens, warm=False)
+            results["profile_warm"], warm_stages = profile_core(fresh, catalog, tokens, warm=True)
+            results["stages"] = [
+                {"stage": stage, "cold": cold_stages[stage], "warm": warm_stages[stage]}
+                for stage in STAGES.values()
+            ]
         del fresh
-        repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
-        results["repeats"] = time_packers(repeated, catalog, tokens, args.repeats, libraries=False)
-        del repeated
-        results["retrieval"] = retrieval(
-            pool, catalog, tokens, args.retrieval_requests, args.repeats
-        )
-    results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
-    if args.trees:
+        if "repeats" in sections:
+            repeated = list(generate(pool, args.requests, 10, repeat_fraction=0.5))
+            results["repeats"] = time_packers(
+                repeated, catalog, tokens, args.repeats, libraries=False
+            )
+            del repeated
+        if "retrieval" in sections:
+            results["retrieval"] = retrieval(
+                pool, catalog, tokens, args.retrieval_requests, args.repeats
+            )
+    if "sweep" in sections:
+        results["sweep"] = sweep(pool, catalog, tokens, args.sweep, args.sweep_total, args.repeats)
+    if args.trees and "changes" in sections:
         trees = dict(map(_named, args.trees))
         results["changes"] = changes(
             args.data_dir,
@@ -778,12 +795,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.sweep_total,
             args.repeats,
         )
-    if args.beam_requests:
+    if args.beam_requests and "beam" in sections:
         beam_trees = {name: Path(tree) for name, tree in map(_named, args.beam_trees)}
         results["beam"] = beam_section(
             pool, catalog, tokens, args.beam_requests, args.beam_repeats, beam_trees
         )
-    results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
+    if "memory" in sections:
+        results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))

@@ -406,6 +406,15 @@ def test_eval_bench_and_report_commands_run(data_dir: Path, tmp_path: Path) -> N
     assert (results / "throughput.png").stat().st_size > 0
 
 
+def test_one_speed_section_reruns_alone(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "speed.json"
+    argv = ["--data-dir", str(data_dir), "--sweep", "2", "--sweep-total", "4", "--out", str(out)]
+    assert speed.main([*argv, "--repeats", "1", "--sections", "sweep"]) == 0
+    timings = json.loads(out.read_text())
+    assert [r["candidates_per_request"] for r in timings["sweep"]] == [2]
+    assert not {"compare", "profile", "repeats", "retrieval", "beam", "memory"} & set(timings)
+
+
 def test_chosen_subset_prints_its_table_and_writes_nothing(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
