@@ -1,7 +1,7 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
 `packer/_native.c` replaces five functions on the packing path (`scan_words`,
-`joined_words`, `word_count` of `packer.records`, `sentence_bounds` of
+`canonical_form`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `minhash` of `packer.sketch`); packing output must not depend
 on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
@@ -39,9 +39,9 @@ def test_words_equal_the_regex_twin(text: str) -> None:
 
 
 @settings(max_examples=3000)
-@given(TEXTS, st.integers(0, 40))
-def test_joined_equals_the_regex_twin(text: str, limit: int) -> None:
-    assert _native.joined(text, limit) == records.joined_words(text, limit)
+@given(TEXTS)
+def test_canonical_form_equals_the_regex_twin(text: str) -> None:
+    assert _native.canonical_form(text) == records.canonical_form(text)
 
 
 @settings(max_examples=3000)
@@ -119,7 +119,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     come out byte for byte."""
     monkeypatch.setattr(records, "kernels", None)
     monkeypatch.setattr(records, "_scan", records.scan_words)
-    monkeypatch.setattr(records, "_joined", records.joined_words)
+    monkeypatch.setattr(records, "_canonical_form", records.canonical_form)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
