@@ -90,8 +90,8 @@ def named_publishers(question: Question, urls: Iterable[str]) -> set[str]:
     The work is done only for a question that may name one: its mentions first (a
     question alone); an address is parsed only when its lower-cased text holds one of
     them (a host's label is in it), which most addresses do not. An address that
-    is not plain ASCII, or holds a tab or a line break (which the URL parser drops),
-    is parsed whatever it holds. Rejected: parsing every candidate's address for
+    is not printable ASCII (a tab or a line break, which the URL parser drops) is
+    parsed whatever it holds. Rejected: parsing every candidate's address for
     every question (`urlsplit` a candidate, though few questions name a publisher).
     """
     forms = {f for _, _, run in _mention_runs(question.cased) for f in run if f}
@@ -99,7 +99,7 @@ def named_publishers(question: Question, urls: Iterable[str]) -> set[str]:
         return set()
     found = set()
     for url in urls:
-        if url.isascii() and not any(c in url for c in "\t\r\n"):
+        if url.isascii() and url.isprintable():
             lowered = url.lower()
             if not any(f in lowered for f in forms):
                 continue
