@@ -1,8 +1,9 @@
 /* The per-text kernels of the canonical form (`packer.records`), of sentences
- * (`packer.units`) and of near-duplicate sketches (`packer.sketch`), in C.
+ * (`packer.units`, `packer.statements`) and of near-duplicate sketches (`packer.sketch`),
+ * in C.
  *
- * Each function returns exactly what its pure-Python twin in `packer.records` or
- * `packer.units` returns, for every string (a property test holds them together
+ * Each function returns exactly what its pure-Python twin in `packer.records`,
+ * `packer.units` or `packer.statements` returns, for every string (a property test holds them together
  * over all of Unicode): the character classes are the ones Python's `re` uses for
  * str patterns (`\d` is Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_",
  * `\s` and `str.split()` are Py_UNICODE_ISSPACE). The module is optional: setup
@@ -213,6 +214,40 @@ static PyObject *canonical_form(PyObject *module, PyObject *text) {
         return NULL;
     }
     return Py_BuildValue("(NN)", canonical, all);
+}
+
+/* `packer.statements.sentence_words`: a folded sentence's content words (longer than one
+ * character, not in `not_content`) and its count of words in `negators` ("no" before a
+ * word opening with a digit is "number", not counted), in one pass and without a list of
+ * the words: a sentence's words were made in Python only to be filtered and counted. */
+static PyObject *sentence_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyAnySet_Check(args[1]) || !PyAnySet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "sentence_words(text, not_content, negators): two sets");
+        return NULL;
+    }
+    Py_UCS4 *kept;
+    Py_ssize_t *starts, *ends;
+    Py_ssize_t count = words_of(args[0], &kept, &starts, &ends);
+    if (count < 0) return NULL;
+    PyObject *content = PyFrozenSet_New(NULL);
+    Py_ssize_t negations = 0;
+    for (Py_ssize_t k = 0; content != NULL && k < count; k++) {
+        Py_ssize_t start = starts[k], length = ends[k] - starts[k];
+        PyObject *word = substring(kept, start, ends[k]);
+        int negator = word == NULL ? -1 : PySet_Contains(args[2], word);
+        int plain = negator < 0 || length < 2 ? 0 : PySet_Contains(args[1], word);
+        if (negator < 0 || plain < 0 || (length > 1 && !plain && PySet_Add(content, word) < 0)) {
+            Py_CLEAR(content);
+        } else if (negator && !(length == 2 && kept[start] == 'n' && kept[start + 1] == 'o' &&
+                                k + 1 < count && Py_UNICODE_ISDIGIT(kept[starts[k + 1]]))) {
+            negations++;
+        }
+        Py_XDECREF(word);
+    }
+    PyMem_Free(kept);
+    PyMem_Free(starts);
+    if (content == NULL) return NULL;
+    return Py_BuildValue("(Nn)", content, negations);
 }
 
 /* --- sentences (`packer.units`) ------------------------------------------- */
@@ -502,6 +537,8 @@ static PyMethodDef methods[] = {
      "The canonical words of a folded text: `packer.records.scan_words`, in C."},
     {"canonical_form", canonical_form, METH_O,
      "(\" \".join(words), the words interned): `packer.records.canonical_form`, in C."},
+    {"sentence_words", (PyCFunction)(void (*)(void))sentence_words, METH_FASTCALL,
+     "A folded sentence's content words and negation count: `packer.statements`, in C."},
     {"split_count", split_count, METH_O, "len(text.split()), without building the list."},
     {"sentence_bounds", (PyCFunction)(void (*)(void))sentence_bounds, METH_FASTCALL,
      "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},

@@ -109,10 +109,10 @@ def canonical_words(text: str, fold: bool = True) -> list[str]:
     tell names from common words). Rejected: dropping every non-word
     character, which folded "-5" with "5" and "$5" with "€5" as one report.
     """
-    return _scan(_folded(text, fold))
+    return _scan(folded_form(text, fold))
 
 
-def _folded(text: str, fold: bool) -> str:
+def folded_form(text: str, fold: bool = True) -> str:
     """The text without a leading dateline or byline, folded (`fold_case`) or only
     compatibility-normalized (`fold=False`): what its canonical words are read from."""
     prefix = _WIRE_PREFIX.match(text)  # tried at the start only, where a dateline stands
@@ -208,7 +208,7 @@ def text_facts(text: str) -> TextFacts:
         digest: str | None = sha256_hex(text)
     except UnicodeEncodeError:
         digest = None
-    canonical, words = _canonical_form(_folded(text, True))
+    canonical, words = _canonical_form(folded_form(text, True))
     opening = tuple(dict.fromkeys(words[:OPENING_WORDS]))
     content = tuple(filterfalse(STOPWORDS.__contains__, opening))
     return TextFacts(digest, canonical, word_count(text), opening, content, words)

@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from packer.records import MODALS, STOPWORDS, canonical_words
+from packer.native import kernels
+from packer.records import MODALS, STOPWORDS, folded_form, scan_words
 from packer.units import Sentence
 
 NEGATORS = frozenset(
@@ -45,14 +46,24 @@ class Statement:
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 
 
-def negations(words: Sequence[str]) -> int:
-    """Negation words among canonical `words`; `no` before a number is the abbreviation
-    of "number" ("No. 5")."""
-    return sum(
+def sentence_words(
+    folded: str, not_content: frozenset[str], negators: frozenset[str]
+) -> tuple[frozenset[str], int]:
+    """The content words of a folded sentence (`records.folded_form`): its canonical
+    words longer than a character and not in `not_content`; and how many of its words
+    are in `negators`, where `no` before a number is the abbreviation of "number"
+    ("No. 5"). `packer/_native.c` computes the same in one pass (a test holds the two
+    equal): this is its definition, and the path taken without a C compiler."""
+    words = scan_words(folded)
+    content = frozenset(w for w in words if len(w) > 1 and w not in not_content)
+    return content, sum(
         1
         for k, w in enumerate(words)
-        if w in NEGATORS and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
+        if w in negators and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
     )
+
+
+_sentence_words = kernels.sentence_words if kernels else sentence_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +85,12 @@ def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
         if not sentence.complete:
             continue
         written = text[sentence.start : sentence.end]
-        words = canonical_words(written)
-        unquoted = (
-            canonical_words(_QUOTED.sub(" ", written))
-            if '"' in written or "“" in written
-            else words
-        )
-        negated = negations(unquoted) % 2 == 1
-        content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
-        out.append(Statement(sentence.start, sentence.end, content, negated))
+        content, negations = _sentence_words(folded_form(written), _NOT_CONTENT, NEGATORS)
+        if '"' in written or "“" in written:
+            _, negations = _sentence_words(
+                folded_form(_QUOTED.sub(" ", written)), _NOT_CONTENT, NEGATORS
+            )
+        out.append(Statement(sentence.start, sentence.end, content, negations % 2 == 1))
     words = frozenset().union(*(x.content for x in out))
     return Statements(tuple(out), words, tuple(x for x in out if x.negated))
 
