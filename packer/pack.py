@@ -20,7 +20,7 @@ from packer.records import Evidence
 from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import Selection, SelectionPolicy, select
-from packer.subjects import named_days, named_publishers, publisher_segments
+from packer.subjects import named_days, publisher_of, publisher_segments
 from packer.tokens import TokenCounter
 from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
@@ -267,8 +267,8 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
     conflict_note, conflict_member, conflict_alone, conflict_lacking = layout.conflict_note_tokens(
         widest
     )
-    publishers = (
-        named_publishers(question, (r.candidate.source_url or "" for r in kept))
+    publishers = (  # no address is parsed unless the rule is on
+        {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
         if config.enable_source_links
         else set()
     )

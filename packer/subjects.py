@@ -4,7 +4,7 @@ links by it as a titled one by its title); its publisher, the host of its addres
 and the days a question names, to match its publication day."""
 
 import re
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Set
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -57,10 +57,15 @@ def publisher_segments(question: Question, publishers: Set[str]) -> dict[str, fr
     """
     words = list(question.cased)
     mentions: list[tuple[int, int, str]] = []
-    for i, n, forms in _mention_runs(words):
-        name = next((f for f in forms if f in publishers), None)
-        if name and not any(a < i + n and i < b for a, b, _ in mentions):
-            mentions.append((i, i + n, name))
+    for n in (3, 2, 1):
+        for i in range(1, len(words) - n + 1):
+            run = [fold_case(w) for w in words[i : i + n]]
+            if not all(w[:1].isupper() for w in words[i : i + n]):
+                continue
+            forms = ["".join(run), "".join(w[0] for w in run) if n > 1 else ""]
+            name = next((f for f in forms if f in publishers), None)
+            if name and not any(a < i + n and i < b for a, b, _ in mentions):
+                mentions.append((i, i + n, name))
     mentions.sort()
     terms: dict[str, set[str]] = {}
     for j, (start, end, name) in enumerate(mentions):
@@ -69,44 +74,6 @@ def publisher_segments(question: Question, publishers: Set[str]) -> dict[str, fr
         said = words[low:start] + words[end:high]
         terms.setdefault(name, set()).update(content_terms(canonical_words(" ".join(said))))
     return {name: frozenset(t) for name, t in terms.items()}
-
-
-def _mention_runs(words: Sequence[str]) -> Iterator[tuple[int, int, tuple[str, ...]]]:
-    """Each run of one to three capitalized words past the first, longest runs first:
-    (its first word, its length, the publisher names it may be: joined, and its initials
-    when longer than a word)."""
-    for n in (3, 2, 1):
-        for i in range(1, len(words) - n + 1):
-            if not all(w[:1].isupper() for w in words[i : i + n]):
-                continue
-            run = [fold_case(w) for w in words[i : i + n]]
-            yield i, n, ("".join(run), "".join(w[0] for w in run)) if n > 1 else ("".join(run),)
-
-
-def named_publishers(question: Question, urls: Iterable[str]) -> set[str]:
-    """The publishers of `urls` (`publisher_of`) that the question may name: those
-    `publisher_segments` can find in it, so it gives the same segments.
-
-    The work is done only for a question that may name one: its mentions first (a
-    question alone); an address is parsed only when its lower-cased text holds one of
-    them (a host's label is in it), which most addresses do not. An address that
-    is not printable ASCII (a tab or a line break, which the URL parser drops) is
-    parsed whatever it holds. Rejected: parsing every candidate's address for
-    every question (`urlsplit` a candidate, though few questions name a publisher).
-    """
-    forms = {f for _, _, run in _mention_runs(question.cased) for f in run if f}
-    if not forms:
-        return set()
-    found = set()
-    for url in urls:
-        if url.isascii() and url.isprintable():
-            lowered = url.lower()
-            if not any(f in lowered for f in forms):
-                continue
-        publisher = publisher_of(url)
-        if publisher in forms:
-            found.add(publisher)
-    return found
 
 
 _ISO_DAY = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")

@@ -4,18 +4,12 @@ with selection), its publisher and its day of publication."""
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.question import read_question
-from packer.subjects import (
-    named_days,
-    named_publishers,
-    on_named_day,
-    publisher_of,
-    publisher_segments,
-)
+from packer.subjects import named_days, on_named_day, publisher_of, publisher_segments
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
 
@@ -61,36 +55,6 @@ def test_publisher_segments_name_only_known_publishers_named_capitalized(words, 
     segments = publisher_segments(read_question("Does " + " ".join(words) + "?"), publishers)
     assert set(segments) <= publishers
     assert "said" not in segments
-
-
-HOSTS = st.sampled_from(
-    ["theverge", "TheVerge", "bbc", "BBC", "wired", "said", "ſaid", "wi\tred", "bbc\nnews", "x"]
-)
-URLS = st.builds(
-    "{}{}{}.{}/{}".format,
-    st.sampled_from(["https://", "http://www.", "HTTPS://", " https://", "ftp://", "https://u@"]),
-    HOSTS,
-    st.sampled_from(["", ".co", ":8080"]),
-    st.sampled_from(["com", "uk", "K"]),
-    st.sampled_from(["", "theverge", "BBC/News"]),
-)
-
-
-@given(
-    st.lists(st.sampled_from(["The Verge", "verge", "Wired", "said", "BBC", "BBC News", "Said"])),
-    st.lists(st.one_of(URLS, URLS, st.text(max_size=30)), max_size=6),
-)
-@example(["The Verge"], ["https://TheVerge.com/"])
-@example(["Wired"], ["https://wi\tred.com/"])
-def test_only_the_publishers_a_question_may_name_are_parsed_and_segments_stay(words, urls):
-    """The addresses parsed only when the question may name their publisher give the
-    segments that parsing every address gave (odd hosts: case, a tab or a line break
-    the parser drops, the long s whose upper case is S)."""
-    question = read_question("Does " + " ".join(words) + "?")
-    every = {publisher_of(url) for url in urls} - {""}
-    named = named_publishers(question, urls)
-    assert named <= every
-    assert publisher_segments(question, named) == publisher_segments(question, every)
 
 
 def test_named_days_read_month_names_and_iso_dates():
