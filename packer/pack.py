@@ -262,7 +262,9 @@ def _name_left_out_sides(
 
 def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -> SelectionPolicy:
     """The selection knobs for this request: the config's, and the budget less the
-    notes known before selection."""
+    notes known before selection. Rejected: parsing only the addresses that hold one
+    of the question's possible publisher mentions (the mentions cost more a request,
+    and the test more an address, than parsing: 2.5-5 against 0.1-2.2 µs a candidate)."""
     config, layout, question = frame.config, frame.layout, frame.question
     conflict_note, conflict_member, conflict_alone, conflict_lacking = layout.conflict_note_tokens(
         widest
