@@ -160,7 +160,7 @@ def _marks_classes(group: list[Evidence]) -> dict[str, tuple[str, ...]]:
     for records in by_digits.values():
         if len(records) > 1:
             for record in records:
-                by_marks[tuple(meaning_marks(record.canonical.split()))].append(record)
+                by_marks[tuple(meaning_marks(record.facts.canonical_words))].append(record)
     return {r.evidence_id: marks for marks, rs in by_marks.items() if len(rs) > 1 for r in rs}
 
 

@@ -262,17 +262,19 @@ def _name_left_out_sides(
 
 def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -> SelectionPolicy:
     """The selection knobs for this request: the config's, and the budget less the
-    notes known before selection."""
+    notes known before selection. Rejected: parsing only the addresses that hold one
+    of the question's possible publisher mentions (the mentions cost more a request,
+    and the test more an address, than parsing: 2.5-5 against 0.1-2.2 µs a candidate)."""
     config, layout, question = frame.config, frame.layout, frame.question
     conflict_note, conflict_member, conflict_alone, conflict_lacking = layout.conflict_note_tokens(
         widest
     )
-    publishers = {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
-    sources = (
-        publisher_segments(question, publishers)
-        if config.enable_source_links and publishers
-        else {}
+    publishers = (  # no address is parsed unless the rule is on
+        {publisher_of(r.candidate.source_url or "") for r in kept} - {""}
+        if config.enable_source_links
+        else set()
     )
+    sources = publisher_segments(question, publishers) if publishers else {}
     return SelectionPolicy(
         budget=max(0, frame.budget - _reserved_for_notes(kept, frame)),
         evidence_budget=frame.budget,

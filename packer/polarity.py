@@ -46,7 +46,7 @@ from packer.statements import LARGER_SHARE, NEGATORS, Statement, Statements, sam
 def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[int, int]]:
     """Pairs (i < j) of records of different documents, not tagged with disjoint facets,
     where a statement of one is the negation of a statement of the other."""
-    words = [frozenset(r.facts.canonical.split()) for r in records]
+    words = [frozenset(r.facts.canonical_words) for r in records]
     stated: dict[int, Statements] = {}
 
     def statements(k: int) -> Statements:

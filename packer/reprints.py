@@ -58,7 +58,7 @@ class _Copy:
 
     def __init__(self, record: Evidence) -> None:
         self.record = record
-        self.words = [MONTHS.get(w, w) for w in record.canonical.split()]
+        self.words = [MONTHS.get(w, w) for w in record.facts.canonical_words]
         self.counts = Counter(self.words)
         self._facts: frozenset[str] | None = None
 

@@ -122,7 +122,7 @@ def _answer(
     "Winner" in "Winner (band)"), and every word the passage writes counts as
     stated (a name "appears" in a passage that writes any of its words).
     """
-    words = record.canonical.split()
+    words = record.facts.canonical_words
     if not entities or not entities.issubset(words):
         return None
     claims = memos.typed_claims(record.text)

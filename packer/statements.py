@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from packer.records import MODALS, STOPWORDS, canonical_words
+from packer.native import kernels
+from packer.records import MODALS, STOPWORDS, canonical_words, folded_form, scan_words
 from packer.units import Sentence
 
 NEGATORS = frozenset(
@@ -45,14 +46,24 @@ class Statement:
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 
 
-def negations(words: Sequence[str]) -> int:
-    """Negation words among canonical `words`; `no` before a number is the abbreviation
-    of "number" ("No. 5")."""
-    return sum(
+def sentence_words(
+    folded: str, not_content: frozenset[str], negators: frozenset[str]
+) -> tuple[frozenset[str], int]:
+    """The content words of a folded sentence (`records.folded_form`): its canonical
+    words longer than a character and not in `not_content`; and how many of its words
+    are in `negators`, where `no` before a number is the abbreviation of "number"
+    ("No. 5"). `packer/_native.c` computes the same in one pass (a test holds the two
+    equal): this is its definition, and the path taken without a C compiler."""
+    words = scan_words(folded)
+    content = frozenset(w for w in words if len(w) > 1 and w not in not_content)
+    return content, sum(
         1
         for k, w in enumerate(words)
-        if w in NEGATORS and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
+        if w in negators and not (w == "no" and k + 1 < len(words) and words[k + 1][0].isdigit())
     )
+
+
+_sentence_words = kernels.sentence_words if kernels else sentence_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,28 +78,35 @@ class Statements:
 
 _PEEK = 16
 """Characters read past a sentence's end for the number a closing `No.` abbreviates."""
+_CLOSING_NO = re.compile(r"\bno\W*$")
+"""A folded sentence whose last word may be `no`: only then is the text after it read."""
+
+
+def _number_after(text: str, end: int) -> str:
+    """The first canonical word after `end` when it is a number, else nothing."""
+    after = canonical_words(text[end : end + _PEEK])[:1]
+    return after[0] if after and after[0][0].isdigit() else ""
 
 
 def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
     """The complete sentences of `text` (its `sentences`) as statements. A negation inside
     double quotes is a title's or a speaker's ("Don't Drink the Water"), not the
     sentence's polarity; nor is a closing `No .` whose number the sentence bounds cut
-    off ("assign it to No . 86 Wing": `negations` reads the number that follows)."""
+    off ("assign it to No . 86 Wing": `_number_after` reads the number that follows)."""
     out = []
     for sentence in sentences:
         if not sentence.complete:
             continue
         written = text[sentence.start : sentence.end]
-        words = canonical_words(written)
-        unquoted = (
-            canonical_words(_QUOTED.sub(" ", written))
-            if '"' in written or "“" in written
-            else words
-        )
-        after = canonical_words(text[sentence.end : sentence.end + _PEEK])[:1]
-        negated = negations([*unquoted, *(w for w in after if w[0].isdigit())]) % 2 == 1
-        content = frozenset(w for w in words if w not in _NOT_CONTENT and len(w) > 1)
-        out.append(Statement(sentence.start, sentence.end, content, negated))
+        folded = folded_form(written)
+        content, negations = _sentence_words(folded, _NOT_CONTENT, NEGATORS)
+        quoted = '"' in written or "“" in written
+        read = folded_form(_QUOTED.sub(" ", written)) if quoted else folded
+        if _CLOSING_NO.search(read):
+            read = f"{read} {_number_after(text, sentence.end)}"
+        if read is not folded:
+            _, negations = _sentence_words(read, _NOT_CONTENT, NEGATORS)
+        out.append(Statement(sentence.start, sentence.end, content, negations % 2 == 1))
     words = frozenset().union(*(x.content for x in out))
     return Statements(tuple(out), words, tuple(x for x in out if x.negated))
 

@@ -1,9 +1,10 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces five functions on the packing path (`scan_words`,
-`joined_words`, `word_count` of `packer.records`, `sentence_bounds` of
-`packer.units`, `minhash` of `packer.sketch`); packing output must not depend
-on whether a C compiler was present at install. The twins are compared
+`packer/_native.c` replaces six functions on the packing path (`scan_words`,
+`canonical_form`, `word_count` of `packer.records`, `sentence_bounds` of
+`packer.units`, `sentence_words` of `packer.statements`, `minhash` of
+`packer.sketch`); packing output must not depend on whether a C compiler was
+present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
 """
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records, sketch, units  # a missing build fails here
+from packer import _native, records, sketch, statements, units  # a missing build fails here
 from packer.native import kernels
 from tests import test_packer_golden as golden
 
@@ -39,9 +40,28 @@ def test_words_equal_the_regex_twin(text: str) -> None:
 
 
 @settings(max_examples=3000)
-@given(TEXTS, st.integers(0, 40))
-def test_joined_equals_the_regex_twin(text: str, limit: int) -> None:
-    assert _native.joined(text, limit) == records.joined_words(text, limit)
+@given(TEXTS)
+def test_canonical_form_equals_the_regex_twin(text: str) -> None:
+    assert _native.canonical_form(text) == records.canonical_form(text)
+
+
+NEGATORS_AND_PLAIN = st.frozensets(st.sampled_from(["no", "not", "t", "a", "the", "é", "1"]))
+
+
+@settings(max_examples=3000)
+@given(
+    st.one_of(TEXTS, st.lists(st.sampled_from(["no", "No", "5", "²", "t", "é"])).map(" ".join)),
+    NEGATORS_AND_PLAIN,
+    NEGATORS_AND_PLAIN,
+)
+def test_sentence_words_equal_the_python_twin(
+    text: str, not_content: frozenset[str], negators: frozenset[str]
+) -> None:
+    """Any text; "no" before a digit, a superscript digit (a digit, not a decimal), or a
+    word; one-character words; words in either set or both."""
+    assert _native.sentence_words(text, not_content, negators) == statements.sentence_words(
+        text, not_content, negators
+    )
 
 
 @settings(max_examples=3000)
@@ -119,7 +139,8 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     come out byte for byte."""
     monkeypatch.setattr(records, "kernels", None)
     monkeypatch.setattr(records, "_scan", records.scan_words)
-    monkeypatch.setattr(records, "_joined", records.joined_words)
+    monkeypatch.setattr(records, "_canonical_form", records.canonical_form)
+    monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
