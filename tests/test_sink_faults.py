@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -192,6 +193,58 @@ def test_a_vanished_output_folder_is_one_line(tmp_path) -> None:
     line = _failed_within(job, time.monotonic())
     assert f"--output {out} no longer holds this run's lock" in line, line
     assert not (out / ".run.json").exists() and not (tmp_path / "moved" / ".run.json").exists()
+
+
+def _dirs_mode(folder: Path, mode: int) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_dir():
+            path.chmod(mode)
+
+
+@contextmanager
+def _read_only_switch(folder: Path) -> Iterator[Callable[[], None]]:
+    """A folder on a filesystem of its own that a call turns read-only mid-run: a tmpfs
+    remounted read-only as root (permissions do not stop root), the write bits taken away
+    otherwise."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        yield lambda: _dirs_mode(folder, 0o555)
+        _dirs_mode(folder, 0o755)
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)])
+    if mounted.returncode != 0:
+        pytest.skip("root without the right to mount: no way to make a folder read-only")
+    try:
+        yield lambda: subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_an_output_folder_turning_read_only_mid_run_is_one_line(tmp_path) -> None:
+    out = tmp_path / "disk" / "run"
+    with _read_only_switch(tmp_path / "disk") as read_only:
+        first = subprocess.run(
+            [sys.executable, "-m", "pipelines.batch", *flags(SAMPLES / "requests.jsonl", out)],
+            cwd=ROOT,
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert first.returncode == 0, first.stderr[-3000:]
+        earlier = (out / ".run.json").read_bytes()
+        job = _start(flags(SAMPLES / "requests.jsonl", out, "--overwrite"), {})
+        _until(lambda: any(out.glob(".tmp-*/runs")), job)
+        read_only()
+        try:
+            _, err = job.communicate(timeout=WITHIN)
+        finally:
+            if job.poll() is None:
+                job.kill()
+        assert job.returncode == 1, err[-3000:]
+        lines = [line for line in err.splitlines() if line.startswith("evpack batch:")]
+        assert len(lines) == 1 and lines[0] == err.strip().splitlines()[-1], err[-3000:]
+        assert f"{out}/" in lines[0] and "refused the write" in lines[0], lines[0]
+        assert "nothing was committed" in lines[0], lines[0]
+        assert (out / ".run.json").read_bytes() == earlier  # the earlier run untouched
 
 
 @pytest.mark.parametrize("cut", ["bound", "kill"])
