@@ -167,14 +167,32 @@ class _KnownBeamWarnings(logging.Filter):
         return not str(record.msg).startswith(KNOWN_BEAM_WARNINGS)
 
 
+class _FilesystemRefusals(logging.Filter):
+    """Beam logs every exception a step raises, with its traceback, before re-raising it
+    (`DoFnRunner._reraise_augmented`). A filesystem refusal (a full disk, a read-only or
+    vanished folder) then reaches the command, which says it in one line naming the
+    path and the fix (`transforms.io.bounded.refusal`), or Python's own traceback if
+    nothing catches it: Beam's copy only buries that line. Other errors keep Beam's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from transforms.io.bounded import is_filesystem_error  # Beam is loaded by now
+
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not is_filesystem_error(error)
+
+
 def configure_logging(level: int) -> None:
     """The one logging setup: our messages at `level`, Beam's own only from warnings up,
-    without its `KNOWN_BEAM_WARNINGS`."""
+    without its `KNOWN_BEAM_WARNINGS` and its copies of filesystem refusals."""
     logging.basicConfig(level=level, format=LOG_FORMAT)
     logging.getLogger("apache_beam").setLevel(max(level, logging.WARNING))
-    core = logging.getLogger("apache_beam.transforms.core")
-    if not any(isinstance(f, _KnownBeamWarnings) for f in core.filters):
-        core.addFilter(_KnownBeamWarnings())
+    for name, kind in (
+        ("apache_beam.transforms.core", _KnownBeamWarnings),
+        ("apache_beam.runners.common", _FilesystemRefusals),
+    ):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in logger.filters):
+            logger.addFilter(kind())
 
 
 def skip_credentials_for_storage_emulator() -> bool:

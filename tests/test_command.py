@@ -70,6 +70,35 @@ def test_beams_known_warnings_are_filtered_and_others_kept(
     assert [r.getMessage() for r in caplog.records] == ["Using a DoFn that is not deterministic"]
 
 
+def test_beams_copy_of_a_filesystem_refusal_is_dropped_and_other_errors_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import errno
+    import logging
+
+    from pipelines.command import configure_logging
+
+    configure_logging(logging.INFO)
+    configure_logging(logging.INFO)
+    common = logging.getLogger("apache_beam.runners.common")
+    assert len(common.filters) == 1
+    with caplog.at_level(logging.ERROR):
+        for error in (
+            OSError(errno.EROFS, "Read-only file system", "/out/run"),
+            OSError(errno.ECONNREFUSED, "Connection refused"),
+            ValueError("a bug"),
+        ):
+            try:
+                raise error
+            except Exception as raised:
+                common.exception(RuntimeError(f"{raised} [while running 'Write']"))
+    kept = [r.getMessage() for r in caplog.records]
+    assert kept == [
+        "[Errno 111] Connection refused [while running 'Write']",
+        "a bug [while running 'Write']",
+    ]
+
+
 def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
     from packer.version import BUILDER_VERSION
 

@@ -240,6 +240,7 @@ def test_an_output_folder_turning_read_only_mid_run_is_one_line(tmp_path) -> Non
             if job.poll() is None:
                 job.kill()
         assert job.returncode == 1, err[-3000:]
+        assert "Traceback" not in err, err[-3000:]
         lines = [line for line in err.splitlines() if line.startswith("evpack batch:")]
         assert len(lines) == 1 and lines[0] == err.strip().splitlines()[-1], err[-3000:]
         assert f"{out}/" in lines[0] and "refused the write" in lines[0], lines[0]

@@ -84,6 +84,11 @@ def _oserror(err: BaseException) -> OSError | None:
     return None
 
 
+def is_filesystem_error(err: BaseException) -> bool:
+    """Whether a filesystem refusal (full, read-only, gone) is behind `err`."""
+    return _oserror(err) is not None
+
+
 def refusal(err: BaseException, where: str) -> str | None:
     """One line for a filesystem error behind `err` at `where` (a folder), or None when
     `err` is no filesystem error."""
