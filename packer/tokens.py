@@ -243,9 +243,12 @@ class PieceCounts:
     @classmethod
     def of(cls, encoding: Encoder) -> "PieceCounts | None":
         """Counts for `encoding` when the C pre-tokenizer implements its split pattern
-        exactly (compared as text, so a changed pattern falls back to tiktoken)."""
+        exactly (compared as text, so a changed pattern falls back to tiktoken) and the
+        installed tiktoken still has the single-piece encoder (not public API)."""
         pattern = getattr(encoding, "_pat_str", None)
         if _pretokenize is None or pattern != _pretokenize.PATTERN:
+            return None
+        if not callable(getattr(encoding, "_encode_single_piece", None)):
             return None
         return cls(encoding)  # type: ignore[arg-type]
 

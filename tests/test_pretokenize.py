@@ -94,3 +94,20 @@ def test_an_encoding_with_another_split_pattern_is_counted_by_tiktoken() -> None
     assert PieceCounts.of(ENCODING) is not None
     text = "it's  two words"
     assert TokenCounter(other, "words").count(text) == len(other.encode_ordinary(text))
+
+
+def test_a_tiktoken_without_its_single_piece_encoder_counts_alone() -> None:
+    """The memo encodes a new piece with tiktoken's `_encode_single_piece`, which is not
+    public API: a tiktoken without it counts every text itself, never fails to load."""
+
+    class Without:
+        _pat_str = ENCODING._pat_str
+
+        def encode_ordinary(self, text: str) -> list[int]:
+            return ENCODING.encode_ordinary(text)
+
+    assert PieceCounts.of(Without()) is None  # type: ignore[arg-type]
+    text = "it's two words"
+    assert TokenCounter(Without(), "cl100k_base").count(text) == len(  # type: ignore[arg-type]
+        ENCODING.encode_ordinary(text)
+    )
