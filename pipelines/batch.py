@@ -50,7 +50,7 @@ from schemas.tables import BATCH_FILE_TYPES
 from transforms.catalog.factory import catalog_provider
 from transforms.delivery import DeliveryReport
 from transforms.exclusion_counts import CountExclusions
-from transforms.io.bounded import SinkRefused, SinkTimeout, refusal, watch
+from transforms.io.bounded import SinkRefused, SinkTimeout, refusal
 from transforms.io.row_files import WriteJsonl, output_prefix
 from transforms.io.table_commit import TableRun, drop_staging
 from transforms.job_outputs import DeadLetters, OutputPlan
@@ -293,8 +293,8 @@ def _bounded_run(
         prepare = partial(prepare_tables, settings, tables, overwrite)
         earlier = phases.tables("lock")(prepare, "checking the job's earlier run")
         try:
-            result = watch(
-                partial(_finished, argv, output, staging, settings, tables), phases.probes(tables)
+            result = phases.staged(
+                partial(_finished, argv, output, staging, settings, tables), tables
             )
             phases.check_lock()
             commit = phases.files("commit")

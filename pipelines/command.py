@@ -169,10 +169,11 @@ class _KnownBeamWarnings(logging.Filter):
 
 class _FilesystemRefusals(logging.Filter):
     """Beam logs every exception a step raises, with its traceback, before re-raising it
-    (`DoFnRunner._reraise_augmented`). A filesystem refusal (a full disk, a read-only or
-    vanished folder) then reaches the command, which says it in one line naming the
-    path and the fix (`transforms.io.bounded.refusal`), or Python's own traceback if
-    nothing catches it: Beam's copy only buries that line. Other errors keep Beam's log."""
+    (`DoFnRunner._reraise_augmented`). A filesystem's error (a full disk, a read-only or
+    vanished folder, or Beam's own `BeamIOError` when a step finds its files gone) then
+    reaches the command, which says it in one line naming the path and the fix
+    (`transforms.io.bounded.refusal`, or the lost lock of a vanished `--output`): Beam's
+    copy only buries that line. Other errors keep Beam's log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from transforms.io.bounded import is_filesystem_error  # Beam is loaded by now

@@ -13,6 +13,7 @@ replaced by the time the run said it failed).
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -23,7 +24,7 @@ from schemas.run import RunRecord
 from schemas.tables import BATCH_FILE_TYPES
 from transforms.delivery import DeliveryReport, deliver_outbox
 from transforms.io.bigquery import create_audit_tables
-from transforms.io.bounded import Bound, SinkRefused, SinkTimeout, Step, unbounded
+from transforms.io.bounded import Bound, SinkRefused, SinkTimeout, Step, unbounded, watch
 from transforms.io.reachability import dataset_problem
 from transforms.io.table_commit import (
     TableRun,
@@ -37,6 +38,9 @@ from transforms.sinks import audit_sink
 from transforms.staging import LOCK, commit
 
 _LOG = logging.getLogger(__name__)
+
+
+T = TypeVar("T")
 
 
 class RunFailed(CommandFailed):
@@ -160,6 +164,18 @@ class Phases:
                 (self.tables("staging"), lambda: dataset_problem(dataset, timeout, created=False))
             )
         return found
+
+    def staged(self, pipeline: Callable[[], T], tables: TableRun | None) -> T:
+        """The pipeline phase: `pipeline()` under the staging probes (`watch`). When it
+        fails, a lost lock is named first: a vanished folder is the cause whichever step
+        saw it first (a write's finalize finding its files gone can beat the probe)."""
+        try:
+            return watch(pipeline, self.probes(tables))
+        except SinkTimeout:
+            raise  # a sink that stopped answering: asking it again would only wait
+        except Exception:
+            self.check_lock()
+            raise
 
     def check_lock(self) -> None:
         """Before the commit: `RunFailed` when the run lost its lock (`lost_lock`)."""

@@ -76,6 +76,8 @@ def test_beams_copy_of_a_filesystem_refusal_is_dropped_and_other_errors_kept(
     import errno
     import logging
 
+    from apache_beam.io.filesystem import BeamIOError
+
     from pipelines.command import configure_logging
 
     configure_logging(logging.INFO)
@@ -85,6 +87,7 @@ def test_beams_copy_of_a_filesystem_refusal_is_dropped_and_other_errors_kept(
     with caplog.at_level(logging.ERROR):
         for error in (
             OSError(errno.EROFS, "Read-only file system", "/out/run"),
+            BeamIOError("src and dst files do not exist. src: /out/run/a, dst: /out/run/b"),
             OSError(errno.ECONNREFUSED, "Connection refused"),
             ValueError("a bug"),
         ):

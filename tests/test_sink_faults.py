@@ -195,6 +195,27 @@ def test_a_vanished_output_folder_is_one_line(tmp_path) -> None:
     assert not (out / ".run.json").exists() and not (tmp_path / "moved" / ".run.json").exists()
 
 
+def test_a_step_that_sees_the_folder_gone_before_the_probe_names_the_lost_lock(
+    tmp_path, monkeypatch
+) -> None:
+    """The order the test above leaves to chance: a write's finalize finds its files gone
+    (Beam's `BeamIOError`, no errno) before the lock probe asks."""
+    from apache_beam.io.filesystem import BeamIOError
+
+    from pipelines import batch
+    from pipelines.run_commit import RunFailed
+
+    out = tmp_path / "run"
+
+    def vanished(*_args: object) -> None:
+        out.rename(tmp_path / "moved")
+        raise BeamIOError("src and dst files do not exist. src: a, dst: b")
+
+    monkeypatch.setattr(batch, "_finished", vanished)
+    with pytest.raises(RunFailed, match="no longer holds this run's lock"):
+        batch.run(flags(SAMPLES / "requests.jsonl", out))
+
+
 def _dirs_mode(folder: Path, mode: int) -> None:
     for path in [folder, *folder.rglob("*")]:
         if path.is_dir():

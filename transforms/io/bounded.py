@@ -85,8 +85,16 @@ def _oserror(err: BaseException) -> OSError | None:
 
 
 def is_filesystem_error(err: BaseException) -> bool:
-    """Whether a filesystem refusal (full, read-only, gone) is behind `err`."""
-    return _oserror(err) is not None
+    """Whether a filesystem's error is behind `err`: a refusal (full, read-only, gone), or
+    a `BeamIOError`, which Beam's filesystems also raise without an errno when a step finds
+    its files gone (`src and dst files do not exist` in a write's finalize once its folder
+    vanished)."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, BeamIOError) or _oserror(seen) is not None:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def refusal(err: BaseException, where: str) -> str | None:
