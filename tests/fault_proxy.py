@@ -98,6 +98,12 @@ class FaultProxy:
             live = list(self._open) if fault not in ("pass", "mute") else []  # reconnect into it
             self._open -= set(live)
         for sock in live:
+            # shut down first: a thread of this proxy blocked reading `sock` keeps it open
+            # through `close()`, so the server was never told, and a single-threaded one
+            # (the Cloud Storage emulator) waited for the rest of a request cut mid-way,
+            # deaf to every other client, until the proxy's idle timeout
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
             _reset(sock)
         if fault == "refuse":
             self._listener.close()

@@ -6,13 +6,24 @@ within the bound with one line, exit 1; what it leaves is what docs/outputs.md's
 a rerun with `--overwrite` once the sink answers commits one audit row per request.
 """
 
+import io
 import time
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.batch_run import SAMPLES, flags
 from tests.fault_proxy import fault_proxy
-from tests.test_sink_faults import WITHIN, _failed_within, _port, _prompts_out, _start, _until
+from tests.test_sink_faults import (
+    WITHIN,
+    _failed_within,
+    _gs_argv,
+    _port,
+    _prompts_out,
+    _start,
+    _until,
+    gcs,  # noqa: F401  (a fixture)
+)
 from transforms.io.bigquery import bigquery_client
 
 pytestmark = pytest.mark.emulators
@@ -55,3 +66,38 @@ def test_bigquery_failing_in_its_table_commit_leaves_the_tables_as_they_were(
     after = _committed(project, dataset)
     assert len({request_id for request_id, _ in after}) == len(after) == _prompts_out(stdout)
     assert {run for _, run in after}.isdisjoint(run for _, run in before)
+
+
+@pytest.mark.parametrize("fault", ["kill", "hang"])
+def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None:  # noqa: F811
+    """Cloud Storage breaks as the commit writes the run's counts into its record (the
+    first write only the commit makes: an object named `.run.json` under the staging
+    folder; the lock phase only reads the committed one, by its encoded path)."""
+    proxy, client = gcs
+    output = f"gs://faults/runs/commit-{fault}"
+    prefix = f"runs/commit-{fault}/"
+    env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
+    proxy.set_on(b"/.run.json", fault)
+    job = _start(_gs_argv(output), env)
+    _until(lambda: proxy.tripped, job)
+    line = _failed_within(job, time.monotonic())
+    assert f"--output {output}" in line and "in the commit phase" in line, line
+    assert f"{output}/.tmp-" in line, line
+    proxy.set("pass")  # the run has exited: read what it left through a working link
+    names = lambda: [b.name for b in client.list_blobs("faults", prefix=prefix)]  # noqa: E731
+    committed = [n for n in names() if "/.tmp-" not in n and "/.lock-" not in n]
+    assert committed == [], committed  # stopped before its first move: nothing committed
+
+    rerun = _start(_gs_argv(output), env)
+    stdout, err = rerun.communicate(timeout=WITHIN * 2)
+    assert rerun.returncode == 0, err[-3000:]
+    bucket = client.bucket("faults")
+    ids = [
+        request_id
+        for n in names()
+        if n.startswith(f"{prefix}manifests/")
+        for request_id in pq.read_table(io.BytesIO(bucket.blob(n).download_as_bytes()))
+        .column("request_id")
+        .to_pylist()
+    ]
+    assert len(set(ids)) == len(ids) == _prompts_out(stdout) > 0

@@ -107,10 +107,13 @@ def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> No
     proxy, client = gcs
     output = f"gs://faults/runs/{fault}"
     env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
+    # down from the first staged file on (the first request naming an object under the
+    # staging folder; the lock's body names the folder too, without the leading slash),
+    # whatever the load: set once a staged file was seen, the fault could meet the commit
+    proxy.set_on(b"/.tmp-", fault)
     job = _start(_gs_argv(output), env)
     names = lambda: [b.name for b in client.list_blobs("faults", prefix=f"runs/{fault}/")]  # noqa: E731
-    _until(lambda: any("/.tmp-" in n for n in names()), job)
-    proxy.set(fault)  # down from the first staged file on
+    _until(lambda: proxy.tripped, job)
     line = _failed_within(job, time.monotonic())
     assert f"--output {output} did not answer" in line, line
     assert "in the staging phase" in line and f"{output}/.tmp-" in line, line
@@ -167,9 +170,11 @@ def test_bigquery_down_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path, 
     argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
     with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
         env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
+        # down from the first staged row on, whatever the load: set once the output folder
+        # was seen, the fault could meet the table commit after a fast pipeline
+        proxy.set_on(b"/insertAll", fault)
         job = _start(argv, env)
-        _until(lambda: any(out.glob(".tmp-*/runs")), job)
-        proxy.set(fault)
+        _until(lambda: proxy.tripped, job)
         line = _failed_within(job, time.monotonic())
         assert f"--bigquery_dataset {dataset}" in line and "in the staging phase" in line, line
         assert f"{out}/.tmp-" in line, line
