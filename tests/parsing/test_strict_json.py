@@ -41,3 +41,19 @@ def test_hostile_strings_are_skipped_in_linear_time() -> None:
         start = time.process_time()
         assert not isinstance(loads(text), dict)
         assert time.process_time() - start < 1.0
+
+
+def test_printable_escapes_exactly_the_c_categories_at_every_code_point() -> None:
+    """Every code point: a C* character (control, format, surrogate, private use,
+    unassigned) is escaped, any other is kept, whether or not the string's fast path
+    (`str.isprintable`) is taken."""
+    import sys
+    import unicodedata
+
+    from packer.parsing.strict_json import printable
+
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        escaped = unicodedata.category(ch).startswith("C")
+        assert (printable(ch) != ch) == escaped, hex(cp)
+        assert (printable("a" + ch) != "a" + ch) == escaped, hex(cp)
