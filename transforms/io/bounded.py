@@ -23,7 +23,7 @@ Filesystem errors (`OSError`, Beam's `BeamIOError` around one) become
 
 import errno
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -67,10 +67,17 @@ class SinkRefused(RuntimeError):
         self.left = left
 
 
-def _oserror(err: BaseException) -> OSError | None:
-    """The OSError behind `err`: itself, one Beam wrapped, or its cause."""
+def _chain(err: BaseException) -> Iterator[BaseException]:
+    """`err`, then what caused it, and so on."""
     seen: BaseException | None = err
     while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def _oserror(err: BaseException) -> OSError | None:
+    """The OSError behind `err`: itself, one Beam wrapped, or its cause."""
+    for seen in _chain(err):
         if isinstance(seen, OSError) and seen.errno in _FILESYSTEM_ERRORS:
             return seen  # not a network error (ConnectionError is an OSError too)
         if isinstance(seen, BeamIOError):
@@ -80,7 +87,6 @@ def _oserror(err: BaseException) -> OSError | None:
             found = next((o for o in map(_oserror, inner) if o is not None), None)
             if found is not None:
                 return found
-        seen = seen.__cause__ or seen.__context__
     return None
 
 
@@ -89,12 +95,7 @@ def is_filesystem_error(err: BaseException) -> bool:
     a `BeamIOError`, which Beam's filesystems also raise without an errno when a step finds
     its files gone (`src and dst files do not exist` in a write's finalize once its folder
     vanished)."""
-    seen: BaseException | None = err
-    while seen is not None:
-        if isinstance(seen, BeamIOError) or _oserror(seen) is not None:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(isinstance(seen, BeamIOError) for seen in _chain(err)) or _oserror(err) is not None
 
 
 def refusal(err: BaseException, where: str) -> str | None:
