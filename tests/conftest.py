@@ -9,6 +9,7 @@ HYPOTHESIS_PROFILE.
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # Never ask a cloud metadata server from a test: without credentials, google-auth
 # probes the GCE metadata address before giving up (Beam's gs:// filesystem and the
@@ -19,8 +20,14 @@ os.environ.setdefault("NO_GCE_CHECK", "true")
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.batch_run import SAMPLES
 from tests.emulators import Emulators, emulators
+from tests.fault_proxy import FaultProxy, fault_proxy
+from tests.fault_runs import port
 from tests.outside_reads import install
+
+if TYPE_CHECKING:
+    from google.cloud import storage
 
 _COMMON = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}
 settings.register_profile("ci", max_examples=1000, **_COMMON)
@@ -49,3 +56,21 @@ def gcp_emulators() -> Iterator[Emulators]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+
+
+@pytest.fixture()
+def gcs(gcp_emulators: Emulators) -> Iterator[tuple[FaultProxy, "storage.Client"]]:
+    """The storage emulator behind a fault proxy, with the sample inputs in `gs://faults/in/`.
+
+    The storage client is imported here, not at the top: most tests never touch it.
+    """
+    from google.cloud import storage
+
+    client = storage.Client(project=gcp_emulators.project)
+    if client.lookup_bucket("faults") is None:
+        client.create_bucket("faults")
+    for name in ("requests", "catalog"):
+        blob = client.bucket("faults").blob(f"in/{name}.jsonl")
+        blob.upload_from_filename(str(SAMPLES / f"{name}.jsonl"))
+    with fault_proxy(port(gcp_emulators.storage_host)) as proxy:
+        yield proxy, client

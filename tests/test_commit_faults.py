@@ -14,16 +14,7 @@ import pytest
 
 from tests.batch_run import SAMPLES, flags
 from tests.fault_proxy import fault_proxy
-from tests.test_sink_faults import (
-    WITHIN,
-    _failed_within,
-    _gs_argv,
-    _port,
-    _prompts_out,
-    _start,
-    _until,
-    gcs,  # noqa: F401  (a fixture)
-)
+from tests.fault_runs import WITHIN, failed_within, gs_argv, port, prompts_out, start, until
 from transforms.io.bigquery import bigquery_client
 
 pytestmark = pytest.mark.emulators
@@ -44,32 +35,32 @@ def test_bigquery_failing_in_its_table_commit_leaves_the_tables_as_they_were(
     dataset = f"{project}.faults_commit_{fault.replace('503', 'unavailable')}"
     out = tmp_path / "run"
     argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
-    earlier = _start(argv, {})
+    earlier = start(argv, {})
     _, err = earlier.communicate(timeout=WITHIN * 2)
     assert earlier.returncode == 0, err[-3000:]
     before = _committed(project, dataset)
-    with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
+    with fault_proxy(port(gcp_emulators.bigquery_host)) as proxy:
         env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
-        job = _start([*argv, "--overwrite"], env)
-        _until(lambda: any(out.glob(".tmp-*/runs")), job)
+        job = start([*argv, "--overwrite"], env)
+        until(lambda: any(out.glob(".tmp-*/runs")), job)
         proxy.set_on(b"/jobs", fault)  # the commit's transaction is the run's first query
-        _until(lambda: proxy.tripped, job)
-        line = _failed_within(job, time.monotonic())
+        until(lambda: proxy.tripped, job)
+        line = failed_within(job, time.monotonic())
         assert f"--bigquery_dataset {dataset}" in line, line
         assert "table commit phase" in line or "BigQuery commit failed" in line, line
         proxy.set("pass")  # the run has exited: read through a working link
         assert _committed(project, dataset) == before  # the tables as they were
 
-        rerun = _start([*argv, "--overwrite"], env)
+        rerun = start([*argv, "--overwrite"], env)
         stdout, err = rerun.communicate(timeout=WITHIN * 2)
         assert rerun.returncode == 0, err[-3000:]
     after = _committed(project, dataset)
-    assert len({request_id for request_id, _ in after}) == len(after) == _prompts_out(stdout)
+    assert len({request_id for request_id, _ in after}) == len(after) == prompts_out(stdout)
     assert {run for _, run in after}.isdisjoint(run for _, run in before)
 
 
 @pytest.mark.parametrize("fault", ["kill", "hang"])
-def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None:  # noqa: F811
+def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None:
     """Cloud Storage breaks as the commit writes the run's counts into its record (the
     first write only the commit makes: an object named `.run.json` under the staging
     folder; the lock phase only reads the committed one, by its encoded path)."""
@@ -78,9 +69,9 @@ def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None
     prefix = f"runs/commit-{fault}/"
     env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
     proxy.set_on(b"/.run.json", fault)
-    job = _start(_gs_argv(output), env)
-    _until(lambda: proxy.tripped, job)
-    line = _failed_within(job, time.monotonic())
+    job = start(gs_argv(output), env)
+    until(lambda: proxy.tripped, job)
+    line = failed_within(job, time.monotonic())
     assert f"--output {output}" in line and "in the commit phase" in line, line
     assert f"{output}/.tmp-" in line, line
     proxy.set("pass")  # the run has exited: read what it left through a working link
@@ -88,7 +79,7 @@ def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None
     committed = [n for n in names() if "/.tmp-" not in n and "/.lock-" not in n]
     assert committed == [], committed  # stopped before its first move: nothing committed
 
-    rerun = _start(_gs_argv(output), env)
+    rerun = start(gs_argv(output), env)
     stdout, err = rerun.communicate(timeout=WITHIN * 2)
     assert rerun.returncode == 0, err[-3000:]
     bucket = client.bucket("faults")
@@ -100,4 +91,4 @@ def test_cloud_storage_failing_in_the_commit_commits_nothing(gcs, fault) -> None
         .column("request_id")
         .to_pylist()
     ]
-    assert len(set(ids)) == len(ids) == _prompts_out(stdout) > 0
+    assert len(set(ids)) == len(ids) == prompts_out(stdout) > 0

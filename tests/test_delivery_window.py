@@ -20,8 +20,8 @@ from google.cloud import pubsub_v1
 from schemas.request import Request
 from tests.batch_run import SAMPLES, flags
 from tests.fault_proxy import fault_proxy
+from tests.fault_runs import WITHIN, port, start
 from tests.stream_harness import Received, Routes, drain
-from tests.test_sink_faults import WITHIN, _port, _start
 from transforms.delivery import BATCH
 
 pytestmark = pytest.mark.emulators
@@ -75,9 +75,9 @@ def test_a_delivery_killed_before_recording_an_answer_sends_one_batch_twice(
         subscriber.create_subscription(name=watching, topic=topic, ack_deadline_seconds=60)
     out = tmp_path / "run"
     argv = flags(_requests(tmp_path / "requests.jsonl"), out, f"--prompts_topic={topic}")
-    with fault_proxy(_port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
+    with fault_proxy(port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
         env = {"PUBSUB_EMULATOR_HOST": proxy.host}
-        job = _start(argv, env, 600)  # the publisher keeps waiting: the kill ends it
+        job = start(argv, env, 600)  # the publisher keeps waiting: the kill ends it
         taken = _taken(watching, RECORDED * BATCH, job)
         proxy.set("mute")  # the next Publish is carried out, its answer lost
         while taken < (_recorded(out) + 1) * BATCH:  # until the topic took the lost batch
@@ -88,7 +88,7 @@ def test_a_delivery_killed_before_recording_an_answer_sends_one_batch_twice(
         assert taken == (recorded + 1) * BATCH
 
         proxy.set("pass")
-        rerun = _start([*argv, "--overwrite"], env)
+        rerun = start([*argv, "--overwrite"], env)
         stdout, err = rerun.communicate(timeout=WITHIN * 3)
         assert rerun.returncode == 0, err[-3000:]
     got = drain(routes.subscription("prompts"), PROMPTS + BATCH)

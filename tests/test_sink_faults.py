@@ -20,86 +20,24 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from google.cloud import storage
 
 from tests.batch_run import SAMPLES, flags
-from tests.emulators import Emulators
-from tests.fault_proxy import FaultProxy, fault_proxy
+from tests.fault_proxy import fault_proxy
+from tests.fault_runs import (
+    BOUND,
+    ROOT,
+    WITHIN,
+    failed_within,
+    gs_argv,
+    port,
+    prompts_out,
+    start,
+    until,
+)
 from tests.stream_harness import Routes, drain
 from transforms.io.bigquery import bigquery_client
 
 pytestmark = pytest.mark.emulators
-
-ROOT = Path(__file__).resolve().parent.parent
-BOUND = 3
-"""--sink_timeout_seconds in these runs."""
-WITHIN = 90.0
-"""How long a run broken by a fault may take in all (start-up included)."""
-
-
-def _port(host: str) -> int:
-    return int(host.rstrip("/").rsplit(":", 1)[1])
-
-
-def _start(argv: list[str], env: dict[str, str], bound: int = BOUND) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.batch", *argv, f"--sink_timeout_seconds={bound}"],
-        cwd=ROOT,
-        env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _until(seen: Callable[[], bool], job: subprocess.Popen[str]) -> None:
-    """Wait until `seen()` is true (the phase to break has begun) while the job runs."""
-    deadline = time.monotonic() + WITHIN
-    while not seen():
-        assert job.poll() is None, job.communicate()
-        assert time.monotonic() < deadline, "the phase to break never began"
-        time.sleep(0.05)
-
-
-def _failed_within(job: subprocess.Popen[str], broken: float) -> str:
-    """The one line the run failed with, once it exited 1 in bounded time after `broken`."""
-    try:
-        _, err = job.communicate(timeout=WITHIN)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        job.communicate()
-        raise AssertionError(f"still running {WITHIN} s after the fault") from None
-    assert job.returncode == 1, err[-3000:]
-    assert time.monotonic() - broken < 10 * BOUND + 15
-    assert "Traceback" not in err, err[-3000:]
-    lines = [line for line in err.splitlines() if line.startswith("evpack batch:")]
-    assert len(lines) == 1, err[-3000:]
-    return lines[0]
-
-
-@pytest.fixture()
-def gcs(gcp_emulators: Emulators) -> Iterator[tuple[FaultProxy, storage.Client]]:
-    client = storage.Client(project=gcp_emulators.project)
-    if client.lookup_bucket("faults") is None:
-        client.create_bucket("faults")
-    for name in ("requests", "catalog"):
-        blob = client.bucket("faults").blob(f"in/{name}.jsonl")
-        blob.upload_from_filename(str(SAMPLES / f"{name}.jsonl"))
-    with fault_proxy(_port(gcp_emulators.storage_host)) as proxy:
-        yield proxy, client
-
-
-def _gs_argv(output: str) -> list[str]:
-    given = {
-        "--input": "gs://faults/in/requests.jsonl",
-        "--catalog": "gs://faults/in/catalog.jsonl",
-        "--output": output,
-    }
-    local = flags(SAMPLES / "requests.jsonl", Path("unused"))
-    return [
-        *(f"{k}={v}" for k, v in given.items()),
-        *(a for a in local if a.split("=")[0] not in given),
-    ]
 
 
 @pytest.mark.parametrize("fault", ["kill", "503", "refuse"])
@@ -111,10 +49,10 @@ def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> No
     # staging folder; the lock's body names the folder too, without the leading slash),
     # whatever the load: set once a staged file was seen, the fault could meet the commit
     proxy.set_on(b"/.tmp-", fault)
-    job = _start(_gs_argv(output), env)
+    job = start(gs_argv(output), env)
     names = lambda: [b.name for b in client.list_blobs("faults", prefix=f"runs/{fault}/")]  # noqa: E731
-    _until(lambda: proxy.tripped, job)
-    line = _failed_within(job, time.monotonic())
+    until(lambda: proxy.tripped, job)
+    line = failed_within(job, time.monotonic())
     assert f"--output {output} did not answer" in line, line
     assert "in the staging phase" in line and f"{output}/.tmp-" in line, line
     proxy.set("pass")  # the run has exited: read what it left through a working link
@@ -122,7 +60,7 @@ def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> No
         n.endswith(".run.json") or "/manifests/" in n for n in names() if "/.tmp-" not in n
     )
 
-    rerun = _start(_gs_argv(output), env)
+    rerun = start(gs_argv(output), env)
     stdout, err = rerun.communicate(timeout=WITHIN * 2)
     assert rerun.returncode == 0, err[-3000:]
     manifests = [n for n in names() if n.startswith(f"runs/{fault}/manifests/")]
@@ -135,7 +73,7 @@ def test_cloud_storage_down_while_staging_ends_in_bounded_time(gcs, fault) -> No
         .column("request_id")
         .to_pylist()
     ]
-    assert len(set(ids)) == len(ids) == _prompts_out(stdout) > 0
+    assert len(set(ids)) == len(ids) == prompts_out(stdout) > 0
 
 
 def test_of_two_runs_racing_for_one_cloud_storage_output_exactly_one_starts(gcs) -> None:
@@ -147,7 +85,7 @@ def test_of_two_runs_racing_for_one_cloud_storage_output_exactly_one_starts(gcs)
     proxy.enforce_create_if_absent()
     output = "gs://faults/runs/race"
     env = {"STORAGE_EMULATOR_HOST": f"http://{proxy.host}"}
-    jobs = [_start(_gs_argv(output), env), _start(_gs_argv(output), env)]
+    jobs = [start(gs_argv(output), env), start(gs_argv(output), env)]
     ended = [
         (job.returncode, err) for job in jobs for _, err in [job.communicate(timeout=WITHIN * 3)]
     ]
@@ -159,32 +97,28 @@ def test_of_two_runs_racing_for_one_cloud_storage_output_exactly_one_starts(gcs)
     assert sum(n.endswith("/.run.json") for n in names) == 1
 
 
-def _prompts_out(summary: str) -> int:
-    return int(summary.split("prompts out")[1].split()[0])
-
-
 @pytest.mark.parametrize("fault", ["kill", "hang"])
 def test_bigquery_down_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path, fault) -> None:
     dataset = f"{gcp_emulators.project}.faults_staging_{fault}"
     out = tmp_path / "run"
     argv = flags(SAMPLES / "requests.jsonl", out, f"--bigquery_dataset={dataset}")
-    with fault_proxy(_port(gcp_emulators.bigquery_host)) as proxy:
+    with fault_proxy(port(gcp_emulators.bigquery_host)) as proxy:
         env = {"BIGQUERY_EMULATOR_HOST": f"http://{proxy.host}"}
         # down from the first staged row on, whatever the load: set once the output folder
         # was seen, the fault could meet the table commit after a fast pipeline
         proxy.set_on(b"/insertAll", fault)
-        job = _start(argv, env)
-        _until(lambda: proxy.tripped, job)
-        line = _failed_within(job, time.monotonic())
+        job = start(argv, env)
+        until(lambda: proxy.tripped, job)
+        line = failed_within(job, time.monotonic())
         assert f"--bigquery_dataset {dataset}" in line and "in the staging phase" in line, line
         assert f"{out}/.tmp-" in line, line
         assert not (out / ".run.json").exists()
 
         proxy.set("pass")
-        rerun = _start(argv, env)
+        rerun = start(argv, env)
         stdout, err = rerun.communicate(timeout=WITHIN * 2)
         assert rerun.returncode == 0, err[-3000:]
-    made = _prompts_out(stdout)
+    made = prompts_out(stdout)
     client = bigquery_client(gcp_emulators.project)
     rows = list(client.query(f"SELECT request_id FROM `{dataset}.manifests`").result())
     assert len({r["request_id"] for r in rows}) == len(rows) == made > 0
@@ -192,10 +126,10 @@ def test_bigquery_down_mid_insert_ends_in_bounded_time(gcp_emulators, tmp_path, 
 
 def test_a_vanished_output_folder_is_one_line(tmp_path) -> None:
     out = tmp_path / "run"
-    job = _start(flags(SAMPLES / "requests.jsonl", out), {})
-    _until(lambda: any(out.glob(".tmp-*/runs")), job)
+    job = start(flags(SAMPLES / "requests.jsonl", out), {})
+    until(lambda: any(out.glob(".tmp-*/runs")), job)
     out.rename(tmp_path / "moved")  # gone from its path at once, as an unmounted folder
-    line = _failed_within(job, time.monotonic())
+    line = failed_within(job, time.monotonic())
     assert f"--output {out} no longer holds this run's lock" in line, line
     assert not (out / ".run.json").exists() and not (tmp_path / "moved" / ".run.json").exists()
 
@@ -257,8 +191,8 @@ def test_an_output_folder_turning_read_only_mid_run_is_one_line(tmp_path) -> Non
         )
         assert first.returncode == 0, first.stderr[-3000:]
         earlier = (out / ".run.json").read_bytes()
-        job = _start(flags(SAMPLES / "requests.jsonl", out, "--overwrite"), {})
-        _until(lambda: any(out.glob(".tmp-*/runs")), job)
+        job = start(flags(SAMPLES / "requests.jsonl", out, "--overwrite"), {})
+        until(lambda: any(out.glob(".tmp-*/runs")), job)
         read_only()
         try:
             _, err = job.communicate(timeout=WITHIN)
@@ -287,16 +221,16 @@ def test_a_delivery_cut_off_resends_only_the_unrecorded_with_their_dedup_ids(
     topic = routes.topic("prompts")
     out = tmp_path / "run"
     argv = flags(SAMPLES / "requests.jsonl", out, f"--prompts_topic={topic}")
-    with fault_proxy(_port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
+    with fault_proxy(port(f"http://{gcp_emulators.pubsub_host}")) as proxy:
         env = {"PUBSUB_EMULATOR_HOST": proxy.host}
-        job = _start(argv, env, BOUND if cut == "bound" else 600)
-        _until(lambda: any(out.glob(".tmp-*/outbox/*")), job)  # staged: publishes nothing
+        job = start(argv, env, BOUND if cut == "bound" else 600)
+        until(lambda: any(out.glob(".tmp-*/outbox/*")), job)  # staged: publishes nothing
         proxy.set("hang")  # so delivery, after the commit, finds the topic hung
         if cut == "bound":
-            line = _failed_within(job, time.monotonic())
+            line = failed_within(job, time.monotonic())
             assert f"not delivered to --prompts_topic {topic}" in line, line
         else:
-            _until(lambda: any(out.glob("deliveries/intents-*")), job)
+            until(lambda: any(out.glob("deliveries/intents-*")), job)
             job.kill()
             job.communicate()
         assert (out / ".run.json").exists()
@@ -304,7 +238,7 @@ def test_a_delivery_cut_off_resends_only_the_unrecorded_with_their_dedup_ids(
         assert intents and not _rows(out / "deliveries", "deliveries-*.jsonl")
 
         proxy.set("pass")
-        rerun = _start([*argv, "--overwrite"], env)
+        rerun = start([*argv, "--overwrite"], env)
         stdout, err = rerun.communicate(timeout=WITHIN * 2)
         assert rerun.returncode == 0, err[-3000:]
     assert f"sent again       {len(intents)}" in stdout, stdout
