@@ -118,6 +118,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
+    "position": {"dedup": {"conflict_rules": ("copy", "polarity", "amount", "position")}},
     "no-compact-framing": {"compact_framing_below": 0},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
