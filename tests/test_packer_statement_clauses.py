@@ -7,9 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.records import folded_form, scan_words
+from packer.first import PAIR_RANKS
+from packer.polarity import position_conflicts
+from packer.question import read_question
+from packer.records import Evidence, folded_form, scan_words, text_facts
 from packer.runtime import Memos
 from packer.statements import NEGATORS, clauses, main_clause_negated
+from tests.factories import candidate
 
 
 def _negated(sentence: str) -> bool:
@@ -130,3 +134,31 @@ def test_a_sentence_without_negation_words_is_never_negated(words):
     folded = folded_form(" ".join(words))
     if NEGATORS.isdisjoint(scan_words(folded)):
         assert main_clause_negated(folded) is False
+
+
+_SENTENCES = [
+    "Coffee does lower the risk.",
+    "Coffee does not lower the risk; tea does not either.",
+    "Women who drank none had a lower risk than coffee drinkers.",
+    "It rained all week in the valley.",
+]
+_PASSAGES = st.lists(
+    st.lists(st.sampled_from(_SENTENCES), min_size=1, max_size=3).map(" ".join)
+    | st.text(max_size=60),
+    max_size=6,
+)
+
+
+@given(_PASSAGES, st.just("Does coffee lower the risk?") | st.text())
+def test_a_position_pair_is_one_pair_whatever_the_text(texts, question):
+    """Whatever the passages and the question: at most one pair, of two documents, the
+    first among the best ranked."""
+    records = [
+        Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
+        for c in (candidate(f"e{k}", f"d{k}", text=t) for k, t in enumerate(texts))
+    ]
+    found = position_conflicts(records, read_question(question).terms, Memos())
+    assert len(found) <= 1
+    for i, j in found:
+        assert i < j and i < PAIR_RANKS
+        assert records[i].document_id != records[j].document_id
