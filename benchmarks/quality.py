@@ -90,6 +90,7 @@ from benchmarks.baselines import (
     our_format_block,
     tiktoken_counter,
 )
+from benchmarks.label_problems import LABEL_PROBLEMS
 from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
 from packer import Catalog, PackerRuntime
@@ -118,6 +119,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
+    "position": {"dedup": {"conflict_rules": ("copy", "polarity", "amount", "position")}},
     "no-compact-framing": {"compact_framing_below": 0},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
@@ -299,17 +301,29 @@ def detection_counts(
     return pairs, true, len(found)
 
 
+def set_apart(groups: Iterable[frozenset[str]]) -> int:
+    """How many of the flagged pairs are documented label problems (`label_problems`)."""
+    return sum(
+        frozenset(pair) in LABEL_PROBLEMS for g in groups for pair in combinations(sorted(g), 2)
+    )
+
+
 def detection_metrics(cases: Sequence[Any], packs: Sequence[Packed], sides: Sides) -> Metrics:
-    """Conflict precision and recall against the labels (micro over requests)."""
-    pairs = true = found = wrong_total = 0
+    """Conflict precision and recall against the labels (micro over requests), and the
+    precision with the documented label problems set apart (`label_problems`)."""
+    pairs = true = found = wrong_total = apart = 0
     for case, packed in zip(cases, packs, strict=True):
         wrong, right = sides(case)
         p, t, f = detection_counts(packed.conflict_groups or (), wrong, right)
         pairs, true, found, wrong_total = pairs + p, true + t, found + f, wrong_total + len(wrong)
+        apart += set_apart(packed.conflict_groups or ())
+    judged = pairs - apart
     return {
         "conflict_pairs": pairs,
         "conflict_precision": round(true / pairs, 3) if pairs else None,
         "conflict_recall": round(found / wrong_total, 3) if wrong_total else None,
+        "conflict_pairs_set_apart": apart,
+        "conflict_precision_labels_apart": round(true / judged, 3) if judged else None,
     }
 
 

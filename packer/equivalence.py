@@ -350,3 +350,22 @@ def censored(left: Sequence[str], right: Sequence[str], text_a: str, text_b: str
             ):
                 return True
     return False
+
+
+_TEMPLATE_GLUE = frozenset(("and", "or"))
+
+
+def unrendered(words: Sequence[str]) -> bool:
+    """Whether a differing stretch is only wiki templates left unrendered (`Template :
+    Constlk, Template : Constlk and Template : Constlk` where the other copy names three
+    constituencies): no value, so nothing the other side's value disagrees with.
+    Rejected: any stretch holding the word `template` (it is also a common word)."""
+    k, found = 0, False
+    while k < len(words):
+        if words[k] == "template" and k + 1 < len(words):
+            k, found = k + 2, True
+        elif words[k] in _TEMPLATE_GLUE:
+            k += 1
+        else:
+            return False
+    return found

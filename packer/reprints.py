@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from packer.equivalence import censored, other_text, same_fact, without_moves
+from packer.equivalence import censored, other_text, same_fact, unrendered, without_moves
 from packer.question import SlotKind
 from packer.records import (
     MEANING_WORDS,
@@ -219,8 +219,8 @@ def _compare(
         fact_right = any(w in facts_b for w in right)
         if fact_left and fact_right and _names_subject(a, left) and _names_subject(b, right):
             return None  # "2012–13 ... team" beside "2013–14 ... team": two subjects
-        if other_text(left, right, context):
-            extra = True  # rewritten, or cut at different places: not a fact replaced
+        if other_text(left, right, context) or unrendered(left) or unrendered(right):
+            extra = True  # rewritten, cut at different places, a template: no fact replaced
             continue
         if _stance_changed(left, right) or (
             fact_left and fact_right and _answers_slot(left, right, slot)

@@ -2,9 +2,10 @@
 
 A statement is a complete sentence (`packer.units`) read as the set of its
 content words (canonical, neither stopwords nor wording nor polarity words)
-and whether it is negated (an odd number of negation words: `not`, `never`,
-`no` (`no longer`), `n't`, `cannot`, ...; "it is not guaranteed that X is not
-free" is two negations and affirms). Two statements of different documents
+and whether it is negated (an odd number of negation words in its main clause:
+`not`, `never`, `no` (`no longer`), `n't`, `cannot`, ...; "it is not guaranteed
+that X is not free" is two negations and affirms; `main_clause_negated`). Two
+statements of different documents
 that share most of their content words and differ in polarity say one thing
 and its opposite (`packer.polarity`); a conflict member's statement closest
 to its partner's is the unit that states its side (`side_unit`). A function
@@ -65,6 +66,49 @@ def sentence_words(
 
 _sentence_words = kernels.sentence_words if kernels else sentence_words
 
+_RELATIVE = "which|who|whom|whose"
+_SUBORDINATE = f"although|though|whereas|because|unless|{_RELATIVE}"
+_ASIDE = re.compile(
+    rf"(?:,\s+(?:{_RELATIVE})|^(?:{_SUBORDINATE}|while|since|if))\b(?:[^,;:]|,(?!\s))*,(?=\s)"
+)
+"""A relative clause set off by commas, or a subordinate clause opening the sentence up
+to its comma: its own clause, the sentence around it one (a comma inside a number is
+none)."""
+_CLAUSE_BREAK = re.compile(
+    rf"[;:](?=\s)|\s[-–—]+\s|,\s+(?=(?:and|but|yet|or|so|while|since|{_SUBORDINATE})\b)"
+    rf"|\s(?=(?:{_SUBORDINATE})\b)"
+)
+"""Where one clause ends and the next begins: a semicolon, a colon or a dash between
+words, a comma before a coordinating word or a subordinator, and a subordinator or a
+relative pronoun ("women who drank none": the relative clause is not the sentence's
+polarity). `while` and `since` only after a comma: "while travelling", "since 2010"
+are no clauses."""
+
+
+def clauses(folded: str) -> list[str]:
+    """A folded sentence's clauses, asides set off by commas (", which did not last,")
+    apart from the sentence they interrupt."""
+    asides = _ASIDE.findall(folded)
+    rest = _ASIDE.sub(",", folded) if asides else folded
+    return [*_CLAUSE_BREAK.split(rest), *asides]
+
+
+def main_clause_negated(folded: str) -> bool:
+    """Whether a folded sentence's main clause is negated: the clause holding the most of
+    its content words (the first of equals), negated by an odd number of negation words
+    in that clause alone. A negation scopes over its own clause ("found no evidence that
+    coffee lowers the risk" is negated), not over a clause joined to it ("the trial did
+    not last long, but it found that coffee lowers the risk" affirms, and so does "women
+    who drank none" inside a sentence saying who had a lower risk). Rejected: the parity
+    of the whole sentence's negation words, which "did not lower the risk: glucose did
+    not change" (two negations) read as affirming."""
+    best = (-1, False)
+    for clause in clauses(folded):
+        content, negations = _sentence_words(clause, _NOT_CONTENT, NEGATORS)
+        if len(content) > best[0]:
+            best = (len(content), negations % 2 == 1)
+    return best[1]
+
 
 @dataclass(frozen=True, slots=True)
 class Statements:
@@ -106,7 +150,8 @@ def statements_of(text: str, sentences: Sequence[Sentence]) -> Statements:
             read = f"{read} {_number_after(text, sentence.end)}"
         if read is not folded:
             _, negations = _sentence_words(read, _NOT_CONTENT, NEGATORS)
-        out.append(Statement(sentence.start, sentence.end, content, negations % 2 == 1))
+        negated = negations > 0 and main_clause_negated(read)
+        out.append(Statement(sentence.start, sentence.end, content, negated))
     words = frozenset().union(*(x.content for x in out))
     return Statements(tuple(out), words, tuple(x for x in out if x.negated))
 

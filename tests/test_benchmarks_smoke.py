@@ -35,6 +35,7 @@ from benchmarks.baselines import (
     our_format_block,
     tiktoken_counter,
 )
+from benchmarks.label_problems import LABEL_PROBLEMS
 from benchmarks.offline_tiktoken import CL100K_URL, offline_cl100k_cache
 from benchmarks.workload import Pool, generate
 from packer import Catalog, PackerRuntime, TokenCounter
@@ -243,6 +244,24 @@ def test_conflict_pairs_are_true_only_across_the_labels() -> None:
         [frozenset({"c", "m1"}), frozenset({"m2", "n"})], wrong, right
     )
     assert (pairs, true, found) == (2, 1, 1)
+
+
+def test_documented_label_problems_are_set_apart_in_a_second_precision() -> None:
+    """A flagged pair the labels count false is reported both ways: as labelled, and set
+    apart when it is a documented label problem (`Telugu` / `Hindi`, both labelled
+    correct); an undocumented false pair stays false in both."""
+    assert len(LABEL_PROBLEMS) == 24 and frozenset({"rd130.0", "rd130.2"}) in LABEL_PROBLEMS
+    groups = (
+        frozenset({"rd130.0", "rd130.1"}),  # correct against misinformation: true
+        frozenset({"rd130.0", "rd130.2"}),  # both labelled correct: documented
+        frozenset({"rd130.2", "rd130.3"}),  # both labelled correct: not documented
+    )
+    packed = Packed(shown={}, context="", conflict_groups=groups)
+    labels = (frozenset({"rd130.1"}), frozenset({"rd130.0", "rd130.2", "rd130.3"}))
+    metrics = quality.detection_metrics([None], [packed], lambda _: labels)
+    assert metrics["conflict_precision"] == round(1 / 3, 3)
+    assert metrics["conflict_pairs_set_apart"] == 1
+    assert metrics["conflict_precision_labels_apart"] == 0.5
 
 
 def _row(dataset: str, packer: str, budget: int, value: float) -> dict:

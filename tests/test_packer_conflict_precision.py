@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.amounts import asked_dimension
-from packer.equivalence import censored, other_text, readings
+from packer.equivalence import censored, other_text, readings, unrendered
 from packer.question import read_question
+from packer.records import canonical_words
 from packer.slot_conflicts import conflict_groups
 from schemas import DedupConfig, PackingConfig
 from tests.factories import candidate, document, request
@@ -63,6 +64,11 @@ def test_the_amount_rule_can_be_switched_off(runtime):
 
 BRIDGE = "The new bridge spans {} across the bay and opened to traffic in March 2019."
 COUNCIL = "The council approved the budget on Tuesday after the plant hired {}"
+MEMBER = (
+    "Richard Aldworth, a son of the house, served as MP for {}. His only sibling was "
+    "his sister Frances, who married Francis Jalabert in London."
+)
+"""A wiki page copied twice, once with its constituency templates left unrendered."""
 
 
 @pytest.mark.parametrize(
@@ -78,6 +84,8 @@ COUNCIL = "The council approved the budget on Tuesday after the plant hired {}"
          "The coach said the referee was a [expletive] fool after the match in Leeds on Sunday."),
         ("The town covers 99.3/km² of farmland and forest along the river valley in Iowa.",
          "The town covers 99.3/km 2 of farmland and forest along the river valley in Iowa."),
+        (MEMBER.format("Reading, Wallingford, and Tavistock"),
+         MEMBER.format("Template : Constlk, Template : Constlk, and Template : Constlk")),
     ],
 )  # fmt: skip
 def test_one_claim_written_otherwise_is_no_conflict(runtime, first, second):
@@ -91,6 +99,8 @@ def test_one_claim_written_otherwise_is_no_conflict(runtime, first, second):
         (COUNCIL.format("4,500 people."), COUNCIL.format("5,200 people.")),  # at the end
         ("The senator called the proposal a damn disgrace during the debate in Washington.",
          "The senator called the proposal a fine disgrace during the debate in Washington."),
+        (MEMBER.format("Reading, Wallingford, and Tavistock"),  # a template is no glue
+         MEMBER.format("Reading, Wallingford, and Template : Constlk Oxford")),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_still_a_conflict(runtime, first, second):
@@ -117,6 +127,19 @@ _WORDS = st.lists(st.sampled_from(["d", "damn", "f", "k", "expletive", "4", "45"
 def test_reading_censored_words_never_fails_and_needs_a_mask(left, right, text_a, text_b):
     found = censored(left, right, text_a, text_b)
     assert not found or any(c in text_a + text_b for c in "*#-_[(")
+
+
+def test_only_templates_and_their_glue_are_unrendered():
+    assert unrendered(canonical_words("Template : Constlk, Template : Constlk and Template : X"))
+    assert not unrendered(["template"])  # the word alone names nothing
+    assert not unrendered(["the", "template", "letter"])  # a common word
+    assert not unrendered(["template", "constlk", "oxford"])  # a value beside it
+
+
+@given(st.text())
+def test_a_stretch_without_the_word_template_is_never_unrendered(text):
+    words = canonical_words(text)
+    assert unrendered(words) <= ("template" in words)
 
 
 @given(_WORDS, _WORDS, st.tuples(_WORDS, _WORDS, _WORDS, _WORDS))

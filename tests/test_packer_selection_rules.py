@@ -1,7 +1,7 @@
 """Selection rules that must mean the same in every request: calibrated relevance, the
 conflict pair first, every answer covered before relevance fill."""
 
-from itertools import pairwise
+from itertools import pairwise, permutations
 
 import pytest
 from hypothesis import given
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from packer import Catalog, PackerRuntime, pack_request
 from packer.answers import distinct_answers
 from packer.changes import states_change
+from packer.polarity import position_conflicts
 from packer.question import read_question
 from packer.records import Evidence, text_facts
 from packer.relevance import calibrated, min_max
@@ -198,26 +199,109 @@ COFFEE = {
 }
 
 
-@pytest.mark.parametrize("budget", [150, 200, 250, 300])
-@pytest.mark.parametrize(
-    "ranked",
-    [
-        ("yes-long", "yes-short", "no-trial", "no-genes"),
-        ("yes-long", "yes-short", "no-genes", "no-trial"),
-        ("yes-long", "no-genes", "yes-short", "no-trial"),
-    ],
+VITAMIN_Q = "Does vitamin D supplementation prevent bone fractures in older adults?"
+VITAMIN = {
+    "yes-meta": (
+        "A meta-analysis of 11 randomized trials with 31,022 participants aged 65 or older "
+        "found that vitamin D supplementation at 800 IU a day or more prevents bone fractures "
+        "in older adults: hip fractures fell by 30% and other non-vertebral fractures by 14%. "
+        "Lower doses showed no benefit. The effect was clearest in people who also took "
+        "calcium and in those living in care homes."
+    ),
+    "yes-homes": (
+        "Among nursing home residents, daily vitamin D supplementation with calcium prevented "
+        "bone fractures in older adults who were deficient."
+    ),
+    "no-vital": (
+        "The VITAL trial, which followed 25,871 adults for five years, found that vitamin D "
+        "supplementation did not prevent bone fractures in older adults, and falls did not "
+        "decrease either; the result held for men and women and for every dose group, "
+        "although few participants were deficient at the start."
+    ),
+    "no-review": (
+        "A 2018 review found that vitamin D supplementation does not prevent bone fractures "
+        "in older adults living independently."
+    ),
+    "other-sun": (
+        "Ten to fifteen minutes of midday sun on the arms and face makes enough vitamin D "
+        "for most adults in summer."
+    ),
+}
+REMOTE_Q = "Is remote work associated with higher employee productivity?"
+REMOTE = {
+    "yes-agency": (
+        "A two-year study of 16,000 call-centre staff at a travel agency, who were assigned "
+        "to home or office by lottery, found that remote work was associated with higher "
+        "employee productivity: calls handled rose by 13%, sick days fell, and quitting "
+        "halved. Part of the gain came from quieter surroundings and part from longer "
+        "shifts, and the firm extended the option to all staff after the study ended."
+    ),
+    "yes-survey": (
+        "Surveys of 30,000 managers show that remote work is associated with higher "
+        "employee productivity."
+    ),
+    "no-engineers": (
+        "Remote work was not associated with higher employee productivity in a study of "
+        "10,000 software engineers, although they worked longer hours."
+    ),
+    "no-data-entry": (
+        "In a field experiment with data-entry workers in India, who typed the same forms "
+        "at home or in an office, remote work was not associated with higher employee "
+        "productivity: those at home entered 18% fewer forms an hour, and the gap was "
+        "largest among workers who lived with young children."
+    ),
+    "other-offices": (
+        "Office occupancy in large cities stayed near half of its 2019 level through 2023."
+    ),
+    "yes-output": (
+        "Across 800 firms, each rise in the share of remote work was associated with higher "
+        "employee productivity, measured as output per hour, in the following year, while "
+        "the firms' costs for office space fell."
+    ),
+}
+YES_NO_CASES = [(COFFEE_Q, COFFEE), (VITAMIN_Q, VITAMIN), (REMOTE_Q, REMOTE)]
+POSITION_RULES = PackingConfig().dedup.model_copy(
+    update={"conflict_rules": ("copy", "polarity", "amount", "position")}
 )
-def test_a_yes_no_question_gets_one_whole_passage_of_each_side(runtime, budget, ranked):
-    """Two passages a side, the top one too long for a tight budget (150 tokens of its
-    own): the cheaper passages of both sides go in whole, not the long one's side twice
-    and the other as a fragment (min-max relevance gave the last of four candidates 0)."""
+
+
+def _whole_sides(runtime, question: str, texts: dict[str, str], ranked, budget: int):
     cands = [
-        candidate(key, f"d{k}", text=COFFEE[key], retrieval_score=9.0 - k)
+        candidate(key, f"d{k}", text=texts[key], retrieval_score=9.0 - k)
         for k, key in enumerate(ranked)
     ]
     docs = [document(c.document_id) for c in cands]
-    config = PackingConfig(max_evidence_tokens=budget)
-    packed = pack_request(request(*cands, question=COFFEE_Q), Catalog(docs), config, runtime)
-    whole = {e.evidence_id.split("-")[0] for e in packed.manifest.evidence if not e.partial}
-    assert whole == {"yes", "no"}
+    config = PackingConfig(max_evidence_tokens=budget, dedup=POSITION_RULES)
+    packed = pack_request(request(*cands, question=question), Catalog(docs), config, runtime)
     assert packed.manifest.budget.used <= budget
+    return {e.evidence_id.split("-")[0] for e in packed.manifest.evidence if not e.partial}
+
+
+@pytest.mark.parametrize("budget", [150, 200, 250, 300])
+@pytest.mark.parametrize(("question", "texts"), YES_NO_CASES, ids=["coffee", "vitamin", "remote"])
+def test_a_yes_no_question_gets_one_whole_passage_of_each_side(runtime, question, texts, budget):
+    """Passages of both sides in every rank order (the best-ranked often too long for a
+    tight budget): a whole passage of each side goes in, not the long one's side twice
+    and the other as a fragment (min-max relevance gave the last of four candidates 0),
+    with the `position` rule pairing the shortest passage of each side."""
+    missed = [
+        ranked
+        for ranked in permutations(texts)
+        if not {"yes", "no"} <= _whole_sides(runtime, question, texts, ranked, budget)
+    ]
+    assert not missed, f"{len(missed)} rank orders lack a whole passage of a side: {missed[:3]}"
+
+
+def test_each_side_of_a_yes_no_question_is_read_from_its_main_clause():
+    """The fixtures' sides, each read as its main clause says (a relative clause holding
+    `none`, two negations across a colon)."""
+    for question, texts in YES_NO_CASES:
+        terms = read_question(question).terms
+        records = [_evidence(candidate(key, key, text=text)) for key, text in texts.items()]
+        for side in ("yes", "no"):
+            found = position_conflicts(
+                [r for r in records if not r.evidence_id.startswith(side)], terms, Memos()
+            )
+            assert not found, f"{question}: a pair without a {side} passage"
+        [(i, j)] = position_conflicts(records, terms, Memos())
+        assert {records[i].evidence_id[:3], records[j].evidence_id[:3]} == {"yes", "no-"}
