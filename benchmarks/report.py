@@ -703,7 +703,12 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   or a new article worth 0.5 or 1 (-2.3 at 400, -3.7 at 150); names shared
   by two articles rather than two publishers (-8.4 at 256); the shared name
   worth half or nothing once its publisher has one packed (-1.8 and -2.7 at
-  150).
+  150); only the shared name most publishers or facts hold (within 1.4
+  points); each named publisher covered by one fact before the fill, its
+  best by utility per token (MultiHop-RAG +1.4 at 150 and 200,
+  `multihop_rag-50` +0.9 at most: three queries), by utility (+1.0/+1.9 at
+  150/200 here, MultiHop-RAG -0.9/-1.4) or its best-ranked (+2.8 at 150
+  here, MultiHop-RAG -1.8).
   Answer coverage does not lift it."""
 
 
