@@ -117,6 +117,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-pairs-first": {"enable_pairs_first": False},
     "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
     "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
+    "no-shared-names": {"weights": {"shared_name": 0.0}},  # packer.sources
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
     "position": {"dedup": {"conflict_rules": ("copy", "polarity", "amount", "position")}},
@@ -124,7 +125,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},
     **{f"zero-{term}": {"weights": {term: 0.0}} for term in UtilityWeights.model_fields
-       if term != "block_overhead"},  # a cost, not a term: `no-block-overhead`
+       if term not in ("block_overhead", "shared_name")},  # `no-block-overhead`, `no-shared-names`
     # block layouts: the default shows the label only; a six-word title, a full one, the ids
     "blocks-short-title": {"block_attributes": ("title",)},
     "blocks-full-title": {"block_attributes": ("title",), "title_words": 256},

@@ -686,19 +686,45 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
 - *multihop_rag-50*: the MultiHop-RAG queries widened to 50 candidates from
   the pool of facts, the shape of news QA over tens of retrieved passages:
   the last evidence fact of a query ranks 6th (median) and 21st or lower for
-  a quarter of them, and the gap closed is about 0.3 at 150 and 256. What
-  lifts it is the block overhead; answer coverage does not."""
+  a quarter of them. What lifts it is the block overhead and the shared
+  names (`packer/sources.py`: a fact holding a name that facts of two named
+  publishers hold, the company or person the question asks of both; gap
+  closed 0.29/0.29/0.45 -> 0.33/0.33/0.57 at 150/200/400 on 300 queries).
+  Read by hand at 200 (30 failing queries): the evidence fact left out is of
+  a named publisher in 84% of cases, holds as few question words as the
+  facts packed instead (1.8 against 1.7, of the words said of its publisher
+  0.75 against 1.47) and as few words of its article's title; it is longer
+  (31 words against 22), so per token the short off-topic facts of the same
+  publishers win. Half of the evidence left out holds a shared name, a
+  tenth of the facts packed instead. Measured and rejected: the
+  named-publisher worth scaled by relevance (MultiHop-RAG -8.6 at 150, 150
+  queries), or withheld from a fact holding neither the publisher's words
+  nor a shared name (-5.1 at 150, 250 queries); the question's own names
+  worth 1 to 4 more (MultiHop-RAG -1.6 to -4.7 at 150, `multihop_rag-50`
+  +1.6 at most); on 250 queries with the shared names, a second fact of an
+  article held back (`per_document_cap` 1: `multihop_rag-50` -12.5 at 400)
+  or a new article worth 0.5 or 1 (-2.3 at 400, -3.7 at 150); names shared
+  by two articles rather than two publishers (-8.4 at 256); the shared name
+  worth half or nothing once its publisher has one packed (-1.8 and -2.7 at
+  150); only the shared name most publishers or facts hold (within 1.4
+  points); each named publisher covered by one fact before the fill, its
+  best by utility per token (MultiHop-RAG +1.4 at 150 and 200,
+  `multihop_rag-50` +0.9 at most: three queries), by utility (+1.0/+1.9 at
+  150/200 here, MultiHop-RAG -0.9/-1.4) or its best-ranked (+2.8 at 150
+  here, MultiHop-RAG -1.8).
+  Answer coverage does not lift it."""
 
 
 MECHANISMS = (
     "ours-no-calibrated-relevance",
     "ours-no-pairs-first",
     "ours-no-block-overhead",
+    "ours-no-shared-names",
     "ours-answers-first",
 )
 """The selection mechanisms whose gap closed is shown beside ours': relevance calibrated
-across requests, a disagreement's pair first, a block's fixed overhead in its cost (on by
-default), answer coverage (opt-in)."""
+across requests, a disagreement's pair first, a block's fixed overhead in its cost, a
+name two named publishers' facts share (on by default), answer coverage (opt-in)."""
 
 
 def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
@@ -724,6 +750,7 @@ def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
         "switched (`no-calibrated-relevance`: relevance min-max over the request's own",
         "candidates; `no-pairs-first`: a disagreement admitted by utility per token;",
         "`no-block-overhead`: utility per bare token, no fixed cost a block;",
+        "`no-shared-names`: no worth for a name two named publishers' facts share;",
         "`answers-first`: the opt-in answer coverage on), where the gap is judged.",
         "",
         table(cells, columns),

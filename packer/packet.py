@@ -11,8 +11,9 @@ from packer.layout import BlockCosts
 from packer.records import Evidence, fold_case
 from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
+from packer.sources import named_sources
 from packer.statements import side_unit
-from packer.subjects import on_named_day, publisher_of, subject_of
+from packer.subjects import subject_of
 from packer.units import best_unit, context_start
 from schemas import ExclusionReason, UtilityWeights
 
@@ -115,18 +116,19 @@ class Packet:
             for r in records
         ]
         self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
-        self.sourced = _named_sources(records, policy)
+        words = frozenset(policy.question.split())
+        named = named_sources(records, self._terms, policy.named_sources, policy.named_days, words)
+        self.sourced = named.publisher
         """Items whose publisher the question names, by index: the publisher."""
         self.packed_sources: set[str] = set()
-        self._source_terms = {
-            i: _share(self._terms[i], policy.named_sources[pub]) for i, pub in self.sourced.items()
-        }
+        self._source_terms, self._shared_names = named.term_share, named.shared
         self._unlinked = {i: t for i, t in enumerate(titles) if t and i not in self.linked}
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
         self._w_facet, self._w_source, self._w_linked = w.new_facet, w.new_source, w.linked
         self._w_named, self._w_named_terms = w.named_source, w.named_source_terms
+        self._w_shared = w.shared_name
         self._w_terms = w.new_question_terms / len(terms) if terms else 0.0
         self._w_redundancy = w.redundancy
         self._cost_per_token = w.token_cost / max(1, policy.budget)
@@ -179,6 +181,8 @@ class Packet:
         if publisher is not None:
             named = self._w_named / 2 if publisher in self.packed_sources else self._w_named
             utility += named + self._w_named_terms * self._source_terms[index]
+        if index in self._shared_names:
+            utility += self._w_shared
         if self.words:
             words = self._opening[index]
             if words:
@@ -378,23 +382,3 @@ def _contained(terms: frozenset[str], text: str) -> frozenset[str]:
     """The terms that occur in `text`."""
     found = [t for t in terms if t in text]
     return frozenset(found) if found else _NONE
-
-
-def _named_sources(records: Sequence[Evidence], policy: SelectionPolicy) -> dict[int, str]:
-    """The items whose publisher the question names (published on a day it names, when
-    it names days), with that publisher."""
-    if not policy.named_sources:
-        return {}
-    out = {}
-    for i, record in enumerate(records):
-        publisher = publisher_of(record.candidate.source_url or "")
-        if publisher in policy.named_sources and (
-            not policy.named_days or on_named_day(record.effective_at, policy.named_days)
-        ):
-            out[i] = publisher
-    return out
-
-
-def _share(found: frozenset[str], wanted: frozenset[str]) -> float:
-    """The share of `wanted` that is `found`."""
-    return len(found & wanted) / len(wanted) if wanted else 0.0

@@ -32,13 +32,15 @@ class UtilityWeights(_Config):
 
     utility = relevance*r + new_facet*f + new_question_terms*q + linked*l + new_source*s
               + authority*a + recency*c - redundancy*d - token_cost*(tokens / evidence budget)
-              + named_source*n + named_source_terms*t
+              + named_source*n + named_source_terms*t + shared_name*h
     `linked` is 1 when the candidate's title is named by the question or by
     evidence already packed (the next hop of a multi-part question). `n` is 1
     when the question names the candidate's publisher (the host of its
     `source_url`; on a day the question names, if it names days), 1/2 once
     that publisher is packed; `t` is then the share of the question's terms
-    said of that publisher that the candidate holds (`packer.subjects`).
+    said of that publisher that the candidate holds (`packer.subjects`); `h` is 1
+    when the candidate holds a name that candidates of two publishers the
+    question names hold (what their reports have in common: `packer.sources`).
     Candidates are then filled by utility per token (ARCHITECTURE.md, Packing rules),
     a block's tokens counted with `block_overhead` more.
 
@@ -78,6 +80,7 @@ class UtilityWeights(_Config):
     token_cost: float = 0.1
     named_source: float = 2.0
     named_source_terms: float = 8.0
+    shared_name: float = 1.0
     block_overhead: float = 15.0
 
 
