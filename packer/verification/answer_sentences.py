@@ -100,7 +100,7 @@ def _continues(previous: str, piece: str) -> bool:
     last = previous.rsplit(None, 1)[-1]
     return (
         piece[0].islower()
-        or not strip_citations(piece).strip(" .;,")
+        or not _CITATION.sub(" ", piece).strip(" .;,")  # brackets alone: "[1].", "[edit]"
         or bool(_ABBREVIATION.fullmatch(last))
         or bool(_ORDINAL_END.search(last) and _MONTH_START.match(piece))
     )
