@@ -20,10 +20,10 @@ with `--citation_span paragraph`, as plain `{request_id, answer}` lines; in the 
 scope the answer is the claim as written, markers removed. False flags are the checks
 that fail an answer; `names_supported`, reported but not gating by default, is
 measured apart: its false flags, and how many wrong claims it flags. Each false flag is
-told apart by kind (`false_flag_kind`): a figure the references do not hold as digits (the
-judges accepted what the snippet does not say: counted and shown, never read away), a
-sentence without a citation of its own (a claim cited once after several sentences, the
-paragraph style), or the checker's reading.
+told apart by kind (`false_flag_kind`): a figure the references do not hold as digits, or a
+quotation with a word they do not hold (the judges accepted what the snippet does not say:
+counted and shown, never read away), a sentence without a citation of its own (a claim cited
+once after several sentences, the paragraph style), or the checker's reading.
 
 Measured: false flags on `attributable` claims (any check failing) by check
 and by source; the catch rate on `not attributable` claims that a
@@ -301,30 +301,52 @@ def unreachable_kind(claim: Claim) -> str:
 
 FALSE_FLAG_KINDS = {
     "figure absent": "a figure the references do not hold as digits (the judges accepted it)",
+    "quote absent": "a quotation with a word the references do not hold (the judges accepted it)",
     "uncited sentence": "a sentence of the claim without a citation of its own (paragraph style)",
-    "reading": "every figure held as digits: the checker's reading missed it",
+    "reading": "every figure and quoted word held: the checker's reading missed it",
 }
-"""Why a supported claim was flagged, by the same crude digit test as `reachable`: a false flag
-on a figure the references do not hold is the judges' leniency, not a reading to loosen."""
+"""Why a supported claim was flagged, by crude tests independent of the checker (`reachable`,
+`quote_absent`): a false flag on a figure or a quotation the references do not hold is the
+judges' leniency, not a reading to loosen."""
+_QUOTATION = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”")
+_QUOTED_WORD = re.compile(r"\w+")
+
+
+def quote_absent(claim: Claim) -> bool:
+    """Whether a quotation of the claim (four words or more) has a word, in any case, that
+    neither the references nor the question hold."""
+    held = set(_QUOTED_WORD.findall((" ".join(claim.references) + " " + claim.question).casefold()))
+    for m in _QUOTATION.finditer(plain_answer(claim)):
+        words = _QUOTED_WORD.findall((m[1] or m[2]).casefold())
+        if len(words) >= 4 and not held.issuperset(words):
+            return True
+    return False
 
 
 def false_flag_kind(claim: Claim, failed: Sequence[str]) -> str:
     """The `FALSE_FLAG_KINDS` key of a flagged supported claim."""
     if reachable(claim):
         return "figure absent"
+    if "figures_supported" in failed and quote_absent(claim):
+        return "quote absent"
     return "uncited sentence" if list(failed) == ["factual_sentences_cited"] else "reading"
 
 
 def _by_kind(
     good: Sequence[Claim], failed: dict[str, list[str]], offending: dict[str, list[str]]
 ) -> dict[str, dict[str, Any]]:
-    """False flags by `false_flag_kind`, each with its count and three examples."""
+    """False flags by `false_flag_kind`, each with its count, its share of the false flags and
+    three examples."""
     kinds: dict[str, list[str]] = defaultdict(list)
     for c in good:
         if checks := failed.get(c.request_id):
             shown = [o for o in offending[c.request_id] if o.split(":")[0] in checks]
             kinds[false_flag_kind(c, checks)].append(f"{shown}: {c.text[:200]}")
-    return {k: {"n": len(v), "examples": v[:3]} for k, v in sorted(kinds.items())}
+    flags = sum(map(len, kinds.values()))
+    return {
+        k: {"n": len(v), "share": len(v) / flags, "examples": v[:3]}
+        for k, v in sorted(kinds.items())
+    }
 
 
 def _rate(flags: Sequence[bool]) -> float:
@@ -475,9 +497,10 @@ def _flag_kind_rows(result: dict[str, Any]) -> list[str]:
     for split in (s for s in SPLITS if s in result):
         for scope in SCOPES:
             for kind, v in result[split][scope]["false_flags_by_kind"].items():
-                example = v["examples"][0].replace("|", "/").replace("\n", " ")[:160]
+                shown = [e.replace("|", "/").replace("\n", " ")[:160] for e in v["examples"][:2]]
                 rows.append(
-                    f"| {split} | {scope} | {FALSE_FLAG_KINDS[kind]} | {v['n']} | {example} |"
+                    f"| {split} | {scope} | {FALSE_FLAG_KINDS[kind]} | {v['n']} "
+                    f"({v['share']:.0%}) | {'<br>'.join(shown)} |"
                 )
     return rows
 
@@ -542,9 +565,10 @@ def report_section(result: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|",
         *names,
         "",
-        "Why supported claims were flagged (`false_flag_kind`), with an example of each:",
+        "Why supported claims were flagged (`false_flag_kind`; the share of the scope's false "
+        "flags), with examples of each:",
         "",
-        "| split | scope | kind | false flags | example |",
+        "| split | scope | kind | false flags | examples |",
         "|---|---|---|---|---|",
         *_flag_kind_rows(result),
         "",

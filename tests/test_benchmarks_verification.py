@@ -160,3 +160,7 @@ def test_a_false_flag_is_told_apart_by_whether_the_references_hold_its_figures()
     held = claim("It opened in 1932. It carries 160,000 vehicles a day [1].", reference)
     assert real_answers.false_flag_kind(held, ["factual_sentences_cited"]) == "uncited sentence"
     assert real_answers.false_flag_kind(held, ["figures_supported"]) == "reading"
+    quoted = claim('Its motto is "the bridge that carries a city" [1].', reference)
+    assert real_answers.false_flag_kind(quoted, ["figures_supported"]) == "quote absent"
+    verbatim = claim('It "carries 160,000 vehicles a day" [1].', reference)
+    assert real_answers.false_flag_kind(verbatim, ["figures_supported"]) == "reading"

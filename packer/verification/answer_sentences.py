@@ -74,8 +74,21 @@ def cited_labels(text: str) -> tuple[str, ...]:
     return tuple(labels)
 
 
+_MARK = re.compile(r"\s*(?:[^\W\d_]+\.?\s*)?\d+(?:\s*(?:[,;–-]|and)\s*(?:[^\W\d_]+\.?\s*)?\d+)*\s*")
+"""What a bracket holds when it marks a source rather than says something: a label, a
+footnote number, "Source 2", and lists and ranges of them ("E1-E3", "1, 4")."""
+
+
+def _mark(match: re.Match[str]) -> str:
+    """A citation or a source mark blanked; any other bracket kept as the sentence's text."""
+    return " " if match[1] is None or _MARK.fullmatch(match[1]) else match[0]
+
+
 def strip_citations(text: str) -> str:
-    return _CITATION.sub(" ", text)
+    """`text` without its citations and source marks (`_MARK`). Brackets that say something
+    stay: "[Accessed: 22-Oct-2021]" states a date, "[Online]" a word. Rejected: blanking every
+    bracket (a date or figure in brackets was then never checked)."""
+    return _CITATION.sub(_mark, text) if "[" in text or "(" in text else text
 
 
 def _continues(previous: str, piece: str) -> bool:
@@ -87,7 +100,7 @@ def _continues(previous: str, piece: str) -> bool:
     last = previous.rsplit(None, 1)[-1]
     return (
         piece[0].islower()
-        or not strip_citations(piece).strip(" .;,")
+        or not _CITATION.sub(" ", piece).strip(" .;,")  # brackets alone: "[1].", "[edit]"
         or bool(_ABBREVIATION.fullmatch(last))
         or bool(_ORDINAL_END.search(last) and _MONTH_START.match(piece))
     )

@@ -3,12 +3,14 @@ reading behind `names_supported` (`packer.verification.checks`).
 
 A name is a capitalised word that does not open the sentence (or a clause after a colon,
 a bracket or a quote mark), nor is a function word, a title or honorific ("President",
-"Honourable", "Dr"), a month or a day, nor a noun numbering a part before its number
-("Season 20", "Part 1"); words inside quotation marks are the quote check's. A source
-writes a name when it has the word in any case, without a possessive; or a word sharing
-its first letters with it but for an ending ("Canadian" / "Canada", "Italian" / "Italy":
-a stem of four letters or more, differing by three letters at most); or the demonym
-of a country it names ("French" / "France"); or, for a run of names ("United States"),
+"Honourable", "Dr"), a month or a day, a common noun often capitalised ("Internet"), a
+noun referring back alone after "the" ("the Act"), nor a noun numbering a part before its
+number ("Season 20", "Part 1"); words inside quotation marks are the quote check's. A source
+writes a name when it has the word in any case (or as a part of a hyphenated word), without
+a possessive; or a word sharing its first letters with it but for an ending ("Canadian" /
+"Canada", "Italian" / "Italy": a stem of four letters or more, differing by three letters
+at most); or the demonym of a country it names ("French" / "France", "British" / "UK");
+or, for a run of names ("United States"),
 the acronym of their initials ("US", "U.S.", "U. S."), and for an acronym ("NASA"), a
 run with those initials. A run of names is reported whole ("Frank Epperson") when no
 word of it, its sentence-opening word included, is written: a source naming "Rebecca"
@@ -38,6 +40,9 @@ colon, a bullet, a dash, a bracket (a list item's "(3)" or "2)") or a quote mark
 _DOTTED = re.compile(r"(?<!\w)(?:[A-Z]\.(?: (?=[A-Z]\.))?){2,}")
 """An acronym written with points, spaced or not ("U.S.", "U. S."): a source writing it
 writes "US"."""
+_ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
+"""An acronym in capitals ("US", "UK"): kept apart from the folded words, where "US" and the
+pronoun "us" are one."""
 _NOT_NAME_WORDS = frozenset(
     """i i'm i've i'd i'll however according overall yes also additionally furthermore
     moreover therefore thus meanwhile finally firstly secondly lastly note please
@@ -47,10 +52,18 @@ _NOT_NAME_WORDS = frozenset(
     honorable honourable hon deputy rev reverend father bishop archbishop cardinal rabbi
     ambassador secretary chancellor commissioner coach
     monday tuesday wednesday thursday friday saturday sunday today
-    north south east west northern southern eastern western""".split()  # noqa: SIM905
+    north south east west northern southern eastern western internet web""".split()  # noqa: SIM905
 )
 """Capitalised words that are not names: sentence adverbs, the pronoun "I", titles and
-honorifics, days and compass points (beside `_NOT_NAMES`, the function words)."""
+honorifics, days, compass points and common nouns often capitalised ("the Internet", "the
+Web") (beside `_NOT_NAMES`, the function words)."""
+_REFERRING = frozenset(
+    """act bill law treaty constitution court company corporation firm government council
+    committee agency department ministry commission board authority""".split()  # noqa: SIM905
+)
+"""Nouns that, capitalised alone after "the", refer back to a body or a document ("the Act",
+"the Court", "the Company"): the name it stands for, not a new one."""
+_THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _NUMBERING = frozenset(
     """season series part chapter episode volume vol book article section act scene round
     stage phase level game week day track disc issue page figure table step grade class
@@ -60,6 +73,7 @@ _NUMBERING = frozenset(
 a number they are a label written in capitals, not a name a source must write."""
 _BEFORE_NUMBER = re.compile(r"\s+\d")
 _DEMONYMS = {
+    "american": "us",
     "french": "france",
     "spanish": "spain",
     "dutch": "netherlands",
@@ -69,7 +83,7 @@ _DEMONYMS = {
     "danish": "denmark",
     "polish": "poland",
     "finnish": "finland",
-    "british": "britain",
+    "british": "uk",
     "filipino": "philippines",
     "thai": "thailand",
     "icelandic": "iceland",
@@ -77,7 +91,8 @@ _DEMONYMS = {
     "belgian": "belgium",
     "scottish": "scotland",
 }
-"""Adjectival forms whose country does not share their first four letters."""
+"""Adjectival forms whose country does not share their first four letters, or is written as
+its acronym ("British" / "UK", "American" / "US"; "Britain" and "America" share them)."""
 _COUNTRIES = {country: demonym for demonym, country in _DEMONYMS.items()}
 _NOT = _NOT_NAMES | _NOT_NAME_WORDS
 _INNER_CAPITAL = re.compile(r"(?<=[^\w])[^\W\d_a-z]")
@@ -101,7 +116,8 @@ class SourceNames:
 
     def writes(self, word: str) -> bool:
         """Whether the source writes `word` (folded) or a form of it (the module's rules)."""
-        if word in self.words or self.words & {_DEMONYMS.get(word), _COUNTRIES.get(word)}:
+        kin = {_DEMONYMS.get(word), _COUNTRIES.get(word)}
+        if word in self.words or self.words & kin - {"us"} or self.acronyms & kin:
             return True
         for k in range(len(word), 3, -1):
             shortest = self.stems.get(word[:k])
@@ -160,11 +176,14 @@ def _initials(words: list[str]) -> str:
 
 
 def source_names(text: str) -> SourceNames:
-    """A source's words, stems and acronyms, for `SourceNames.writes`."""
-    words = frozenset(_folded(w) for w in set(_WORD.findall(text)))
+    """A source's words (each part of a hyphenated one too: "Senegalese-American" writes
+    "American"), stems and acronyms, for `SourceNames.writes`."""
+    written = {_folded(w) for w in set(_WORD.findall(text))}
+    words = frozenset(written | {p for w in written if "-" in w for p in w.split("-")})
     runs = _runs(text, _SOURCE_RUN)
     acronyms = {_initials([m[0] for m in run]) for run in runs} - {""}
     acronyms.update(re.sub(r"[. ]", "", m[0]).casefold() for m in _DOTTED.finditer(text))
+    acronyms.update(w.casefold() for w in _ACRONYM.findall(text))
     return SourceNames(words, _stems(words), frozenset(acronyms))
 
 
@@ -178,6 +197,11 @@ def _is_name(match: re.Match[str], text: str) -> bool:
     while at >= 0 and text[at] in " \t":
         at -= 1
     return at >= 0 and text[at] not in _OPENERS
+
+
+def _refers_back(match: re.Match[str], text: str) -> bool:
+    """Whether a lone capitalised word is a `_REFERRING` noun after "the" ("the Act")."""
+    return _folded(match[0]) in _REFERRING and bool(_THE_BEFORE.search(text, 0, match.start()))
 
 
 def sentence_names(sentence: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -195,6 +219,8 @@ def sentence_names(sentence: str) -> list[tuple[str, tuple[str, ...]]]:
     found = []
     for run in _runs(text):
         named = [m for m in run if _is_name(m, text)]
+        if len(named) == 1 and _refers_back(named[0], text):
+            continue
         if named:
             words = [_folded(m[0]) for m in run if m in named or _folded(m[0]) not in _NOT]
             found.append((text[named[0].start() : run[-1].end()], tuple(words)))

@@ -1,9 +1,10 @@
 """Dates as people write them, each read to the keys of the day, month or day of the year
 it names, so that equal dates compare equal whatever their spelling.
 
-"August 8, 2014", "8 August 2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014" and
-"2014-08-08" (and "2014年8月8日") are one date; "August 2014" is a month and "August 8" a day of
-the year, each found in any fuller date of the same month or day. A numeric
+"August 8, 2014", "8 August 2014", "Aug. 8, 2014", "8th of August 2014", "8. August 2014",
+"8-Aug-2014" (a bibliography's access date) and "2014-08-08" (and "2014年8月8日") are one
+date; "August 2014" is a month and "August 8" a day of the year, each found in any fuller
+date of the same month or day. A numeric
 date ("7/22/2020", "22.07.2020", "7-22-20") is read in every order that makes
 a date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
 block that writes an unambiguous numeric date settles the order, otherwise any
@@ -36,7 +37,8 @@ MONTHS = {
     for name in names
 }
 """English month names and abbreviations, and the German names that differ."""
-MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+MONTH_NAME = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + ")"
+MONTH = MONTH_NAME + r"\.?"
 DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 YEAR = r"\d{4}"
 DATE = re.compile(
@@ -44,6 +46,7 @@ DATE = re.compile(
     rf"(?P<id>0?[1-9]|[12]\d|3[01]))(?![\d./-]?\d)"
     rf"|(?<![\d./-])(?P<na>\d{{1,2}})(?P<sep>[-/.])(?P<nb>\d{{1,2}})(?P=sep)"
     rf"(?P<ny>\d{{4}}|\d{{2}})(?![\d./-]?\d)"
+    rf"|(?<![\d./-])(?P<d4>[12]\d|3[01]|0?[1-9])-(?P<m4>{MONTH_NAME})-(?P<y4>{YEAR})(?![\d-])"
     rf"|\b(?P<m1>{MONTH})\s+(?P<d1>{DAY})(?:,?\s+(?P<y1>{YEAR}))?(?![\d:])"
     rf"|\b(?P<d2>{DAY})\.?\s+(?:of\s+)?(?P<m2>{MONTH}),?(?:\s+(?P<y2>{YEAR}))?(?!\d)"
     rf"|\b(?P<m3>{MONTH}),?\s+(?P<y3>{YEAR})\b"
@@ -74,11 +77,11 @@ def date_keys(match: re.Match[str]) -> tuple[str, ...]:
     elif g["cm"]:
         year, month, day = g["cy"] or "", int(g["cm"]), int(g["cd"] or 0)
     else:
-        month_name = g["m1"] or g["m2"] or g["m3"]
+        month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
         month = MONTHS[month_name.rstrip(".")]
-        day_text = g["d1"] or g["d2"]
+        day_text = g["d1"] or g["d2"] or g["d4"]
         day = int(re.sub(r"\D", "", day_text)) if day_text else 0
-        year = g["y1"] or g["y2"] or g["y3"] or ""
+        year = g["y1"] or g["y2"] or g["y3"] or g["y4"] or ""
     keys = []
     if year and day:
         keys.append(f"{year}-{month:02d}-{day:02d}")

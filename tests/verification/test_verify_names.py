@@ -167,3 +167,56 @@ points, a judge with her honorific."""
 )
 def test_openers_spaced_acronyms_honorifics_and_numbered_parts(answer: str, new: list[str]) -> None:
     assert _names(answer, COURT) == new
+
+
+CHARTER = (
+    "The Harbour Protection Act of 1998 limits dredging near Bergen, and the Court upheld it "
+    "in 2001. The Senegalese-American engineer Awa Diallo drafted it for the UK office, "
+    "which posts its rulings online."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong", "new"),
+    [
+        (
+            "The Act limits dredging near Bergen [E1].",
+            "The Act was drafted by Ingrid Solberg [E1].",
+            ["Ingrid Solberg"],
+        ),
+        (
+            "In 2001 the Court upheld the Act [E1].",
+            "In 2001 the Senate upheld the Act [E1].",
+            ["Senate"],
+        ),
+        (
+            "Its rulings are posted on the Internet [E1].",
+            "Its rulings are posted on Facebook [E1].",
+            ["Facebook"],
+        ),
+        (
+            "An American engineer drafted it [E1].",
+            "A Nigerian engineer drafted it [E1].",
+            ["Nigerian"],
+        ),
+        (
+            "She drafted it for the British office [E1].",
+            "She drafted it for the Irish office [E1].",
+            ["Irish"],
+        ),
+    ],
+)
+def test_referring_nouns_common_nouns_and_demonyms_are_no_new_names(
+    answer: str, wrong: str, new: list[str]
+) -> None:
+    """ "the Act" refers back, "the Internet" is a common noun, "American" is in
+    "Senegalese-American" and "British" is the UK's: none is new; a new name still is."""
+    assert _names(answer, CHARTER) == []
+    assert _names(wrong, CHARTER) == new
+
+
+def test_the_pronoun_us_is_no_acronym() -> None:
+    """ "us" in a source is a pronoun: only "US" or "U.S." writes the country."""
+    block = "The engineers told us that the office drafted it."
+    assert _names("An American engineer drafted it [E1].", block) == ["American"]
+    assert _names("An American engineer drafted it [E1].", block + " It opened in the US.") == []

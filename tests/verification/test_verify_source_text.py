@@ -240,3 +240,45 @@ def test_a_lower_case_word_before_a_hyphen_names_nothing() -> None:
     assert _failed("It peaked in the mid-1970s [E1].", block) == ["figures_supported"]
     assert _failed("It had a top-20 hit [E1].", block) == ["figures_supported"]
     assert _failed("Its tour was cut short by COVID-19 [E1].", block) == []
+
+
+CATALOGUE = (
+    "The Lagos harbour museum opened on 22 October 1998 and holds 4,000 maps. Its online "
+    "catalogue was last revised on 9 May 2021."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        (
+            "Harbour museum catalogue. [Online]. [Accessed: 9-May-2021] [E1].",
+            "Harbour museum catalogue. [Online]. [Accessed: 9-May-2022] [E1].",
+        ),
+        (
+            "Harbour museum catalogue [Accessed May 9, 2021] [E1].",
+            "Harbour museum catalogue [Accessed May 20, 2021] [E1].",
+        ),
+        (
+            "The museum [opened 22-Oct-1998] holds maps [E1].",
+            "The museum [opened 23-Oct-1998] holds maps [E1].",
+        ),
+        (
+            "The museum holds maps [4,000 of them] [E1].",
+            "The museum holds maps [5,000 of them] [E1].",
+        ),
+    ],
+)
+def test_brackets_that_say_something_are_read(answer: str, wrong: str) -> None:
+    """A bracket holding no citation is the sentence's text: a date or figure in it is
+    checked, day-month-year with hyphens included."""
+    assert _failed(answer, CATALOGUE) == []
+    assert _failed(wrong, CATALOGUE) == ["figures_supported"]
+    assert _failed(wrong, CATALOGUE, scope="packet") == ["figures_supported"]
+
+
+@given(st.integers(1, 400), st.integers(1, 999), st.sampled_from(["", "Source ", "note ", "E"]))
+def test_source_marks_are_never_figures(label: int, mark: int, word: str) -> None:
+    """Footnote marks copied from a source ("[9]", "[Source 2]", "[1, 4]") are no figures."""
+    answer = f"The museum holds 4,000 maps [E1] [{word}{mark}] [{mark}, {label}] [{word}{label}]."
+    assert "figures_supported" not in _failed(answer, CATALOGUE)
