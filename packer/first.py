@@ -26,9 +26,16 @@ claimed: no conflict note, no conflict group, nothing counted by conflict
 precision (as the conflict rule `position` it paired ConflictNQ fakes saying one
 thing in other words: precision 1.0 -> 0.43). Skipped when the packet already
 holds a passage of each side (a conflict pair that is the question's two sides).
-Rejected: the shortest passages of each side admitted on their own utility
-(min-max relevance gave a short passage of the other side about 0 among four
-candidates: the long side went in whole, often twice, the other as a fragment).
+Measured against it off (300 questions a set, 150/200/256/300/512): HotpotQA,
+hotpotqa-notitle, RAMDocs, MultiHop-RAG and `multihop_rag-50` unchanged in every
+cell (their yes/no questions, 22 and 121 a budget in HotpotQA and MultiHop-RAG,
+name two subjects or two reports: no sentence holds two thirds of their terms,
+so no pair is found), ConflictNQ both sides kept +0.3/+0.3/0/0/-0.6 (all 451
+questions: +0.2/+0.2/0/0/-0.4; a pair found for 5 of its 20 yes/no questions);
+conflict precision unchanged. Rejected: leaving the sides to utility per token
+(a whole passage of each side in 92/96, 472/480 and 2,713/2,880 rank orders and
+budgets of the three fixtures of `tests/test_packer_selection_rules.py` at
+150-300, against all with the sides first: a side went in only as a fragment).
 
 Answers covered (`enable_answers_first`, off by default): when the packet the
 greedy fill chose carries none of the passages asserting one of the two answers
