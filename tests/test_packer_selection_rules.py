@@ -65,13 +65,14 @@ SHORT = ["Tuvalu beaches are sunny.", "Tuvalu plastic bags are banned.", "Tuvalu
          "Tuvalu is free of snakes.", "Plastic waste is on beaches."]  # fmt: skip
 
 
-def _pair_request(runtime, budget: int, **config):
+def _pair_request(runtime, budget: int, extra=None, **config):
     cands = [
         candidate("side1", "d1", text=f"{FILLER} {FREE}", retrieval_score=9.0),
         candidate("side2", "d2", text=f"{FILLER.replace('Fiji', 'Samoa')} {NOT_FREE}",
                   retrieval_score=8.5),
         *(candidate(f"short{k}", f"s{k}", text=t, retrieval_score=8.0 - k)
           for k, t in enumerate(SHORT)),
+        *([extra] if extra else []),
     ]  # fmt: skip
     docs = [document(c.document_id) for c in cands]
     return pack_request(
@@ -95,6 +96,18 @@ def test_a_detected_disagreement_goes_in_as_a_pair_before_short_passages(runtime
     bare = UtilityWeights(block_overhead=0.0)
     greedy = _pair_request(runtime, budget, enable_pairs_first=False, weights=bare)
     assert not {"side1", "side2"} <= {e.evidence_id for e in greedy.manifest.evidence}
+
+
+@pytest.mark.parametrize("budget", [100, 110, 130])
+def test_sides_a_conflict_pair_holds_already_admit_nothing_more(runtime, budget):
+    """The conflict pair is the question's two sides: the sides add no passage (a shorter
+    one affirming, ranked below the pair, is left to the fill), the pair stays flagged."""
+    free = "Tuvalu is free of plastic waste on its beaches, officials say."
+    extra = candidate("yes", "s9", text=free, retrieval_score=2.0)
+    on = _pair_request(runtime, budget, extra=extra)
+    off = _pair_request(runtime, budget, extra=extra, enable_sides_first=False)
+    assert [sorted(c.evidence_ids) for c in on.manifest.conflicts] == [["side1", "side2"]]
+    assert on.prompt.messages == off.prompt.messages
 
 
 @pytest.mark.parametrize(
