@@ -115,12 +115,12 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-conflict-sides": {"enable_conflict_sides": False},
     "no-calibrated-relevance": {"enable_calibrated_relevance": False},
     "no-pairs-first": {"enable_pairs_first": False},
+    "no-sides": {"enable_sides_first": False},  # a yes/no question's two sides: packer.first
     "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
     "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
     "no-shared-names": {"weights": {"shared_name": 0.0}},  # packer.sources
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
     "no-amount": {"dedup": {"conflict_rules": ("copy", "polarity")}},
-    "position": {"dedup": {"conflict_rules": ("copy", "polarity", "amount", "position")}},
     "no-compact-framing": {"compact_framing_below": 0},
     **{f"dedup-no-{level}": {"dedup": {"levels": tuple(x for x in DEDUP_LEVELS if x != level)}}
        for level in DEDUP_LEVELS},

@@ -718,13 +718,15 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
 MECHANISMS = (
     "ours-no-calibrated-relevance",
     "ours-no-pairs-first",
+    "ours-no-sides",
     "ours-no-block-overhead",
     "ours-no-shared-names",
     "ours-answers-first",
 )
 """The selection mechanisms whose gap closed is shown beside ours': relevance calibrated
 across requests, a disagreement's pair first, a block's fixed overhead in its cost, a
-name two named publishers' facts share (on by default), answer coverage (opt-in)."""
+name two named publishers' facts share (on by default), a yes/no question's two sides,
+answer coverage (opt-in)."""
 
 
 def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
@@ -749,6 +751,7 @@ def mechanism_gaps(rows: Sequence[dict]) -> list[str]:
         "Gap to the oracle closed by ours with defaults and by ours with one mechanism",
         "switched (`no-calibrated-relevance`: relevance min-max over the request's own",
         "candidates; `no-pairs-first`: a disagreement admitted by utility per token;",
+        "`no-sides`: a yes/no question's two sides not admitted before the fill;",
         "`no-block-overhead`: utility per bare token, no fixed cost a block;",
         "`no-shared-names`: no worth for a name two named publishers' facts share;",
         "`answers-first`: the opt-in answer coverage on), where the gap is judged.",

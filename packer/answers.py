@@ -12,12 +12,18 @@ them, then by their best-ranked carrier: the value most candidates state is
 most likely the answer. Rejected: every value of every sentence holding question
 terms (the names around the answer outvoted it: HotpotQA -2.8 at 256). A
 function of the texts and the question alone.
+
+The two sides of a yes/no question (`opposite_sides`) are read more strictly
+than a vote: a passage takes a position only when a sentence holds most of the
+question's terms and all such sentences agree (see `positions`).
 """
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from packer.answer_evidence import AnswerKind
+from packer.polarity import facets_apart
 from packer.records import Evidence
 from packer.runtime import Memos
 from packer.typed_claims import SentenceClaims
@@ -84,3 +90,53 @@ def distinct_answers(
             carriers.setdefault(key, []).append(index)
     ranked = sorted(carriers.items(), key=lambda kv: (-len(kv[1]), kv[1][0], kv[0]))
     return [Answer(key, tuple(indices)) for key, indices in ranked]
+
+
+POSITION_SHARE = 2 / 3
+"""The share of a yes/no question's content words (three at least) one sentence of a
+passage must hold for the passage to take a position on the question's statement."""
+
+
+def positions(records: Sequence[Evidence], terms: frozenset[str], memos: Memos) -> dict[int, bool]:
+    """The position each record takes on a yes/no question with content words `terms`, by
+    index: True when it denies the statement. A passage's position is the polarity of its
+    sentences holding the most question terms (`POSITION_SHARE` of them at least, each
+    read by its main clause: `statements`); one whose such sentences differ takes none.
+    Stricter than the vote's reading (`asserted`: two terms suffice, the first of the
+    best sentences decides), which takes a passage merely mentioning the subject for a
+    side."""
+    need = max(3, math.ceil(POSITION_SHARE * len(terms)))
+    out: dict[int, bool] = {}
+    for k, record in enumerate(records):
+        held = [(len(s.content & terms), s.negated) for s in memos.statements(record.text).all]
+        most = max((h for h, _ in held), default=0)
+        taken = {negated for h, negated in held if h == most}
+        if most >= need and len(taken) == 1:
+            out[k] = taken.pop()
+    return out
+
+
+def opposite_sides(
+    records: Sequence[Evidence], sides: Mapping[int, bool], ranks: int
+) -> tuple[int, int] | None:
+    """Of records in rank order and their `positions`: the shortest pair of a passage
+    affirming the statement and one denying it, of different documents, the first of
+    them among the best `ranks` records (i < j); or None. "Does coffee lower the risk of
+    diabetes?" against "a trial found that coffee did not lower the risk of diabetes"
+    and "women who drank four cups a day had a lower risk of diabetes": the two need not
+    make one statement in the same words (`polarity.polarity_conflicts`), only the
+    question's. The shortest pair, because both sides fit whole where the best-ranked
+    passage of a side does not; one of the best ranked, because a pair the retriever put
+    low is more often about something else. Rejected: every affirming passage against
+    every denying one (the first admitted holds the best-ranked, often the longest)."""
+    pairs = [
+        (len(records[i].text) + len(records[j].text), i, j)
+        for i, a in sides.items()
+        if i < ranks
+        for j, b in sides.items()
+        if j > i
+        and a != b
+        and records[i].document_id != records[j].document_id
+        and not facets_apart(records[i], records[j])
+    ]
+    return min(pairs)[1:] if pairs else None

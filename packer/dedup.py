@@ -22,8 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from packer.amounts import amount_conflicts
-from packer.answer_evidence import answer_kind
-from packer.polarity import polarity_conflicts, position_conflicts
+from packer.polarity import polarity_conflicts
 from packer.question import Question
 from packer.records import Evidence, fold_copy, meaning_marks
 from packer.reprints import fold_reprints
@@ -252,13 +251,6 @@ def deduplicate(
     if "polarity" in config.conflict_rules:
         for i, j in polarity_conflicts(kept, memos):
             pairs[(kept[i].evidence_id, kept[j].evidence_id)].add("polarity")
-    if (
-        "position" in config.conflict_rules
-        and question is not None
-        and answer_kind(question) == "polar"
-    ):
-        for i, j in position_conflicts(kept, question.terms, memos):
-            pairs[(kept[i].evidence_id, kept[j].evidence_id)].add("position")
     if question is not None and question.text:
         found: list[tuple[int, int, str]] = [
             *slot_conflicts(kept, question, memos, config.conflict_rules)

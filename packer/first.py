@@ -1,5 +1,6 @@
 """Admissions before the relevance fill: each detected disagreement as a complete pair,
-then (opt-in) a whole passage for each top answer the candidates assert.
+the two sides of a yes/no question, then (opt-in) a whole passage for each top answer
+the candidates assert.
 
 A conflict group found before selection is the most valuable evidence a request
 has: the model can only state a disagreement it sees both sides of. So before
@@ -13,6 +14,28 @@ changed fact, `changes.states_change`). Rejected: the first member admitted on
 its own utility per token and its partner afterwards (`Packet.take_with_partners`,
 still the rule in the greedy fill), which lost the pair to short off-topic
 passages, or split it when no room was left for the partner and its note.
+
+Both sides of a yes/no question (`enable_sides_first`, on): for a polar
+question (`answer_evidence.answer_kind`), the shortest pair of passages of
+two documents, one affirming the question's statement and one denying it, the
+first among the best `PAIR_RANKS` (`answers.positions`, `answers.opposite_sides`:
+a sentence holding two thirds of the question's terms, read by its main clause),
+goes in whole, both or neither, behind the conflict pairs: the model can only
+weigh a yes against a no it sees. It is an answer covered, not a disagreement
+claimed: no conflict note, no conflict group, nothing counted by conflict
+precision (as the conflict rule `position` it paired ConflictNQ fakes saying one
+thing in other words: precision 1.0 -> 0.43). Skipped when the packet already
+holds a passage of each side (a conflict pair that is the question's two sides).
+Measured against it off (300 questions a set, 150/200/256/300/512): HotpotQA,
+hotpotqa-notitle, RAMDocs, MultiHop-RAG and `multihop_rag-50` unchanged in every
+cell (their yes/no questions, 22 and 121 a budget in HotpotQA and MultiHop-RAG,
+name two subjects or two reports: no sentence holds two thirds of their terms,
+so no pair is found), ConflictNQ both sides kept +0.3/+0.3/0/0/-0.6 (all 451
+questions: +0.2/+0.2/0/0/-0.4; a pair found for 5 of its 20 yes/no questions);
+conflict precision unchanged. Rejected: leaving the sides to utility per token
+(a whole passage of each side in 92/96, 472/480 and 2,713/2,880 rank orders and
+budgets of the three fixtures of `tests/test_packer_selection_rules.py` at
+150-300, against all with the sides first: a side went in only as a fragment).
 
 Answers covered (`enable_answers_first`, off by default): when the packet the
 greedy fill chose carries none of the passages asserting one of the two answers
@@ -31,11 +54,13 @@ each): the question's answer kind is read for 219 and 291 ("which company", a
 "what" with no type word ask nothing it reads); the most voted answer is the
 gold one in 7 of 217 HotpotQA requests with votes (a nationality, "Polish",
 outvotes it) and 111 of 288 MultiHop-RAG ones (mostly a yes/no position, each
-passage read by the parity of its negations: "did not lower the risk: glucose
-did not change" affirms); it fires in 7 and 18 requests and turns no miss into
-a hit. Rejected after (full sets at 150/256/512): an answer covered only by a
-whole carrier (hotpotqa-notitle -0.6 at 512), and yes/no positions of one
-carrier each as well (HotpotQA -1.0 at 256, MultiHop-RAG -2.1 at 150).
+passage then read by the parity of its negations, since replaced by its main
+clause's polarity, `statements`); it fires in 7 and 18 requests and turns no
+miss into a hit. Rejected after (full sets at 150/256/512): an answer covered
+only by a whole carrier (hotpotqa-notitle -0.6 at 512), and yes/no positions of
+one carrier each as well (HotpotQA -1.0 at 256, MultiHop-RAG -2.1 at 150); both
+yes/no rejections read a side by the vote's looser test (two question terms),
+not the sides' two thirds.
 
 Only a group with a member among the best three candidates goes first: a
 disagreement the retriever ranks low is more often a series of like pages (the
@@ -54,7 +79,7 @@ terms (notitle -1.4/-3.2), a member among the best one, four or five (RAMDocs
 from collections.abc import Sequence
 from itertools import combinations
 
-from packer.answers import Answer, distinct_answers
+from packer.answers import Answer, distinct_answers, opposite_sides, positions
 from packer.packet import Packet, Unit
 
 PAIR_RANKS = 3
@@ -115,6 +140,32 @@ def _cheapest_pair(state: Packet, group: Sequence[int], extra: int) -> tuple[Sid
 def _tokens(state: Packet, side: Side) -> int:
     index, unit = side
     return state.tokens[index] if unit is None else unit.tokens
+
+
+def sides_first(state: Packet) -> None:
+    """For a yes/no question, admit the shortest pair of opposite sides whole (both, or
+    neither), unless the packet holds a passage of each side already. Not a conflict: no
+    note is paid and no group made. A pair that is also a conflict group is left to the
+    conflict rules (its note)."""
+    if state.policy.answer_kind != "polar":
+        return
+    sides = positions(state.records, state.policy.question_terms, state.memos)
+    if len({sides[i] for i in state.taken if i in sides}) == 2:
+        return
+    pair = opposite_sides(state.records, sides, PAIR_RANKS)
+    if pair is None or pair[1] in state.partners.get(pair[0], ()):
+        return
+    lifted, state.cap_lifted = state.cap_lifted, True  # a side is never capped out
+    wanted = [i for i in pair if i not in state.taken]
+    if all(state.may_fit(i) for i in wanted) and _whole_cost(state, wanted) <= state.remaining:
+        for index in wanted:
+            state.take(index)
+    state.cap_lifted = lifted
+
+
+def _whole_cost(state: Packet, indices: Sequence[int]) -> int:
+    """Tokens of taking `indices` whole, each with the note on it alone (not partners)."""
+    return sum(state.resolve(i) + state.note_cost(i) for i in indices)
 
 
 ANSWERS_COVERED = 2

@@ -300,6 +300,7 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
             name
             for name, on in (
                 ("pairs", config.enable_pairs_first),
+                ("sides", config.enable_sides_first),
                 ("answers", config.enable_answers_first),
             )
             if on

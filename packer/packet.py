@@ -58,7 +58,7 @@ class SelectionPolicy:
     """Days the question names (`named_days`)."""
     calibrated_relevance: bool = True
     first: frozenset[str] = frozenset()
-    """Admissions before the relevance fill (`packer.first`): `pairs`, `answers`."""
+    """Admissions before the relevance fill (`packer.first`): `pairs`, `sides`, `answers`."""
     """Relevance by rank and share of the top score (`relevance.calibrated`), not min-max."""
 
 

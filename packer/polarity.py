@@ -6,9 +6,9 @@ not register": a sentence of one document and a sentence of another that
 share the statement's content words (`statements.same_statement`) while one
 is negated and the other not. The copy rule finds a stance changed only in
 two copies of one report; this rule compares sentences, so a statement
-contradicted inside an otherwise different passage is found too. The opt-in
-rule `position` (`position_conflicts`) pairs passages taking opposite sides of
-a yes/no question's statement, whatever else they say.
+contradicted inside an otherwise different passage is found too. Passages
+taking opposite sides of a yes/no question's statement, whatever else they say,
+are no conflict (`answers.opposite_sides`: both sides are an answer to cover).
 
 Pair search: only negated statements can start a pair, and most passages have
 none (15% of the speed bench's real paragraphs hold a negation word at all), so
@@ -40,7 +40,6 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from packer.first import PAIR_RANKS
 from packer.records import Evidence
 from packer.runtime import Memos
 from packer.statements import LARGER_SHARE, NEGATORS, Statement, Statements, same_statement
@@ -79,7 +78,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
                 a.document_id == b.document_id
                 or (min(i, j), max(i, j)) in pairs
                 or len(negative.content & statements(j).words) < 3
-                or _facets_apart(a, b)
+                or facets_apart(a, b)
             ):
                 continue
             if any(not s.negated and same_statement(negative, s) for s in statements(j).all):
@@ -87,49 +86,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     return sorted(pairs)
 
 
-POSITION_SHARE = 2 / 3
-"""The share of a yes/no question's content words (three at least) one sentence of a
-passage must hold for the passage to take a position on the question's statement."""
-
-
-def position_conflicts(
-    records: Sequence[Evidence], terms: frozenset[str], memos: Memos
-) -> list[tuple[int, int]]:
-    """For a yes/no question with content words `terms`, of records in rank order: the
-    shortest pair of a passage affirming its statement and one denying it, of different
-    documents, the first of them among the best `PAIR_RANKS` records (i < j);
-    or none. A passage's position is the polarity of its sentences holding the most
-    question terms (`POSITION_SHARE` of them at least); one whose such sentences differ
-    takes none. "Does coffee lower the risk of diabetes?" against "a trial found that
-    coffee did not lower the risk of diabetes" and "women who drank four cups a day had
-    a lower risk of diabetes": the two need not make one statement in the same words
-    (`polarity_conflicts`), only the question's. The shortest pair, because both sides
-    fit whole where the best-ranked passage of a side does not; one of the best ranked,
-    because a pair below them is not admitted first (`packer.first`). Rejected: every
-    affirming passage against every denying one (as many groups and notes as their
-    product, and the first admitted holds the best-ranked, often the longest, passage)."""
-    need = max(3, math.ceil(POSITION_SHARE * len(terms)))
-    sides: list[tuple[int, bool]] = []
-    for k, record in enumerate(records):
-        held = [(len(s.content & terms), s.negated) for s in memos.statements(record.text).all]
-        most = max((h for h, _ in held), default=0)
-        taken = {negated for h, negated in held if h == most}
-        if most >= need and len(taken) == 1:
-            sides.append((k, taken.pop()))
-    pairs = [
-        (len(records[i].text) + len(records[j].text), i, j)
-        for i, a in sides
-        if i < PAIR_RANKS
-        for j, b in sides
-        if j > i
-        and a != b
-        and records[i].document_id != records[j].document_id
-        and not _facets_apart(records[i], records[j])
-    ]
-    return [min(pairs)[1:]] if pairs else []
-
-
-def _facets_apart(a: Evidence, b: Evidence) -> bool:
+def facets_apart(a: Evidence, b: Evidence) -> bool:
     """Whether two records are tagged with facets and share none (another subject)."""
     return bool(a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
 

@@ -70,7 +70,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from packer.answers import Answer
-from packer.first import answers_first, pairs_first, uncovered_answers
+from packer.first import answers_first, pairs_first, sides_first, uncovered_answers
 from packer.layout import BlockCosts
 from packer.packet import Packet, SelectionPolicy, Unit
 from packer.records import Evidence
@@ -117,6 +117,8 @@ def select(
         state = Packet(records, costs, policy, _partners(groups), memos)
         if "pairs" in policy.first:
             pairs_first(state, groups)
+        if "sides" in policy.first:
+            sides_first(state)
         answers_first(state, answers)
         if policy.facet_coverage:
             for facet in sorted(set(required_facets)):

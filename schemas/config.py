@@ -15,7 +15,7 @@ FormatName = Literal[FORMAT_NAMES]
 """Our prompt messages, or the input line of one provider's batch API (`schemas.prompt_formats`)."""
 BlockAttribute = Literal["title", "document", "revision", "section", "source", "effective"]
 DedupLevel = Literal["exact", "overlap", "adjacent", "near", "reprint"]
-ConflictRule = Literal["copy", "polarity", "amount", "position", "slot", "name"]
+ConflictRule = Literal["copy", "polarity", "amount", "slot", "name"]
 
 
 class _Config(BaseModel):
@@ -99,14 +99,13 @@ class DedupConfig(_Config):
     copy of one report with a fact or stance changed), `polarity` (two documents
     making one statement, one negated: `packer.polarity`), `amount` (two documents
     giving the measured amount the question asks for differently: `packer.amounts`),
-    `position` (for a yes/no question, the shortest pair of passages affirming and
-    denying its statement: `packer.polarity.position_conflicts`), `slot` (two
-    documents
-    answering the question's number or date slot differently), `name` (the
-    same for a name: "who", "where"); `packer.slot_conflicts`. `copy`,
-    `polarity` and `amount` are on by default; `position` is off (read from negation
-    words alone, it paired ConflictNQ fakes taking one side in other words: precision
-    1.0 -> 0.43); `slot` and `name` are off: measured at
+    `slot` (two documents answering the question's number or date slot
+    differently), `name` (the same for a name: "who", "where");
+    `packer.slot_conflicts`. `copy`, `polarity` and `amount` are on by default.
+    Passages taking opposite sides of a yes/no question are no conflict rule but
+    an answer to cover (`enable_sides_first`): as a conflict, read from negation
+    words alone, they paired ConflictNQ fakes taking one side in other words
+    (precision 1.0 -> 0.43). `slot` and `name` are off: measured at
     2,048 tokens (`benchmarks.meaning`) they cut RAMDocs pair precision from
     0.71 to 0.36 for recall 0.45 -> 0.52 and reach ConflictNQ precision 0.55
     at recall 0.043 (figures and caps in `packer.slot_conflicts`).
@@ -212,6 +211,7 @@ class PackingConfig(_Config):
     enable_conflict_sides: bool = True
     enable_calibrated_relevance: bool = True
     enable_pairs_first: bool = True
+    enable_sides_first: bool = True
     enable_answers_first: bool = False
 
     @model_validator(mode="after")

@@ -36,6 +36,7 @@ configs = st.builds(
     enable_source_links=st.booleans(),
     enable_calibrated_relevance=st.booleans(),
     enable_pairs_first=st.booleans(),
+    enable_sides_first=st.booleans(),
     enable_answers_first=st.booleans(),
 )
 

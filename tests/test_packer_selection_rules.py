@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from packer.answers import distinct_answers
+from packer.answers import distinct_answers, opposite_sides, positions
 from packer.changes import states_change
-from packer.polarity import position_conflicts
+from packer.first import PAIR_RANKS
 from packer.question import read_question
 from packer.records import Evidence, text_facts
 from packer.relevance import calibrated, min_max
@@ -65,13 +65,14 @@ SHORT = ["Tuvalu beaches are sunny.", "Tuvalu plastic bags are banned.", "Tuvalu
          "Tuvalu is free of snakes.", "Plastic waste is on beaches."]  # fmt: skip
 
 
-def _pair_request(runtime, budget: int, **config):
+def _pair_request(runtime, budget: int, extra=None, **config):
     cands = [
         candidate("side1", "d1", text=f"{FILLER} {FREE}", retrieval_score=9.0),
         candidate("side2", "d2", text=f"{FILLER.replace('Fiji', 'Samoa')} {NOT_FREE}",
                   retrieval_score=8.5),
         *(candidate(f"short{k}", f"s{k}", text=t, retrieval_score=8.0 - k)
           for k, t in enumerate(SHORT)),
+        *([extra] if extra else []),
     ]  # fmt: skip
     docs = [document(c.document_id) for c in cands]
     return pack_request(
@@ -95,6 +96,18 @@ def test_a_detected_disagreement_goes_in_as_a_pair_before_short_passages(runtime
     bare = UtilityWeights(block_overhead=0.0)
     greedy = _pair_request(runtime, budget, enable_pairs_first=False, weights=bare)
     assert not {"side1", "side2"} <= {e.evidence_id for e in greedy.manifest.evidence}
+
+
+@pytest.mark.parametrize("budget", [100, 110, 130])
+def test_sides_a_conflict_pair_holds_already_admit_nothing_more(runtime, budget):
+    """The conflict pair is the question's two sides: the sides add no passage (a shorter
+    one affirming, ranked below the pair, is left to the fill), the pair stays flagged."""
+    free = "Tuvalu is free of plastic waste on its beaches, officials say."
+    extra = candidate("yes", "s9", text=free, retrieval_score=2.0)
+    on = _pair_request(runtime, budget, extra=extra)
+    off = _pair_request(runtime, budget, extra=extra, enable_sides_first=False)
+    assert [sorted(c.evidence_ids) for c in on.manifest.conflicts] == [["side1", "side2"]]
+    assert on.prompt.messages == off.prompt.messages
 
 
 @pytest.mark.parametrize(
@@ -260,20 +273,22 @@ REMOTE = {
     ),
 }
 YES_NO_CASES = [(COFFEE_Q, COFFEE), (VITAMIN_Q, VITAMIN), (REMOTE_Q, REMOTE)]
-POSITION_RULES = PackingConfig().dedup.model_copy(
-    update={"conflict_rules": ("copy", "polarity", "amount", "position")}
-)
 
 
-def _whole_sides(runtime, question: str, texts: dict[str, str], ranked, budget: int):
+def _pack_ranked(runtime, question: str, texts: dict[str, str], ranked, budget: int, **config):
     cands = [
         candidate(key, f"d{k}", text=texts[key], retrieval_score=9.0 - k)
         for k, key in enumerate(ranked)
     ]
     docs = [document(c.document_id) for c in cands]
-    config = PackingConfig(max_evidence_tokens=budget, dedup=POSITION_RULES)
-    packed = pack_request(request(*cands, question=question), Catalog(docs), config, runtime)
+    settings = PackingConfig(max_evidence_tokens=budget, **config)
+    packed = pack_request(request(*cands, question=question), Catalog(docs), settings, runtime)
     assert packed.manifest.budget.used <= budget
+    return packed
+
+
+def _whole_sides(runtime, question: str, texts: dict[str, str], ranked, budget: int):
+    packed = _pack_ranked(runtime, question, texts, ranked, budget)
     return {e.evidence_id.split("-")[0] for e in packed.manifest.evidence if not e.partial}
 
 
@@ -283,7 +298,7 @@ def test_a_yes_no_question_gets_one_whole_passage_of_each_side(runtime, question
     """Passages of both sides in every rank order (the best-ranked often too long for a
     tight budget): a whole passage of each side goes in, not the long one's side twice
     and the other as a fragment (min-max relevance gave the last of four candidates 0),
-    with the `position` rule pairing the shortest passage of each side."""
+    with the default config: the shortest passage of each side goes in first."""
     missed = [
         ranked
         for ranked in permutations(texts)
@@ -299,9 +314,42 @@ def test_each_side_of_a_yes_no_question_is_read_from_its_main_clause():
         terms = read_question(question).terms
         records = [_evidence(candidate(key, key, text=text)) for key, text in texts.items()]
         for side in ("yes", "no"):
-            found = position_conflicts(
-                [r for r in records if not r.evidence_id.startswith(side)], terms, Memos()
-            )
-            assert not found, f"{question}: a pair without a {side} passage"
-        [(i, j)] = position_conflicts(records, terms, Memos())
-        assert {records[i].evidence_id[:3], records[j].evidence_id[:3]} == {"yes", "no-"}
+            some = [r for r in records if not r.evidence_id.startswith(side)]
+            found = opposite_sides(some, positions(some, terms, Memos()), PAIR_RANKS)
+            assert found is None, f"{question}: a pair without a {side} passage"
+        read = positions(records, terms, Memos())
+        for k, record in enumerate(records):
+            if not record.evidence_id.startswith("other"):
+                assert read[k] is record.evidence_id.startswith("no"), record.evidence_id
+        pair = opposite_sides(records, read, PAIR_RANKS)
+        assert pair is not None
+        assert {records[k].evidence_id[:3] for k in pair} == {"yes", "no-"}
+
+
+@pytest.mark.parametrize(("question", "texts"), YES_NO_CASES, ids=["coffee", "vitamin", "remote"])
+def test_the_two_sides_are_an_answer_covered_not_a_conflict(runtime, question, texts):
+    """The pair of sides carries no conflict note and makes no conflict group: it claims
+    no disagreement (conflict precision does not count it). Switched off, the same
+    request packs a side fewer whole in some rank order."""
+    missed_without = 0
+    for ranked in permutations(texts):
+        packed = _pack_ranked(runtime, question, texts, ranked, 150)
+        assert packed.manifest.conflicts == []
+        assert "Conflicting evidence" not in packed.prompt.messages[-1].content
+        off = _pack_ranked(runtime, question, texts, ranked, 150, enable_sides_first=False)
+        whole = {e.evidence_id.split("-")[0] for e in off.manifest.evidence if not e.partial}
+        missed_without += not {"yes", "no"} <= whole
+    assert missed_without > 0
+
+
+@pytest.mark.parametrize("budget", [150, 250])
+def test_a_question_that_is_not_yes_no_is_untouched_by_the_sides(runtime, budget):
+    """Same passages, asked a wh-question: the packet is the same with the sides on or off."""
+    question = "Which trial measured coffee and the risk of type 2 diabetes?"
+    for ranked in list(permutations(COFFEE))[::7]:
+        on = _pack_ranked(runtime, question, COFFEE, ranked, budget)
+        off = _pack_ranked(runtime, question, COFFEE, ranked, budget, enable_sides_first=False)
+        assert on.prompt.messages == off.prompt.messages
+        assert [e.evidence_id for e in on.manifest.evidence] == [
+            e.evidence_id for e in off.manifest.evidence
+        ]

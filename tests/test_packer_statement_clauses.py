@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from packer.answers import opposite_sides, positions
 from packer.first import PAIR_RANKS
-from packer.polarity import position_conflicts
 from packer.question import read_question
 from packer.records import Evidence, folded_form, scan_words, text_facts
 from packer.runtime import Memos
@@ -157,8 +157,10 @@ def test_a_position_pair_is_one_pair_whatever_the_text(texts, question):
         Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
         for c in (candidate(f"e{k}", f"d{k}", text=t) for k, t in enumerate(texts))
     ]
-    found = position_conflicts(records, read_question(question).terms, Memos())
-    assert len(found) <= 1
-    for i, j in found:
-        assert i < j and i < PAIR_RANKS
+    read = positions(records, read_question(question).terms, Memos())
+    assert set(read) <= set(range(len(records)))
+    found = opposite_sides(records, read, PAIR_RANKS)
+    if found is not None:
+        i, j = found
+        assert i < j and i < PAIR_RANKS and read[i] != read[j]
         assert records[i].document_id != records[j].document_id
