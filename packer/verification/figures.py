@@ -21,8 +21,9 @@ left to entailment checks.
 
 As people write them: a number in a name or notation ("COVID-19", "Windows
 10", "2D", "No. 5") carries its name (`name_of`) and fails only where a
-source writes that name with another number; list-item numbers and section
-signs are no figures; a year range's second year is the whole year
+source writes that name with another number; list-item numbers, section
+signs and sources named in prose ("According to 1,", "in contexts 1 and 2":
+`packer.verification.marks`) are no figures; a year range's second year is the whole year
 ("2022-23"); "c.1570" is 1570; the evidence's digits glued to a word
 ("responsive.2") and compound spelled numbers ("two thousand and five") are
 read; a short quoted term is matched as words in any inflection
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from packer.verification.as_written import as_written
+from packer.verification.marks import markers
 from packer.verification.quoted_terms import prose_words, quoted_in, term_in, text_words
 from packer.verification.spelled_numbers import spelled_numbers
 from packer.verification.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
@@ -261,20 +263,6 @@ _GLUED = re.compile(rf"(?:(?<=[{_CASED}])|(?<=[{_CASED}][.,;:)\]]))(\d+)(?:\.(\d
 """Digits glued to the word or punctuation before them ("responsive.2", "A320"): the
 evidence side reads them too (an answer may restate the number), the answer side never
 (`_NUMBER`: they are part of a word there)."""
-_ITEM_START = re.compile(r"\s*\(?\d{1,2}\s*[.):](?!\d)")
-_ITEM_INLINE = re.compile(r"\(\d{1,2}\)|§+\s*\d+(?:\.\d+)*")
-"""Item numbers of a list ("1.", "2)", "(3)", "1 ." once a citation is stripped from
-"1[E2].") and section signs ("§ 230"): markers, not figures."""
-
-
-def _markers(text: str) -> list[tuple[int, int]]:
-    """The spans of list-item numbers and section signs (`_ITEM_START`, `_ITEM_INLINE`)."""
-    spans = [m.span() for m in [_ITEM_START.match(text)] if m]
-    if "(" in text or "§" in text:
-        spans += [m.span() for m in _ITEM_INLINE.finditer(text)]
-    return spans
-
-
 _NAME_WORD = re.compile(r"[(\[\"“]?([A-Z][\w&]*[A-Za-z\d]|No\.|Nos\.)")
 _NOT_NAMES = frozenset(
     """a about above after against all almost also an and any approximately are around as at
@@ -351,7 +339,7 @@ def figure_facts(text: str) -> list[Fact]:
         ways = _ways(m)
         facts.append(Fact("number", m[0], ways[0][0], tuple(("all", w) for w in ways)))
         spans.append(m.span())
-    rest = _blanked(rest, [*_markers(rest), *spans])
+    rest = _blanked(rest, [*markers(rest), *spans])
     for m in _NUMBER.finditer(rest):
         if year := season_year(rest, m):  # "2022-23": 2023, as the evidence writes it either way
             facts.append(Fact("number", m[0], year, (("all", (SEASON + year,)),)))

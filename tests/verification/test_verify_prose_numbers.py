@@ -1,0 +1,65 @@
+"""Numbers real answers write in prose that are no figure of their own: sources named in
+prose ("According to 1,"), and figures one text spells in words and the other in digits
+("number one" / "number 1", "first" / "1st"). Each rule with the wrong-figure twin that
+must still fail, and a fuzz test that the reading never crashes."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from packer.verification.checks import GivenPacket, verify_answer
+from packer.verification.figures import figure_facts, text_figures
+
+TRADE = (
+    "In 2019, China posted a trade surplus of USD 421.9 billion, the biggest since 2016, as "
+    "exports increased 0.5 percent and imports fell 2.7 percent on weak domestic demand."
+)
+
+
+def _failed(answer: str, *blocks: str) -> list[str]:
+    """The failed checks but names_supported (its own tests): made-up blocks need not name
+    everything the answers do."""
+    packet = GivenPacket("q", {f"E{i}": b for i, b in enumerate(blocks, 1)})
+    return [c for c in verify_answer(answer, packet).failed if c != "names_supported"]
+
+
+MENTIONS = [
+    "According to {k}, ",
+    "According to sources {k} and {j}, ",
+    "As context {k} says, ",
+    "Source {k} says that ",
+    "Per documents {k}, {j} and 3, ",
+    "As passage {k} notes (see {j}), ",
+    "In search result {k}, ",
+]
+
+
+@given(st.sampled_from(MENTIONS), st.integers(1, 20), st.integers(1, 20))
+def test_a_source_named_in_prose_is_no_figure(mention: str, k: int, j: int) -> None:
+    lead = mention.format(k=k, j=j)
+    answer = f"{lead}China posted a trade surplus of USD 421.9 billion in 2019 [E1]."
+    assert _failed(answer, TRADE) == [], answer
+    wrong = f"{lead}China posted a trade surplus of USD 521.9 billion in 2019 [E1]."
+    assert _failed(wrong, TRADE) == ["figures_supported"], wrong
+
+
+def test_mentions_of_sources_that_state_figures_are_still_figures() -> None:
+    """A count, a year, a percentage or a code after the same words is a figure."""
+    for answer, figure in [
+        ("According to 12 experts, the surplus was large [E1].", "12"),
+        ("According to 2019 data, the surplus was large [E1].", "2019"),
+        ("The source of 40% of the surplus was exports [E1].", "40"),
+        ("The documents 1.5 cm thick were filed [E1].", "1.5"),
+    ]:
+        assert figure in [f.text for f in figure_facts(answer)], answer
+    assert _failed("This information is in both contexts 1 and 2 [E1].", TRADE) == []
+    assert _failed("According to 12 experts, the surplus was USD 421.9 billion [E1].", TRADE) == [
+        "figures_supported"
+    ]
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_reading_prose_numbers_never_crashes(head: str, tail: str) -> None:
+    for text in (f"{head} according to 1, {tail}", f"{head} number one {tail} first {head}"):
+        text_figures(text)
+        facts = figure_facts(text)
+        assert all(f.text for f in facts)
