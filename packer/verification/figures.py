@@ -8,7 +8,8 @@ multiplies, as a word ("4 million", "4 mn"), a suffix on the digits ("4M",
 does not match "3.5 million". In the evidence the unscaled value counts too
 ("$5m" in an answer, read unscaled, still finds "$5 million"), never in the
 answer, and so do numbers spelled out ("four", "twenty-one", "third", "two
-million" are found by "4", "21", "3rd", "2M"). A number is read beside any
+million" are found by "4", "21", "3rd", "2M"; "number one", "first" by "number 1",
+"1st"). A number is read beside any
 script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic
 word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
 0.45, unless the evidence writes 0.45 itself. Dates are read as
@@ -42,7 +43,7 @@ from decimal import Decimal, InvalidOperation
 from packer.verification.as_written import as_written
 from packer.verification.marks import markers
 from packer.verification.quoted_terms import prose_words, quoted_in, term_in, text_words
-from packer.verification.spelled_numbers import spelled_numbers
+from packer.verification.spelled_numbers import ordinal_keys, ranked_numbers, spelled_numbers
 from packer.verification.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
 
 _CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
@@ -198,8 +199,9 @@ def text_figures(text: str) -> TextFigures:
     Read `as_written`, as the answer is."""
     text = as_written(text)
     numbers: set[str] = {number_value(str(v), None, s) for v, s in spelled_numbers(text)}
+    ranks, named = ranked_numbers(text)
+    numbers.update(ranks)
     numbers.update(ways[0][0] for m in _GROUPED_OTHERWISE.finditer(text) for ways in [_ways(m)])
-    named: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
         if year := season_year(text, m):
@@ -346,7 +348,9 @@ def figure_facts(text: str) -> list[Fact]:
             continue
         key, name = number_value(m["int"], m["frac"], _scale(m)), name_of(rest, m)
         by_word = name.isalnum() and rest[m.start() - 1 : m.start()].isspace()
-        facts.append(Fact("number", m[0], key, _rounded_from(m, key), name, by_word))
+        ranks = tuple(("all", (k,)) for k in ordinal_keys(rest, m.end(), key))
+        readings = _rounded_from(m, key) or ranks
+        facts.append(Fact("number", m[0], key, readings, name, by_word))
     return facts
 
 

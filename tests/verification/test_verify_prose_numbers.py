@@ -63,3 +63,40 @@ def test_reading_prose_numbers_never_crashes(head: str, tail: str) -> None:
         text_figures(text)
         facts = figure_facts(text)
         assert all(f.text for f in facts)
+
+
+HOTEL = (
+    'Presley\'s first RCA single, "Heartbreak Hotel", was released in January 1956 and became '
+    "a number one hit in the United States; it spent {weeks} weeks at the top."
+)
+ONES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+SUFFIX = {1: "st", 2: "nd", 3: "rd"}
+
+
+@given(st.integers(3, 10), st.sampled_from(["number 1", "Number 1", "number-1"]))
+def test_a_rank_in_words_is_found_by_its_digits(weeks: int, rank: str) -> None:
+    block = HOTEL.format(weeks=ONES[weeks - 1])
+    answer = f"Heartbreak Hotel became a {rank} hit and spent {weeks} weeks at the top [E1]."
+    assert _failed(answer, block) == [], answer
+    assert _failed(answer.replace("1 hit", "2 hit"), block) == ["figures_supported"]
+    assert _failed(answer.replace(f"{weeks} weeks", f"{weeks + 1} weeks"), block) == [
+        "figures_supported"
+    ]
+
+
+@given(st.integers(1, 8), st.integers(1, 8))
+def test_an_ordinal_in_words_is_found_by_its_digits(place: int, other: int) -> None:
+    block = f"She finished the race in {ORDINALS[place - 1]} place, ahead of the champion."
+    digits = f"{place}{SUFFIX.get(place, 'th')}"
+    assert _failed(f"She finished {digits} in the race [E1].", block) == []
+    if other != place:
+        wrong = f"She finished {other}{SUFFIX.get(other, 'th')} in the race [E1]."
+        assert _failed(wrong, block) == ["figures_supported"], (block, wrong)
+
+
+def test_one_and_first_as_prose_find_no_digits() -> None:
+    """ "one of", "the first time" state no rank: a changed 1 is still flagged."""
+    block = "It was one of the first records to top the chart, after a long first week."
+    assert _failed("It topped the chart for 1 week [E1].", block) == ["figures_supported"]
+    assert _failed("It was one of the first records to top the chart [E1].", block) == []
