@@ -44,7 +44,14 @@ from packer.verification.as_written import as_written
 from packer.verification.marks import markers
 from packer.verification.quoted_terms import prose_words, quoted_in, term_in, text_words
 from packer.verification.spelled_numbers import ordinal_keys, ranked_numbers, spelled_numbers
-from packer.verification.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
+from packer.verification.written_dates import (
+    DATE,
+    MONTHS,
+    date_keys,
+    day_keys,
+    numeric_readings,
+    shared_year_keys,
+)
 
 _CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
 """Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
@@ -82,7 +89,6 @@ can mean ("4.000": 4000 or 4; "5 100": 5100, or 5 and 100; "3,5": 3.5, or 3 and 
 supported when the cited block holds any one reading. Rejected: one locale per answer,
 guessed from its language (answers mix them, and a wrong guess fails silently)."""
 _SPACES = re.compile(r"\s+")
-_DIGIT = re.compile(r"\d")
 _GROUPING = str.maketrans("", "", ",\u00a0\u202f\u2009")
 """Digit group separators: commas, and the no-break and thin spaces of "4 000" (a plain space
 is not one: "in 2019 150 people" is two numbers)."""
@@ -194,9 +200,8 @@ class TextFigures:
 
 def text_figures(text: str) -> TextFigures:
     """Every figure (also those inside dates, unscaled too, and spelled out) and date of a
-    text; its
-    ambiguous numeric dates in the order its unambiguous ones use (both when none says).
-    Read `as_written`, as the answer is."""
+    text; its ambiguous numeric dates in the order its unambiguous ones use (both when none
+    says); a range's first day in its last day's year. Read `as_written`, as the answer is."""
     text = as_written(text)
     numbers: set[str] = {number_value(str(v), None, s) for v, s in spelled_numbers(text)}
     ranks, named = ranked_numbers(text)
@@ -213,7 +218,8 @@ def text_figures(text: str) -> TextFigures:
     numbers.update(number_value(m[1], m[2], None) for m in _GLUED.finditer(text))
     dates: set[str] = set()
     numeric: list[dict[str, tuple[str, ...]]] = []
-    for m in DATE.finditer(text):
+    dates.update(shared_year_keys(text, matches := list(DATE.finditer(text))))
+    for m in matches:
         if m["na"] is None:
             dates.update(date_keys(m))
         else:

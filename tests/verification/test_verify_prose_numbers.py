@@ -1,6 +1,7 @@
 """Numbers real answers write in prose that are no figure of their own: sources named in
 prose ("According to 1,"), and figures one text spells in words and the other in digits
-("number one" / "number 1", "first" / "1st"). Each rule with the wrong-figure twin that
+("number one" / "number 1", "first" / "1st"), and a range's first day in its last day's year.
+Each rule with the wrong-figure twin that
 must still fail, and a fuzz test that the reading never crashes."""
 
 from hypothesis import given
@@ -59,7 +60,11 @@ def test_mentions_of_sources_that_state_figures_are_still_figures() -> None:
 
 @given(st.text(max_size=80), st.text(max_size=80))
 def test_reading_prose_numbers_never_crashes(head: str, tail: str) -> None:
-    for text in (f"{head} according to 1, {tail}", f"{head} number one {tail} first {head}"):
+    for text in (
+        f"{head} according to 1, {tail}",
+        f"{head} number one {tail} first {head} 2nd",
+        f"{head} 23 February to {tail}6 March 2011 - {head}",
+    ):
         text_figures(text)
         facts = figure_facts(text)
         assert all(f.text for f in facts)
@@ -100,3 +105,38 @@ def test_one_and_first_as_prose_find_no_digits() -> None:
     block = "It was one of the first records to top the chart, after a long first week."
     assert _failed("It topped the chart for 1 week [E1].", block) == ["figures_supported"]
     assert _failed("It was one of the first records to top the chart [E1].", block) == []
+
+
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August"]
+JOINS = [" to ", " until ", " through ", " – ", "-", " and "]
+
+
+@given(
+    st.integers(1, 28),
+    st.integers(0, 6),
+    st.integers(1, 28),
+    st.integers(1990, 2030),
+    st.sampled_from(JOINS),
+)
+def test_a_range_gives_its_first_day_its_year(
+    day: int, month: int, end_day: int, year: int, join: str
+) -> None:
+    start, end = MONTH_NAMES[month], MONTH_NAMES[month + 1]
+    block = (
+        f"The FIS Nordic World Ski Championships took place from {day} {start}{join}"
+        f"{end_day} {end} {year} in Oslo, Norway, at the Holmenkollen National Arena."
+    )
+    assert _failed(f"The championships began on {day} {start} {year} [E1].", block) == []
+    assert _failed(f"The championships began on {start} {day}, {year} [E1].", block) == []
+    assert _failed(f"The championships were held in {start} {year} [E1].", block) == []
+    for wrong in (f"{day} {start} {year + 1}", f"{day % 28 + 1} {start} {year}"):
+        assert _failed(f"The championships began on {wrong} [E1].", block) == [
+            "figures_supported"
+        ], wrong
+
+
+def test_dates_apart_share_no_year() -> None:
+    """Two dates with words between them are no range: the first keeps no year."""
+    block = "Tickets went on sale on 23 February, and the final was played on 6 March 2011."
+    assert _failed("Tickets went on sale on 23 February 2011 [E1].", block) == ["figures_supported"]
+    assert _failed("Tickets went on sale on 23 February [E1].", block) == []
