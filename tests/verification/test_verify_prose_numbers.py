@@ -140,3 +140,14 @@ def test_dates_apart_share_no_year() -> None:
     block = "Tickets went on sale on 23 February, and the final was played on 6 March 2011."
     assert _failed("Tickets went on sale on 23 February 2011 [E1].", block) == ["figures_supported"]
     assert _failed("Tickets went on sale on 23 February [E1].", block) == []
+
+
+@given(st.integers(1, 10))
+def test_digits_in_the_evidence_and_words_in_the_answer(n: int) -> None:
+    """The other direction: an answer's words are no figures, its digits still are."""
+    block = f"Heartbreak Hotel was a number {n} hit and won {n} awards."
+    spelled = ONES[n - 1]
+    assert _failed(f"It was a number {spelled} hit and won {spelled} awards [E1].", block) == []
+    assert _failed(f"It was a number {spelled} hit and won {n + 10} awards [E1].", block) == [
+        "figures_supported"
+    ]
