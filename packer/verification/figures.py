@@ -8,7 +8,8 @@ multiplies, as a word ("4 million", "4 mn"), a suffix on the digits ("4M",
 does not match "3.5 million". In the evidence the unscaled value counts too
 ("$5m" in an answer, read unscaled, still finds "$5 million"), never in the
 answer, and so do numbers spelled out ("four", "twenty-one", "third", "two
-million" are found by "4", "21", "3rd", "2M"). A number is read beside any
+million" are found by "4", "21", "3rd", "2M"; "number one", "first" by "number 1",
+"1st"). A number is read beside any
 script with no letter case ("数字是24"), not inside a Latin, Greek or Cyrillic
 word ("A320", "COVID19"). Percentages compare as written: "45%" is 45, never
 0.45, unless the evidence writes 0.45 itself. Dates are read as
@@ -21,8 +22,9 @@ left to entailment checks.
 
 As people write them: a number in a name or notation ("COVID-19", "Windows
 10", "2D", "No. 5") carries its name (`name_of`) and fails only where a
-source writes that name with another number; list-item numbers and section
-signs are no figures; a year range's second year is the whole year
+source writes that name with another number; list-item numbers, section
+signs and sources named in prose ("According to 1,", "in contexts 1 and 2":
+`packer.verification.marks`) are no figures; a year range's second year is the whole year
 ("2022-23"); "c.1570" is 1570; the evidence's digits glued to a word
 ("responsive.2") and compound spelled numbers ("two thousand and five") are
 read; a short quoted term is matched as words in any inflection
@@ -39,9 +41,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from packer.verification.as_written import as_written
+from packer.verification.marks import markers
 from packer.verification.quoted_terms import prose_words, quoted_in, term_in, text_words
-from packer.verification.spelled_numbers import spelled_numbers
-from packer.verification.written_dates import DATE, MONTHS, date_keys, day_keys, numeric_readings
+from packer.verification.spelled_numbers import ordinal_keys, ranked_numbers, spelled_numbers
+from packer.verification.written_dates import (
+    DATE,
+    MONTHS,
+    date_keys,
+    day_keys,
+    numeric_readings,
+    shared_year_keys,
+)
 
 _CASED = r"A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF"
 """Letters of cased scripts: a digit next to one is part of a word ("A320"), not a figure."""
@@ -79,7 +89,6 @@ can mean ("4.000": 4000 or 4; "5 100": 5100, or 5 and 100; "3,5": 3.5, or 3 and 
 supported when the cited block holds any one reading. Rejected: one locale per answer,
 guessed from its language (answers mix them, and a wrong guess fails silently)."""
 _SPACES = re.compile(r"\s+")
-_DIGIT = re.compile(r"\d")
 _GROUPING = str.maketrans("", "", ",\u00a0\u202f\u2009")
 """Digit group separators: commas, and the no-break and thin spaces of "4 000" (a plain space
 is not one: "in 2019 150 people" is two numbers)."""
@@ -191,13 +200,13 @@ class TextFigures:
 
 def text_figures(text: str) -> TextFigures:
     """Every figure (also those inside dates, unscaled too, and spelled out) and date of a
-    text; its
-    ambiguous numeric dates in the order its unambiguous ones use (both when none says).
-    Read `as_written`, as the answer is."""
+    text; its ambiguous numeric dates in the order its unambiguous ones use (both when none
+    says); a range's first day in its last day's year. Read `as_written`, as the answer is."""
     text = as_written(text)
     numbers: set[str] = {number_value(str(v), None, s) for v, s in spelled_numbers(text)}
+    ranks, named = ranked_numbers(text)
+    numbers.update(ranks)
     numbers.update(ways[0][0] for m in _GROUPED_OTHERWISE.finditer(text) for ways in [_ways(m)])
-    named: set[str] = set()
     for m in _NUMBER.finditer(text):
         numbers.add(number_value(m["int"], m["frac"], None))
         if year := season_year(text, m):
@@ -209,7 +218,8 @@ def text_figures(text: str) -> TextFigures:
     numbers.update(number_value(m[1], m[2], None) for m in _GLUED.finditer(text))
     dates: set[str] = set()
     numeric: list[dict[str, tuple[str, ...]]] = []
-    for m in DATE.finditer(text):
+    dates.update(shared_year_keys(text, matches := list(DATE.finditer(text))))
+    for m in matches:
         if m["na"] is None:
             dates.update(date_keys(m))
         else:
@@ -261,20 +271,6 @@ _GLUED = re.compile(rf"(?:(?<=[{_CASED}])|(?<=[{_CASED}][.,;:)\]]))(\d+)(?:\.(\d
 """Digits glued to the word or punctuation before them ("responsive.2", "A320"): the
 evidence side reads them too (an answer may restate the number), the answer side never
 (`_NUMBER`: they are part of a word there)."""
-_ITEM_START = re.compile(r"\s*\(?\d{1,2}\s*[.):](?!\d)")
-_ITEM_INLINE = re.compile(r"\(\d{1,2}\)|§+\s*\d+(?:\.\d+)*")
-"""Item numbers of a list ("1.", "2)", "(3)", "1 ." once a citation is stripped from
-"1[E2].") and section signs ("§ 230"): markers, not figures."""
-
-
-def _markers(text: str) -> list[tuple[int, int]]:
-    """The spans of list-item numbers and section signs (`_ITEM_START`, `_ITEM_INLINE`)."""
-    spans = [m.span() for m in [_ITEM_START.match(text)] if m]
-    if "(" in text or "§" in text:
-        spans += [m.span() for m in _ITEM_INLINE.finditer(text)]
-    return spans
-
-
 _NAME_WORD = re.compile(r"[(\[\"“]?([A-Z][\w&]*[A-Za-z\d]|No\.|Nos\.)")
 _NOT_NAMES = frozenset(
     """a about above after against all almost also an and any approximately are around as at
@@ -351,14 +347,16 @@ def figure_facts(text: str) -> list[Fact]:
         ways = _ways(m)
         facts.append(Fact("number", m[0], ways[0][0], tuple(("all", w) for w in ways)))
         spans.append(m.span())
-    rest = _blanked(rest, [*_markers(rest), *spans])
+    rest = _blanked(rest, [*markers(rest), *spans])
     for m in _NUMBER.finditer(rest):
         if year := season_year(rest, m):  # "2022-23": 2023, as the evidence writes it either way
             facts.append(Fact("number", m[0], year, (("all", (SEASON + year,)),)))
             continue
         key, name = number_value(m["int"], m["frac"], _scale(m)), name_of(rest, m)
         by_word = name.isalnum() and rest[m.start() - 1 : m.start()].isspace()
-        facts.append(Fact("number", m[0], key, _rounded_from(m, key), name, by_word))
+        ranks = tuple(("all", (k,)) for k in ordinal_keys(rest, m.end(), key))
+        readings = _rounded_from(m, key) or ranks
+        facts.append(Fact("number", m[0], key, readings, name, by_word))
     return facts
 
 

@@ -3,6 +3,9 @@
 The evidence side of answer checking reads them, so an answer may give them
 in digits; an answer's own spelled numbers are not figures (`packer.verification.figures`).
 Kept apart from the digit readings because it is a vocabulary, not a grammar.
+"one", "first" and "second" alone are prose, read only where they rank ("number one" is 1,
+"first" and "second" the ranks an answer writes "1st" and "2nd"); every other word up to
+"nineteenth", the tens and their ordinals are read alone ("three", "sixth": "3", "6th").
 """
 
 import re
@@ -73,6 +76,14 @@ _PROSE_WORDS = frozenset({"zero", "one", "zeroth", "first", "second"})
 """Read only inside a compound ("twenty-one", "one hundred"): alone they are mostly prose
 ("one of them", "the first time", "a second"), and reading them would let a changed 1 or 2
 pass."""
+ORDINAL = "ordinal "
+"""The key prefix of a rank the evidence writes in words ("first": "ordinal 1"); an answer's
+ordinal in digits ("1st") is found by it (`packer.verification.figures`), a cardinal is not."""
+_RANKED = re.compile(r"\b(?:(?P<number>number|no\.)\s+one|(?P<ordinal>first|second))\b", re.I)
+"""Prose words read as numbers where they rank: "number one" (a chart position, a seed) is 1,
+and "first" / "second" are the ranks 1 and 2. Rejected: "one" alone and "first" as a
+cardinal (see `_PROSE_WORDS`)."""
+_ORDINAL_SUFFIX = re.compile(r"(?i:st|nd|rd|th)(?![^\W\d_])")
 _MULTIPLIERS = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9}
 _ALL_WORDS = sorted([*_WORD_VALUES, *_MULTIPLIERS, "dozen"], key=len, reverse=True)
 _WORD = rf"(?:{'|'.join(_ALL_WORDS)})"
@@ -129,3 +140,25 @@ def spelled_numbers(text: str) -> Iterator[tuple[int, str | None]]:
             continue
         for value in _value(words):
             yield value, None
+
+
+def ranked_numbers(text: str) -> tuple[set[str], set[str]]:
+    """The keys of the ranks `text` writes with prose words (`_RANKED`): "1" for "number one",
+    `ORDINAL` keys for "first" and "second"; and the names written with a rank ("number",
+    "no."), so an answer's "Number 2" is checked as a name-number against them."""
+    if not any(w in text.casefold() for w in ("one", "first", "second")):
+        return set(), set()
+    keys, names = set(), set()
+    for m in _RANKED.finditer(text):
+        if m["number"]:
+            keys.add("1")
+            names.add(m["number"].casefold())
+        else:
+            keys.add(ORDINAL + ("1" if m["ordinal"].casefold() == "first" else "2"))
+    return keys, names
+
+
+def ordinal_keys(text: str, end: int, key: str) -> tuple[str, ...]:
+    """The rank of a number ending at `end` when written as an ordinal in digits ("1st"): it
+    is also found by the rank the evidence writes in words ("first", `ranked_numbers`)."""
+    return (ORDINAL + key,) if _ORDINAL_SUFFIX.match(text, end) else ()

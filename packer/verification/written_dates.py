@@ -10,10 +10,15 @@ a date (month/day, day/month; a two-digit year in 19xx and 20xx); a cited
 block that writes an unambiguous numeric date settles the order, otherwise any
 reading the block holds supports it.
 
+A range of days gives its first day the year of its last ("from 23 February to 6 March
+2011": 23 February 2011 too), where nothing but "to", "until", "through", "and" or a dash
+stands between them.
+
 Rejected: reading an ambiguous numeric date by the answer's language (a guess that fails
 silently).
 """
 
+import itertools
 import re
 
 MONTHS = {
@@ -95,3 +100,25 @@ def date_keys(match: re.Match[str]) -> tuple[str, ...]:
 def day_keys(day: str) -> tuple[str, str, str]:
     """The keys a full date YYYY-MM-DD is found by: itself, its month, its day of the year."""
     return day, day[:7], "--" + day[5:]
+
+
+_RANGE_JOIN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—])\s*", re.IGNORECASE)
+
+
+def shared_year_keys(text: str, matches: list[re.Match[str]]) -> set[str]:
+    """The full dates of days a range's last date gives its year to ("23 February to 6 March
+    2011": 2011-02-23 and 2011-02); `matches` are the text's `DATE` matches in order."""
+    keys: set[str] = set()
+    for first, last in itertools.pairwise(matches):
+        if first["na"] is not None or last["na"] is not None:
+            continue
+        day, end = date_keys(first), date_keys(last)
+        if (
+            len(day) == 1
+            and day[0].startswith("--")
+            and end
+            and not end[0].startswith("-")
+            and _RANGE_JOIN.fullmatch(text, first.end(), last.start())
+        ):
+            keys.update((end[0][:4] + day[0][1:], end[0][:4] + day[0][1:4]))
+    return keys
