@@ -122,33 +122,171 @@ static PyObject *pieces(PyObject *self, PyObject *text) {
     return out;
 }
 
-/* count(text, memo) -> (sum of the memo's counts of the pieces it holds, [the others]) */
-static PyObject *count(PyObject *self, PyObject *args) {
-    PyObject *text, *memo;
-    Text t;
-    if (!PyArg_ParseTuple(args, "UO!:count", &text, &PyDict_Type, &memo)) return NULL;
-    if (open_text(text, &t) < 0) return NULL;
-    PyObject *missing = PyList_New(0);
-    long long total = 0;
-    for (Py_ssize_t i = 0, end; missing && i < t.n; i = end) {
-        end = piece_end(&t, i);
-        PyObject *piece = PyUnicode_Substring(text, i, end);
-        PyObject *known = piece ? PyDict_GetItemWithError(memo, piece) : NULL;
-        if (known) {
-            total += PyLong_AsLongLong(known);
-        } else if (!piece || PyErr_Occurred() || PyList_Append(missing, piece) < 0) {
-            Py_CLEAR(missing);
-        }
-        Py_XDECREF(piece);
+/* The memo of piece counts: an open-addressing table keyed by a piece's code points, so
+ * that looking a piece up builds no str (a str per piece and a dict lookup were two thirds
+ * of a count with every piece known). Keys are stored as UCS-4, so a piece found in a
+ * Latin-1 text and in a wider one is one entry. Rejected: a dict keyed by str (that
+ * allocation per piece), and a dict keyed by the piece's hash alone (two pieces of one
+ * hash would share a count). */
+typedef struct {
+    uint64_t hash; /* 0: empty slot */
+    Py_UCS4 *key;
+    Py_ssize_t len;
+    long long count;
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Entry *slots;
+    Py_ssize_t capacity; /* a power of two */
+    Py_ssize_t used;
+} Memo;
+
+static uint64_t hash_of(const Text *t, Py_ssize_t start, Py_ssize_t end) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the code points */
+    for (Py_ssize_t i = start; i < end; i++) {
+        h ^= (uint64_t)at(t, i);
+        h *= 1099511628211ULL;
     }
-    if (!missing) return NULL;
-    return Py_BuildValue("(LN)", total, missing);
+    return h ? h : 1;
+}
+
+/* The slot holding the piece t[start:end] (hash `h`), or the empty slot where it goes. */
+static Entry *slot_of(const Memo *m, const Text *t, Py_ssize_t start, Py_ssize_t end, uint64_t h) {
+    size_t mask = (size_t)m->capacity - 1;
+    for (size_t k = (size_t)h & mask;; k = (k + 1) & mask) {
+        Entry *e = &m->slots[k];
+        if (e->hash == 0) return e;
+        if (e->hash == h && e->len == end - start) {
+            Py_ssize_t i = 0;
+            while (i < e->len && e->key[i] == at(t, start + i)) i++;
+            if (i == e->len) return e;
+        }
+    }
+}
+
+static void free_slots(Entry *slots, Py_ssize_t capacity) {
+    for (Py_ssize_t k = 0; k < capacity; k++) PyMem_Free(slots[k].key);
+    PyMem_Free(slots);
+}
+
+static int make_room(Memo *m) {
+    if (m->slots && 2 * (m->used + 1) <= m->capacity) return 0;
+    Py_ssize_t capacity = m->capacity ? 2 * m->capacity : 1024;
+    Entry *slots = PyMem_Calloc((size_t)capacity, sizeof(Entry));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < m->capacity; k++) {
+        Entry e = m->slots[k];
+        if (e.hash == 0) continue;
+        size_t mask = (size_t)capacity - 1, j = (size_t)e.hash & mask;
+        while (slots[j].hash != 0) j = (j + 1) & mask;
+        slots[j] = e;
+    }
+    PyMem_Free(m->slots);
+    m->slots = slots;
+    m->capacity = capacity;
+    return 0;
+}
+
+/* Remembers the count `n` of the piece t[start:end] in the empty slot `e` found for it
+ * (hash `h`); -1 on error. */
+static int remember(Memo *m, Entry *e, const Text *t, Py_ssize_t start, Py_ssize_t end,
+                    uint64_t h, long long n) {
+    Py_UCS4 *key = PyMem_Malloc((size_t)(end > start ? end - start : 1) * sizeof(Py_UCS4));
+    if (key == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = start; i < end; i++) key[i - start] = at(t, i);
+    *e = (Entry){h, key, end - start, n};
+    m->used++;
+    return 0;
+}
+
+static PyObject *memo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
+        return PyErr_Format(PyExc_TypeError, "Memo() takes no arguments");
+    }
+    Memo *m = (Memo *)type->tp_alloc(type, 0);
+    if (m && make_room(m) < 0) Py_CLEAR(m);
+    return (PyObject *)m;
+}
+
+static void memo_dealloc(Memo *m) {
+    free_slots(m->slots, m->capacity);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static Py_ssize_t memo_len(Memo *m) { return m->used; }
+
+/* memo.clear(): forgets every piece */
+static PyObject *memo_clear(Memo *m, PyObject *unused) {
+    free_slots(m->slots, m->capacity);
+    m->slots = NULL;
+    m->capacity = m->used = 0;
+    if (make_room(m) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef memo_methods[] = {
+    {"clear", (PyCFunction)memo_clear, METH_NOARGS, "Forget every piece."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods memo_sequence = {.sq_length = (lenfunc)memo_len};
+
+static PyTypeObject MemoType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packer._pretokenize.Memo",
+    .tp_basicsize = sizeof(Memo),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Counts of pieces, keyed by the pieces' code points.",
+    .tp_new = memo_new,
+    .tp_dealloc = (destructor)memo_dealloc,
+    .tp_as_sequence = &memo_sequence,
+    .tp_methods = memo_methods,
+};
+
+/* count(text, memo, encode) -> the sum of the counts of the pieces of `text`: the memo's
+ * for a piece it holds, else len(encode(the piece's UTF-8)), which the memo then keeps.
+ * The whole count in one call: the pieces a new text brings no longer cross into Python
+ * one by one (a list of them, a lookup and a store each). */
+static PyObject *count(PyObject *self, PyObject *args) {
+    PyObject *text, *encode;
+    Memo *memo;
+    Text t;
+    if (!PyArg_ParseTuple(args, "UO!O:count", &text, &MemoType, &memo, &encode)) return NULL;
+    if (open_text(text, &t) < 0) return NULL;
+    long long total = 0;
+    for (Py_ssize_t i = 0, end; i < t.n; i = end) {
+        end = piece_end(&t, i);
+        uint64_t h = hash_of(&t, i, end);
+        if (make_room(memo) < 0) return NULL; /* room for this piece, before its slot */
+        Entry *e = slot_of(memo, &t, i, end, h);
+        if (e->hash != 0) {
+            total += e->count;
+            continue;
+        }
+        PyObject *piece = PyUnicode_Substring(text, i, end);
+        PyObject *utf8 = piece ? PyUnicode_AsUTF8String(piece) : NULL;
+        PyObject *ids = utf8 ? PyObject_CallOneArg(encode, utf8) : NULL;
+        Py_ssize_t n = ids ? PyObject_Length(ids) : -1;
+        Py_XDECREF(piece);
+        Py_XDECREF(utf8);
+        Py_XDECREF(ids);
+        if (n < 0) return NULL;
+        if (remember(memo, e, &t, i, end, h, n) < 0) return NULL;
+        total += n;
+    }
+    return PyLong_FromLongLong(total);
 }
 
 static PyMethodDef methods[] = {
     {"pieces", pieces, METH_O, "The pieces cl100k_base's split pattern cuts `text` into."},
     {"count", count, METH_VARARGS,
-     "(sum of memo[piece] over the pieces in memo, [pieces not in memo])"},
+     "The text's count: each piece's from the memo, else len(encode(piece)), remembered."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -164,7 +302,9 @@ static const char PATTERN[] =
     " ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s";
 
 PyMODINIT_FUNC PyInit__pretokenize(void) {
+    if (PyType_Ready(&MemoType) < 0) return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module && PyModule_AddStringConstant(module, "PATTERN", PATTERN) < 0) Py_CLEAR(module);
+    if (module && PyModule_AddObjectRef(module, "Memo", (PyObject *)&MemoType) < 0) Py_CLEAR(module);
     return module;
 }

@@ -230,15 +230,18 @@ class PieceCounts:
     tiktoken cuts a text into pieces by its split pattern and encodes each piece alone, so
     a text's count is the sum of its pieces' counts. The cut is `packer._pretokenize` (C,
     the pattern scanned by hand; its regex was 86% of tiktoken's work on our passages); a
-    piece not in the memo is encoded by tiktoken's own BPE. One object per counter, so per
-    worker. Rejected: a maintained package with the same counts (none matched tiktoken on
-    every code point), and memoizing words ourselves in Python around tiktoken (the regex
-    still ran on every text).
+    piece not in the memo is encoded by tiktoken's own BPE, called from C, and kept. The
+    memo is the C module's table keyed by code points (`_pretokenize.Memo`): a known piece
+    costs no str. One object per counter, so per worker. Rejected: a maintained package
+    with the same counts (none matched tiktoken on every code point), memoizing words
+    ourselves in Python around tiktoken (the regex still ran on every text), and a dict
+    keyed by each piece's str, new pieces handed back to Python (a str made per piece: two
+    thirds of a count with every piece known; a list, a lookup and a store per new piece).
     """
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encode_piece = encoding._encode_single_piece
-        self._memo: dict[str, int] = {}
+        self._memo = _pretokenize.Memo()
 
     @classmethod
     def of(cls, encoding: Encoder) -> "PieceCounts | None":
@@ -254,19 +257,13 @@ class PieceCounts:
 
     def count(self, text: str) -> int:
         """Exact count of `text`: tiktoken's `len(encode_ordinary(text))`."""
+        if len(self._memo) > PIECE_MEMO:
+            self._memo.clear()
         try:
-            total, missing = _pretokenize.count(text, self._memo)
+            return _pretokenize.count(text, self._memo, self._encode_piece)
         except ValueError:  # a lone surrogate: tiktoken's own repair first, as it does
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            total, missing = _pretokenize.count(text, self._memo)
-        if len(self._memo) + len(missing) > PIECE_MEMO:
-            self._memo.clear()
-        for piece in missing:  # a new text may hold a new piece twice
-            n = self._memo.get(piece)
-            if n is None:
-                n = self._memo[piece] = len(self._encode_piece(piece.encode("utf-8")))
-            total += n
-        return total
+            return _pretokenize.count(text, self._memo, self._encode_piece)
 
 
 RENDERED_CACHE = 32_768

@@ -111,3 +111,35 @@ def test_a_tiktoken_without_its_single_piece_encoder_counts_alone() -> None:
     assert TokenCounter(Without(), "cl100k_base").count(text) == len(  # type: ignore[arg-type]
         ENCODING.encode_ordinary(text)
     )
+
+
+def piece_sum(text: str) -> int:
+    return sum(len(ENCODING._encode_single_piece(p.encode())) for p in _pretokenize.pieces(text))
+
+
+@given(st.lists(TEXTS.map(repaired), max_size=12))
+def test_the_piece_memo_keeps_one_entry_per_piece(texts: list[str]) -> None:
+    """The C table keeps each distinct piece once, whatever kind of str it is read from (a
+    Latin-1 piece inside a wider text is the same entry), and sums its pieces' counts."""
+    memo, encoded = _pretokenize.Memo(), []
+
+    def encode(piece: bytes) -> list[int]:
+        encoded.append(piece.decode("utf-8"))
+        return ENCODING._encode_single_piece(piece)
+
+    for text in texts:
+        assert _pretokenize.count(text, memo, encode) == piece_sum(text)
+    distinct = {p for text in texts for p in _pretokenize.pieces(text)}
+    assert sorted(encoded) == sorted(distinct) and len(memo) == len(distinct)
+    wider = "".join(texts) + " \u2603"  # a wider str than most pieces were read from
+    assert _pretokenize.count(wider, memo, encode) == piece_sum(wider)
+    assert len(memo) == len(distinct | set(_pretokenize.pieces(wider)))
+    memo.clear()
+    assert len(memo) == 0
+
+
+def test_many_pieces_grow_the_memo_and_stay_found() -> None:
+    memo, text = _pretokenize.Memo(), " ".join(f"w{k}" for k in range(5000))
+    assert _pretokenize.count(text, memo, ENCODING._encode_single_piece) == tiktoken_count(text)
+    assert len(memo) == len(set(_pretokenize.pieces(text)))
+    assert _pretokenize.count(text, memo, lambda piece: 1 / 0) == tiktoken_count(text)
