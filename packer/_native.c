@@ -47,6 +47,9 @@ static inline int is_letter(Py_UCS4 c) {
 }
 
 static inline int is_symbol(Py_UCS4 c) {
+    if (c < 128) { /* the ASCII symbols, without a pass over the table for every space */
+        return c == '%' || c == '$' || c == '<' || c == '>' || c == '=' || c == '~';
+    }
     for (size_t k = 0; k < N_SYMBOLS; k++) {
         if (SYMBOLS[k] == c) return 1;
     }
