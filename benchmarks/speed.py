@@ -151,7 +151,7 @@ def rates(seconds: float, requests: int, candidates: int) -> dict:
 
 def _fresh_runtime(shared: TokenCounter) -> PackerRuntime:
     """A cold worker: a new runtime (empty token cache, no memos) around the loaded encoding."""
-    return PackerRuntime(TokenCounter(shared.encoding, shared.name))
+    return PackerRuntime(shared.fresh())
 
 
 class _CountingEncoding:

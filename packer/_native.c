@@ -47,6 +47,9 @@ static inline int is_letter(Py_UCS4 c) {
 }
 
 static inline int is_symbol(Py_UCS4 c) {
+    if (c < 128) { /* the ASCII symbols, without a pass over the table for every space */
+        return c == '%' || c == '$' || c == '<' || c == '>' || c == '=' || c == '~';
+    }
     for (size_t k = 0; k < N_SYMBOLS; k++) {
         if (SYMBOLS[k] == c) return 1;
     }
@@ -532,6 +535,65 @@ static PyObject *minhash(PyObject *module, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
+/* `packer.records.opening_words`: the first `limit` words, each once in order, and those
+ * of them not in `stopwords`. A word is told from the earlier ones by its hash first (a
+ * word's str caches it), so no dict is built per text. */
+static PyObject *opening(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyAnySet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "opening(words: tuple, limit: int, stopwords: set)");
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "opening() needs a limit of 0 or more");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
+    if (limit < n) n = limit;
+    PyObject **kept = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(PyObject *));
+    Py_hash_t *hashes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_hash_t));
+    PyObject *first = NULL, *content = NULL;
+    Py_ssize_t m = 0, c = 0;
+    if (kept == NULL || hashes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *word = PyTuple_GET_ITEM(args[0], i);
+        Py_hash_t h = PyObject_Hash(word);
+        if (h == -1) goto done;
+        int seen = 0;
+        for (Py_ssize_t j = 0; j < m && !seen; j++) {
+            if (hashes[j] == h) {
+                seen = PyObject_RichCompareBool(kept[j], word, Py_EQ);
+                if (seen < 0) goto done;
+            }
+        }
+        if (!seen) hashes[m] = h, kept[m++] = word;
+    }
+    first = PyTuple_New(m);
+    content = first ? PyTuple_New(m) : NULL;
+    if (content == NULL) goto done;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_INCREF(kept[j]);
+        PyTuple_SET_ITEM(first, j, kept[j]);
+        int stop = PySet_Contains(args[2], kept[j]);
+        if (stop < 0) goto done;
+        if (!stop) Py_INCREF(kept[j]), PyTuple_SET_ITEM(content, c++, kept[j]);
+    }
+    if (_PyTuple_Resize(&content, c) < 0) goto done;
+    PyMem_Free(kept);
+    PyMem_Free(hashes);
+    return Py_BuildValue("(NN)", first, content);
+done:
+    Py_XDECREF(first);
+    Py_XDECREF(content);
+    PyMem_Free(kept);
+    PyMem_Free(hashes);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"words", words, METH_O,
      "The canonical words of a folded text: `packer.records.scan_words`, in C."},
@@ -540,6 +602,8 @@ static PyMethodDef methods[] = {
     {"sentence_words", (PyCFunction)(void (*)(void))sentence_words, METH_FASTCALL,
      "A folded sentence's content words and negation count: `packer.statements`, in C."},
     {"split_count", split_count, METH_O, "len(text.split()), without building the list."},
+    {"opening", (PyCFunction)(void (*)(void))opening, METH_FASTCALL,
+     "(the first words, each once; those not stopwords): `packer.records.opening_words`."},
     {"sentence_bounds", (PyCFunction)(void (*)(void))sentence_bounds, METH_FASTCALL,
      "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},
     {"minhash", (PyCFunction)(void (*)(void))minhash, METH_FASTCALL,

@@ -1,7 +1,10 @@
 """The outputs of one packed request: the prompt message, the manifest row and the
 exclusion rows, assembled from what packing decided (ids only, no evidence text).
 
-Each output is validated once, from plain data, nested rows included.
+Each output is validated once, from plain data, nested rows included. Rejected:
+`model_construct` for the rows repeated per candidate (manifest evidence, labels,
+exclusions): it runs in Python, 7.5 us a manifest evidence row against 4.1 us to
+validate one in pydantic-core.
 """
 
 import hashlib

@@ -209,9 +209,17 @@ def text_facts(text: str) -> TextFacts:
     except UnicodeEncodeError:
         digest = None
     canonical, words = _canonical_form(folded_form(text, True))
-    opening = tuple(dict.fromkeys(words[:OPENING_WORDS]))
-    content = tuple(filterfalse(STOPWORDS.__contains__, opening))
+    opening, content = _opening(words, OPENING_WORDS, STOPWORDS)
     return TextFacts(digest, canonical, word_count(text), opening, content, words)
+
+
+def opening_words(words: tuple[str, ...], limit: int, stopwords: frozenset[str]) -> tuple:
+    """`TextFacts.opening` and `.content`; in C when built (2 us a paragraph against 4)."""
+    opening = tuple(dict.fromkeys(words[:limit]))
+    return opening, tuple(filterfalse(stopwords.__contains__, opening))
+
+
+_opening = kernels.opening if kernels else opening_words
 
 
 def score_of(candidate: Candidate) -> float:

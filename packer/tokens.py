@@ -230,43 +230,47 @@ class PieceCounts:
     tiktoken cuts a text into pieces by its split pattern and encodes each piece alone, so
     a text's count is the sum of its pieces' counts. The cut is `packer._pretokenize` (C,
     the pattern scanned by hand; its regex was 86% of tiktoken's work on our passages); a
-    piece not in the memo is encoded by tiktoken's own BPE. One object per counter, so per
-    worker. Rejected: a maintained package with the same counts (none matched tiktoken on
-    every code point), and memoizing words ourselves in Python around tiktoken (the regex
-    still ran on every text).
+    piece not in the memo is counted by tiktoken's byte pair encoding, step for step in C
+    over the encoding's own merge ranks (`_pretokenize.Ranks`), and kept. The memo is the
+    C module's table keyed by code points (`_pretokenize.Memo`): a known piece costs no
+    str. One object per counter, so per worker. Rejected: a maintained package with the
+    same counts (none matched tiktoken on every code point), memoizing words ourselves in
+    Python around tiktoken (the regex still ran on every text), a dict keyed by each
+    piece's str (a str made per piece: two thirds of a count with every piece known), and
+    tiktoken's single-piece encoder for a new piece (a Python call, a bytes object and a
+    list of ids each: ~1 us a piece, ten new pieces in a new paragraph).
     """
 
-    def __init__(self, encoding: tiktoken.Encoding) -> None:
-        self._encode_piece = encoding._encode_single_piece
-        self._memo: dict[str, int] = {}
+    def __init__(self, ranks: Any) -> None:
+        self._ranks = ranks  # a `_pretokenize.Ranks`, read only
+        self._memo = _pretokenize.Memo()
+
+    def fresh(self) -> "PieceCounts":
+        """Counts with an empty memo over the same ranks (10 ms to build, never changed)."""
+        return PieceCounts(self._ranks)
 
     @classmethod
     def of(cls, encoding: Encoder) -> "PieceCounts | None":
         """Counts for `encoding` when the C pre-tokenizer implements its split pattern
         exactly (compared as text, so a changed pattern falls back to tiktoken) and the
-        installed tiktoken still has the single-piece encoder (not public API)."""
+        installed tiktoken still exposes the encoding's merge ranks (not public API)."""
         pattern = getattr(encoding, "_pat_str", None)
         if _pretokenize is None or pattern != _pretokenize.PATTERN:
             return None
-        if not callable(getattr(encoding, "_encode_single_piece", None)):
+        ranks = getattr(encoding, "_mergeable_ranks", None)
+        if not isinstance(ranks, dict):
             return None
-        return cls(encoding)  # type: ignore[arg-type]
+        return cls(_pretokenize.Ranks(ranks))
 
     def count(self, text: str) -> int:
         """Exact count of `text`: tiktoken's `len(encode_ordinary(text))`."""
+        if len(self._memo) > PIECE_MEMO:
+            self._memo.clear()
         try:
-            total, missing = _pretokenize.count(text, self._memo)
+            return _pretokenize.count(text, self._memo, self._ranks)
         except ValueError:  # a lone surrogate: tiktoken's own repair first, as it does
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            total, missing = _pretokenize.count(text, self._memo)
-        if len(self._memo) + len(missing) > PIECE_MEMO:
-            self._memo.clear()
-        for piece in missing:  # a new text may hold a new piece twice
-            n = self._memo.get(piece)
-            if n is None:
-                n = self._memo[piece] = len(self._encode_piece(piece.encode("utf-8")))
-            total += n
-        return total
+            return _pretokenize.count(text, self._memo, self._ranks)
 
 
 RENDERED_CACHE = 32_768
@@ -286,7 +290,13 @@ class TokenCounter:
     are keyed by themselves, which is cheaper than hashing them.
     """
 
-    def __init__(self, encoding: Encoder, name: str, cache_size: int = 200_000) -> None:
+    def __init__(
+        self,
+        encoding: Encoder,
+        name: str,
+        cache_size: int = 200_000,
+        pieces: PieceCounts | None = None,
+    ) -> None:
         self.encoding = encoding
         self.name = name
         self._cache: OrderedDict[bytes, int] = OrderedDict()
@@ -296,10 +306,17 @@ class TokenCounter:
         self._cache_size = cache_size
         self.hits = 0
         self.misses = 0
-        pieces = PieceCounts.of(encoding)
+        self._pieces = pieces or PieceCounts.of(encoding)
         self._exact: Callable[[str], int] = (
-            pieces.count if pieces else lambda text: len(encoding.encode_ordinary(text))
+            self._pieces.count if self._pieces else lambda text: len(encoding.encode_ordinary(text))
         )
+
+    def fresh(self) -> "TokenCounter":
+        """A counter of the same encoding with nothing remembered: a cold worker's. What
+        is derived from the encoding alone (the merge ranks in C) is shared, as the
+        encoding is."""
+        pieces = self._pieces.fresh() if self._pieces else None
+        return TokenCounter(self.encoding, self.name, self._cache_size, pieces)
 
     @classmethod
     def load(cls, name: str = "cl100k_base", file: str | None = None) -> "TokenCounter":

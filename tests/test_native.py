@@ -1,7 +1,7 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces six functions on the packing path (`scan_words`,
-`canonical_form`, `word_count` of `packer.records`, `sentence_bounds` of
+`packer/_native.c` replaces seven functions on the packing path (`scan_words`,
+`canonical_form`, `word_count`, `opening_words` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of
 `packer.sketch`); packing output must not depend on whether a C compiler was
 present at install. The twins are compared
@@ -124,6 +124,24 @@ def test_minhash_refuses_what_the_twin_refuses() -> None:
             run("a \ud800 b", 3, perms.packed)
 
 
+SOME_WORDS = [*sorted(records.STOPWORDS)[:8], "a", "b", "1"]
+WORDS = st.lists(st.one_of(st.sampled_from(SOME_WORDS), st.text(max_size=3)), max_size=50)
+
+
+@given(WORDS.map(tuple), st.integers(0, 40))
+def test_opening_equals_the_python_twin(words: tuple[str, ...], limit: int) -> None:
+    stop = records.STOPWORDS
+    assert _native.opening(words, limit, stop) == records.opening_words(words, limit, stop)
+
+
+def test_opening_tells_equal_words_made_apart() -> None:
+    """Words equal but not the same object (each cut from its own text) are one word."""
+    words = (*("".join(["w", "ord"]) for _ in range(3)), "the", "x")
+    assert _native.opening(words, 32, records.STOPWORDS) == (("word", "the", "x"), ("word", "x"))
+    with pytest.raises(ValueError):
+        _native.opening(words, -1, records.STOPWORDS)
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -140,6 +158,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(records, "kernels", None)
     monkeypatch.setattr(records, "_scan", records.scan_words)
     monkeypatch.setattr(records, "_canonical_form", records.canonical_form)
+    monkeypatch.setattr(records, "_opening", records.opening_words)
     monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)

@@ -1,5 +1,6 @@
 """The native pre-tokenizer counts exactly as tiktoken does (packer/_pretokenize.c)."""
 
+import pytest
 import regex
 import tiktoken
 from hypothesis import given
@@ -10,6 +11,8 @@ from packer._pretokenize_table import BLOCK, HEADER, character_class, header
 from packer.tokens import PieceCounts, TokenCounter, load_encoding
 
 ENCODING = load_encoding("cl100k_base")
+COUNTS = PieceCounts.of(ENCODING)
+assert COUNTS is not None
 SPLIT = regex.compile(ENCODING._pat_str)
 
 FRAGMENTS = st.one_of(
@@ -63,7 +66,7 @@ def test_every_class_of_every_block_counts_as_tiktoken_counts_it() -> None:
         for codes in seen.values():
             for char in {chr(codes[0]), chr(codes[-1])}:
                 for text in (f"a{char}a", f" {char}1", f"'{char}", f"{char} x", f"1{char}\n"):
-                    if PieceCounts(ENCODING).count(text) != tiktoken_count(text):
+                    if COUNTS.fresh().count(text) != tiktoken_count(text):
                         wrong.append(text)
     assert wrong == []
 
@@ -73,14 +76,14 @@ def test_the_committed_table_is_the_generator_s() -> None:
 
 
 def test_surrogates_are_repaired_as_tiktoken_repairs_them() -> None:
-    counter = PieceCounts(ENCODING)
+    counter = COUNTS.fresh()
     for text in ("a\ud800b", "x \ud83d\ude00 y", "\udfff"):
         assert counter.count(text) == tiktoken_count(text)
 
 
 def test_a_full_memo_is_emptied_and_counts_stay_exact(monkeypatch) -> None:
     monkeypatch.setattr(tokens, "PIECE_MEMO", 3)
-    counter = PieceCounts(ENCODING)
+    counter = COUNTS.fresh()
     text = "one two three four five six, seven 12345 eight's"
     assert [counter.count(text) for _ in range(3)] == [tiktoken_count(text)] * 3
     assert len(counter._memo) <= 3 + len(_pretokenize.pieces(text))
@@ -96,9 +99,9 @@ def test_an_encoding_with_another_split_pattern_is_counted_by_tiktoken() -> None
     assert TokenCounter(other, "words").count(text) == len(other.encode_ordinary(text))
 
 
-def test_a_tiktoken_without_its_single_piece_encoder_counts_alone() -> None:
-    """The memo encodes a new piece with tiktoken's `_encode_single_piece`, which is not
-    public API: a tiktoken without it counts every text itself, never fails to load."""
+def test_a_tiktoken_without_its_merge_ranks_counts_alone() -> None:
+    """A new piece is encoded over the encoding's `_mergeable_ranks`, which are not
+    public API: a tiktoken without them counts every text itself, never fails to load."""
 
     class Without:
         _pat_str = ENCODING._pat_str
@@ -111,3 +114,51 @@ def test_a_tiktoken_without_its_single_piece_encoder_counts_alone() -> None:
     assert TokenCounter(Without(), "cl100k_base").count(text) == len(  # type: ignore[arg-type]
         ENCODING.encode_ordinary(text)
     )
+
+
+RANKS = COUNTS._ranks
+
+
+def piece_sum(text: str) -> int:
+    """tiktoken's own encoding of each of the C scanner's pieces, added up."""
+    return sum(len(ENCODING._encode_single_piece(p.encode())) for p in _pretokenize.pieces(text))
+
+
+LONG_PIECES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=80)
+
+
+@given(st.one_of(TEXTS.map(repaired), LONG_PIECES, st.from_regex(r"[a-z]{20,90}", fullmatch=True)))
+def test_the_byte_pair_encoding_in_c_counts_as_tiktoken_s(text: str) -> None:
+    """Each piece new to the memo is counted by the C byte pair encoding: as many tokens as
+    tiktoken's own encoder makes of that piece (long pieces: many merge steps)."""
+    assert _pretokenize.count(text, _pretokenize.Memo(), RANKS) == piece_sum(text)
+
+
+@given(st.lists(TEXTS.map(repaired), max_size=12))
+def test_the_piece_memo_keeps_one_entry_per_piece(texts: list[str]) -> None:
+    """The C table keeps each distinct piece once, whatever kind of str it is read from (a
+    Latin-1 piece inside a wider text is the same entry), and sums its pieces' counts."""
+    memo = _pretokenize.Memo()
+    for text in texts:
+        assert _pretokenize.count(text, memo, RANKS) == piece_sum(text)
+        assert _pretokenize.count(text, memo, RANKS) == piece_sum(text)  # from the memo
+    distinct = {p for text in texts for p in _pretokenize.pieces(text)}
+    assert len(memo) == len(distinct)
+    wider = "".join(texts) + " \u2603"  # a wider str than most pieces were read from
+    assert _pretokenize.count(wider, memo, RANKS) == piece_sum(wider)
+    assert len(memo) == len(distinct | set(_pretokenize.pieces(wider)))
+    memo.clear()
+    assert len(memo) == 0
+
+
+def test_many_pieces_grow_the_memo_and_stay_found() -> None:
+    memo, text = _pretokenize.Memo(), " ".join(f"w{k}" for k in range(5000))
+    assert _pretokenize.count(text, memo, RANKS) == tiktoken_count(text)
+    assert len(memo) == len(set(_pretokenize.pieces(text)))
+    assert _pretokenize.count(text, memo, RANKS) == tiktoken_count(text)
+
+
+def test_ranks_refuse_what_is_no_table_of_ranks() -> None:
+    for bad in ({"a": 1}, {b"a": "1"}, {b"a": -1}):
+        with pytest.raises((TypeError, ValueError)):
+            _pretokenize.Ranks(bad)
