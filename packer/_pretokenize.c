@@ -24,7 +24,12 @@
 
 #include "_pretokenize_table.h"
 
-enum { OTHER = 0, LETTER = 1, NUMBER = 2, SPACE = 3 };
+enum { OTHER = 0, LETTER = 1, NUMBER = 2, SPACE = 3, DOUBT = 4 };
+
+/* Raised for a text holding a code point of class DOUBT: one whose class in tiktoken's
+ * Unicode version is not known here (see `_pretokenize_table.py`); the caller counts
+ * such a text with tiktoken itself. */
+static PyObject *Doubt;
 
 typedef struct {
     int kind;
@@ -95,7 +100,8 @@ static Py_ssize_t piece_end(const Text *t, Py_ssize_t i) {
 }
 
 /* Reads `text` into `t`; -1 with ValueError when it holds a surrogate (tiktoken replaces
- * those before encoding, and so does the caller). */
+ * those before encoding, and so does the caller), -1 with `Doubt` when it holds a code
+ * point of class DOUBT (no Latin-1 one is: the table's test holds it). */
 static int open_text(PyObject *text, Text *t) {
     t->kind = PyUnicode_KIND(text);
     t->data = PyUnicode_DATA(text);
@@ -104,6 +110,11 @@ static int open_text(PyObject *text, Text *t) {
     for (Py_ssize_t i = 0; i < t->n; i++) {
         if (Py_UNICODE_IS_SURROGATE(at(t, i))) {
             PyErr_SetString(PyExc_ValueError, "text holds a surrogate");
+            return -1;
+        }
+        if (class_at(t, i) == DOUBT) {
+            PyErr_Format(Doubt, "text holds U+%04X, a code point tiktoken may class otherwise",
+                         (unsigned int)at(t, i));
             return -1;
         }
     }
@@ -483,9 +494,12 @@ static const char PATTERN[] =
 
 PyMODINIT_FUNC PyInit__pretokenize(void) {
     if (PyType_Ready(&MemoType) < 0 || PyType_Ready(&RanksType) < 0) return NULL;
+    if (Doubt == NULL) Doubt = PyErr_NewException("packer._pretokenize.Doubt", NULL, NULL);
+    if (Doubt == NULL) return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module && PyModule_AddStringConstant(module, "PATTERN", PATTERN) < 0) Py_CLEAR(module);
     if (module && PyModule_AddObjectRef(module, "Memo", (PyObject *)&MemoType) < 0) Py_CLEAR(module);
     if (module && PyModule_AddObjectRef(module, "Ranks", (PyObject *)&RanksType) < 0) Py_CLEAR(module);
+    if (module && PyModule_AddObjectRef(module, "Doubt", Doubt) < 0) Py_CLEAR(module);
     return module;
 }

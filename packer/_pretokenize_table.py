@@ -1,35 +1,56 @@
 """Writes `packer/_pretokenize_table.h`, the character classes of the native pre-tokenizer.
 
-Run `python -m packer._pretokenize_table` after upgrading tiktoken; the header is
-committed, so a build needs no Python step. Each code point gets one of four classes
-of the cl100k_base split pattern: a letter (`\\p{L}`), a number (`\\p{N}`), white space
-(`\\s`, Unicode White_Space) or other. They are read from the `regex` package, whose
-Unicode tables track the current standard as tiktoken's Rust regex does; rejected:
-`unicodedata`, which is Python's own (older) Unicode version, so letters added since
-would split differently from tiktoken. `tests/test_pretokenize.py` checks every code
-point against tiktoken itself.
+Run `python -m packer._pretokenize_table` after upgrading tiktoken, `regex` or Python;
+the header is committed, so a build needs no Python step. Each code point gets one of
+the classes of the cl100k_base split pattern: a letter (`\\p{L}`), a number (`\\p{N}`),
+white space (`\\s`, Unicode White_Space) or other; or DOUBT, where tiktoken's class is
+not known here, and the text is counted by tiktoken itself.
+
+Why DOUBT: tiktoken's Rust regex knows one Unicode version, the `regex` package a newer
+one, Python's `unicodedata` an older one (14.0), and none of them is tiktoken's. A code
+point is DOUBT when it is unassigned in `unicodedata` (it may be assigned in tiktoken's
+version or not), or when `unicodedata` and `regex` disagree on letter or number (its
+class changed between the older and the newer version, maybe before tiktoken's). Every
+other code point was assigned, with the same class, in the older and the newer version,
+so in tiktoken's, which lies between. Rejected: `regex` alone (code points assigned
+only in the newest Unicode, e.g. U+3D000, were letters to us and not to tiktoken:
+counts came out low), `unicodedata` alone (letters assigned since 14.0 would be misread
+as other). `tests/test_pretokenize.py` checks every code point against tiktoken itself.
 
 The table is two-staged (blocks of 256 code points, identical blocks stored once).
 """
 
+import unicodedata
 from pathlib import Path
 
 import regex
 
-OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
+OTHER, LETTER, NUMBER, SPACE, DOUBT = 0, 1, 2, 3, 4
 BLOCK = 256
 HEADER = Path(__file__).with_name("_pretokenize_table.h")
 _CLASSES = ((regex.compile(r"\p{L}"), LETTER), (regex.compile(r"\p{N}"), NUMBER))
 _SPACE = regex.compile(r"\s")
+_OLDER = {"L": LETTER, "N": NUMBER}  # `unicodedata`'s category initial to the class
 
 
-def character_class(code: int) -> int:
-    """The class of one code point (surrogates are never scanned: they count as other)."""
-    char = chr(code)
+def newest_class(char: str) -> int:
+    """The class of one character in `regex`'s (the newest) Unicode."""
     for pattern, kind in _CLASSES:
         if pattern.match(char):
             return kind
     return SPACE if _SPACE.match(char) else OTHER
+
+
+def character_class(code: int) -> int:
+    """The class of one code point (surrogates are never scanned: they count as other)."""
+    if 0xD800 <= code < 0xE000:
+        return OTHER
+    char = chr(code)
+    category = unicodedata.category(char)
+    kind = newest_class(char)
+    if category == "Cn" or _OLDER.get(category[0], OTHER) != (kind if kind != SPACE else OTHER):
+        return DOUBT
+    return kind
 
 
 def header() -> str:

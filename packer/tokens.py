@@ -239,15 +239,21 @@ class PieceCounts:
     piece's str (a str made per piece: two thirds of a count with every piece known), and
     tiktoken's single-piece encoder for a new piece (a Python call, a bytes object and a
     list of ids each: ~1 us a piece, ten new pieces in a new paragraph).
+
+    A text holding a code point whose class tiktoken's Unicode version may not share
+    (`_pretokenize.Doubt`: unassigned in Python's Unicode, or reclassed since; see
+    `packer._pretokenize_table`) is counted by the encoding itself: real text practically
+    never holds one, and guessing its class could count low.
     """
 
-    def __init__(self, ranks: Any) -> None:
+    def __init__(self, encoding: Encoder, ranks: Any) -> None:
+        self._encoding = encoding  # counts a text the C scanner cannot class exactly
         self._ranks = ranks  # a `_pretokenize.Ranks`, read only
         self._memo = _pretokenize.Memo()
 
     def fresh(self) -> "PieceCounts":
         """Counts with an empty memo over the same ranks (10 ms to build, never changed)."""
-        return PieceCounts(self._ranks)
+        return PieceCounts(self._encoding, self._ranks)
 
     @classmethod
     def of(cls, encoding: Encoder) -> "PieceCounts | None":
@@ -260,7 +266,7 @@ class PieceCounts:
         ranks = getattr(encoding, "_mergeable_ranks", None)
         if not isinstance(ranks, dict):
             return None
-        return cls(_pretokenize.Ranks(ranks))
+        return cls(encoding, _pretokenize.Ranks(ranks))
 
     def count(self, text: str) -> int:
         """Exact count of `text`: tiktoken's `len(encode_ordinary(text))`."""
@@ -268,9 +274,10 @@ class PieceCounts:
             self._memo.clear()
         try:
             return _pretokenize.count(text, self._memo, self._ranks)
+        except _pretokenize.Doubt:  # a code point tiktoken may class otherwise
+            return len(self._encoding.encode_ordinary(text))
         except ValueError:  # a lone surrogate: tiktoken's own repair first, as it does
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return _pretokenize.count(text, self._memo, self._ranks)
+            return self.count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
 
 
 RENDERED_CACHE = 32_768
