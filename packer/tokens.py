@@ -241,7 +241,7 @@ class PieceCounts:
     list of ids each: ~1 us a piece, ten new pieces in a new paragraph).
 
     A text holding a code point whose class tiktoken's Unicode version may not share
-    (`_pretokenize.Doubt`: unassigned in Python's Unicode, or reclassed since; see
+    (`_pretokenize.Doubt`: assigned since Python's Unicode, or reclassed since; see
     `packer._pretokenize_table`) is counted by the encoding itself: real text practically
     never holds one, and guessing its class could count low.
     """

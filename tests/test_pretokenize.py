@@ -85,7 +85,7 @@ def test_every_code_point_counts_as_tiktoken_counts_it() -> None:
             if _pretokenize.count(text, memo, RANKS) != len(encode(text)):
                 wrong.append(text)
     assert wrong == []
-    assert len(sure) > 280_000  # every letter, number and space of Unicode 14 at least
+    assert len(accepted) < 30_000  # those assigned since Python's Unicode, few in real text
     for char in accepted:
         try:
             _pretokenize.count(f"A{char}/A", memo, RANKS)
