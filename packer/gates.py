@@ -107,6 +107,15 @@ def _policy(cand: Candidate, doc: CatalogDocument, clearance: str) -> Exclusion 
     return None
 
 
+def _blank(cand: Candidate) -> Exclusion | None:
+    """A text of white space alone shows nothing. Left out, not packed as an empty block:
+    the compact framing has no closing label, so an empty block would read the line after
+    it (a note) as its text. Last of the gates: a withheld reason names it first."""
+    if cand.text.strip():
+        return None
+    return Exclusion(cand, ExclusionReason.BLANK_TEXT, "text is white space only")
+
+
 def apply_gates(
     request: Request,
     candidates: Sequence[Candidate],
@@ -133,8 +142,10 @@ def apply_gates(
                 state = states[doc.document_id] = catalog.revision_state(
                     tenant, doc.document_id, as_of
                 )
-            verdict = _revision(cand, state, request.history) or _policy(
-                cand, doc, request.principal.clearance
+            verdict = (
+                _revision(cand, state, request.history)
+                or _policy(cand, doc, request.principal.clearance)
+                or _blank(cand)
             )
             if verdict is None:
                 revision = state.revisions[cand.revision_id]  # type: ignore[index]

@@ -44,3 +44,4 @@ class ExclusionReason(StrEnum):
     OVER_BUDGET = "over_budget"
     CONFLICT_SIDE_OVER_BUDGET = "conflict_side_over_budget"
     OVERSIZED = "oversized"
+    BLANK_TEXT = "blank_text"

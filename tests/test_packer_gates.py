@@ -3,6 +3,7 @@
 import pytest
 
 from packer import Catalog, PackerRuntime, pack_request
+from packer.layout import parse_blocks
 from schemas import PackingConfig, Principal, Revision
 from schemas.reasons import ExclusionReason
 from tests.factories import candidate, document, request, sha
@@ -177,3 +178,32 @@ def test_gates_run_in_order_unauthorized_before_provenance(runtime):
     docs = [document("d1", allowed_groups=("legal",))]
     result = run(runtime, docs, candidate("e1", "d1", source_url=None))
     assert reasons(result) == {"e1": "unauthorized"}
+
+
+@pytest.mark.parametrize("blank", ["\n", " ", "\u3000\t\r\n"])
+def test_blank_text_is_left_out_after_the_withheld_gates(runtime, blank):
+    docs = [document("d1"), document("d2", deleted=True)]
+    result = run(
+        runtime, docs, candidate("e1", "d1", text=blank), candidate("e2", "d2", text=blank)
+    )
+    assert reasons(result) == {"e1": "blank_text", "e2": "deleted"}
+
+
+def test_a_blank_text_never_makes_the_compact_framing_read_a_note_as_evidence(runtime):
+    """Under a tight budget a block has no closing label: a packed empty block would take
+    the facets note after it for its text."""
+    long = "The price " + " and ".join(f"item {i} costs {i} dollars" for i in range(200))
+    cands = [
+        candidate("e1", "d1"),
+        candidate("e2", "d1", text="\n", chunk_id="c-blank"),
+        candidate("e3", "d1", text=long, chunk_id="c-long", query_facets=("price",)),
+    ]
+    budget = {"max_evidence_tokens": 120}
+    result = run(runtime, [document("d1")], *cands, facets=("price",), budget=budget)
+    user = result.prompt.messages[1].content
+    assert "</E" not in user and "Required facets without evidence" in user  # compact
+    assert reasons(result) == {"e2": "blank_text", "e3": "oversized"}
+    shown = parse_blocks(user)
+    assert shown == {
+        e.label: "Passage e1 about returns and refunds." for e in result.manifest.evidence
+    }
