@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from packer.equivalence import CURRENCIES, UNITS, Reading, readings, same_reading
+from packer.polarity import facets_apart
 from packer.question import Question
 from packer.records import Evidence
 from packer.runtime import Memos
@@ -124,9 +125,7 @@ def amount_conflicts(
     pairs = []
     for p, q in combinations(answers, 2):
         a, b = records[p.index], records[q.index]
-        if a.document_id == b.document_id or (
-            a.facets and b.facets and set(a.facets).isdisjoint(b.facets)
-        ):
+        if a.document_id == b.document_id or facets_apart(a, b):
             continue
         if _disagree(p, q):
             pairs.append((p.index, q.index, "amount"))

@@ -87,7 +87,8 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
 
 
 def facets_apart(a: Evidence, b: Evidence) -> bool:
-    """Whether two records are tagged with facets and share none (another subject)."""
+    """Whether two records are tagged with facets and share none (another subject): no
+    pair rule (polarity, amount, slot, copy) pairs them."""
     return bool(a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
 
 

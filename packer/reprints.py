@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from packer.equivalence import censored, other_text, same_fact, unrendered, without_moves
+from packer.polarity import facets_apart
 from packer.question import SlotKind
 from packer.records import (
     MEANING_WORDS,
@@ -230,7 +231,7 @@ def _compare(
             extra = True  # a fact or a content word one side has: not the same report
             swapped |= slot not in _SLOT_VALUE and _content_swap(left, right)
     if replaced or (swapped and ratio >= config.reprint_similarity):
-        if a.facets and b.facets and set(a.facets).isdisjoint(b.facets):
+        if facets_apart(a, b):
             return None  # about different required facets: not the same question
         return "conflict"
     if not extra and ratio >= config.reprint_similarity:

@@ -59,6 +59,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
+from packer.polarity import facets_apart
 from packer.question import Question, SlotKind
 from packer.records import STOPWORDS, Evidence, canonical_words
 from packer.runtime import Memos
@@ -207,7 +208,7 @@ def slot_conflicts(
                     a, b = records[p.index], records[q.index]
                     if (
                         a.document_id != b.document_id
-                        and not (a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
+                        and not facets_apart(a, b)
                         and not any(_same_value(p.value, v) for v in q.stated)
                         and not any(_same_value(q.value, v) for v in p.stated)
                     ):
