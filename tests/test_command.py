@@ -88,6 +88,11 @@ def test_beams_copy_of_a_filesystem_refusal_is_dropped_and_other_errors_kept(
         for error in (
             OSError(errno.EROFS, "Read-only file system", "/out/run"),
             BeamIOError("src and dst files do not exist. src: /out/run/a, dst: /out/run/b"),
+            Exception(
+                "Encountered exceptions in finalize_write: "
+                "[OSError(OSError(30, 'Read-only file system'))]"
+            ),
+            Exception("Encountered exceptions in finalize_write: [ValueError('a bug')]"),
             OSError(errno.ECONNREFUSED, "Connection refused"),
             ValueError("a bug"),
         ):
@@ -97,6 +102,7 @@ def test_beams_copy_of_a_filesystem_refusal_is_dropped_and_other_errors_kept(
                 common.exception(RuntimeError(f"{raised} [while running 'Write']"))
     kept = [r.getMessage() for r in caplog.records]
     assert kept == [
+        "Encountered exceptions in finalize_write: [ValueError('a bug')] [while running 'Write']",
         "[Errno 111] Connection refused [while running 'Write']",
         "a bug [while running 'Write']",
     ]

@@ -8,7 +8,14 @@ import time
 import pytest
 
 from transforms.io import bounded
-from transforms.io.bounded import Bound, SinkRefused, SinkTimeout, watch
+from transforms.io.bounded import (
+    Bound,
+    SinkRefused,
+    SinkTimeout,
+    is_filesystem_error,
+    refusal,
+    watch,
+)
 
 BOUND = Bound(0.2, "--output gs://b/run", "commit", "gs://b/run/.staging-1")
 
@@ -37,6 +44,25 @@ def test_a_filesystem_error_is_a_refusal_and_any_other_error_is_raised_as_it_is(
         BOUND(read_only, "moving a file")
     with pytest.raises(KeyError):
         BOUND(lambda: {}["x"], "moving a file")
+
+
+def test_a_file_sink_finalize_failing_on_the_filesystem_is_read_back_as_its_refusal() -> None:
+    """Beam's file sinks list their renames' errors as text in a bare `Exception`."""
+    written = (
+        "Encountered exceptions in finalize_write: [OSError(OSError(30, 'Read-only file system'))]"
+    )
+    assert is_filesystem_error(Exception(written))
+    line = refusal(Exception(f"{written} [while running 'WriteRunRecord']"), "/out/run")
+    assert line == (
+        "/out/run refused the write (Read-only file system): "
+        "it is on a read-only filesystem: make it writable"
+    )
+    for other in (
+        Exception("Encountered exceptions in finalize_write: [OSError(111, 'Connection refused')]"),
+        RuntimeError(written),
+        Exception("OSError(30, 'Read-only file system')"),
+    ):
+        assert refusal(other, "/out/run") is None and not is_filesystem_error(other)
 
 
 def test_watch_ends_a_run_whose_sink_stops_answering(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ Filesystem errors (`OSError`, Beam's `BeamIOError` around one) become
 """
 
 import errno
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -75,11 +76,32 @@ def _chain(err: BaseException) -> Iterator[BaseException]:
         seen = seen.__cause__ or seen.__context__
 
 
+_FINALIZE_FAILED = "Encountered exceptions in finalize_write: "
+_WRITTEN_OSERROR = re.compile(r"OSError\((\d+), '([^'\\]*)'\)")
+"""Beam's file sinks fail their finalize with a bare `Exception` whose message is the list
+of the renames' errors written out (`filebasedsink.FileBasedSink.finalize_write`): the
+errors themselves are gone, so their errno and text are read back from that message."""
+
+
+def _finalize_oserror(err: BaseException) -> OSError | None:
+    """The first filesystem error a failed file-sink finalize lists in its message."""
+    text = str(err)
+    if type(err) is not Exception or not text.startswith(_FINALIZE_FAILED):
+        return None
+    for m in _WRITTEN_OSERROR.finditer(text):
+        if int(m[1]) in _FILESYSTEM_ERRORS:
+            return OSError(int(m[1]), m[2])
+    return None
+
+
 def _oserror(err: BaseException) -> OSError | None:
-    """The OSError behind `err`: itself, one Beam wrapped, or its cause."""
+    """The OSError behind `err`: itself, one Beam wrapped (in a `BeamIOError`, or written
+    into a file sink's finalize failure), or its cause."""
     for seen in _chain(err):
         if isinstance(seen, OSError) and seen.errno in _FILESYSTEM_ERRORS:
             return seen  # not a network error (ConnectionError is an OSError too)
+        if (written := _finalize_oserror(seen)) is not None:
+            return written
         if isinstance(seen, BeamIOError):
             inner = [
                 e for e in (seen.exception_details or {}).values() if isinstance(e, BaseException)
