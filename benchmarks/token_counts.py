@@ -11,8 +11,9 @@ go over its budget. This counts every question and candidate of every set
 and packs every request at each budget with the default config: each prompt is
 recounted by tiktoken, every message encoded whole, and must be the ledger's
 `prompt_tokens`, its evidence within the budget. Prints the figures as JSON; exits 1 on
-any difference. The unit tests check the same on fuzzed Unicode and every code point
-class (`tests/test_pretokenize.py`); this is the check on real text.
+any difference. The unit tests check the same on fuzzed Unicode, on every code point
+in two contexts and on every character class of every Unicode block
+(`tests/test_pretokenize.py`); this is the check on real text.
 """
 
 import argparse
