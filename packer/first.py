@@ -37,6 +37,29 @@ conflict precision unchanged. Rejected: leaving the sides to utility per token
 budgets of the three fixtures of `tests/test_packer_selection_rules.py` at
 150-300, against all with the sides first: a side went in only as a fragment).
 
+When no pair of sides is read, in a request of at most `FEW_CANDIDATES`, the
+shortest passages go in whole first, as many as fit (`shortest_whole`, part of
+`enable_sides_first`): debated questions are argued in other words ("Is nuclear
+power safe?" against "about 0.03 deaths per terawatt-hour" and "no country has
+yet opened a permanent repository"), no sentence holds two thirds of the
+question's terms, and the fill took the longest best-ranked passage whole and
+another of its side, the other side left out or cut. Among a few candidates
+every one is the retriever's answer to the question, so the most whole passages
+cover the most positions. On the 14 debated questions of
+`tests/data/yes_no_sides.json` (120 rank orders each; none of its 72 passages
+is read a side), a whole passage of each side at 150/200/250/300: ours
+0.42/0.67/0.86/0.97 -> 0.82/0.94/0.99/1.00, naive loop 0.24/0.45/0.66/0.86,
+oracle 1.0 (gap closed 0.23/0.40/0.59/0.81 -> 0.77/0.89/0.95/1.00; its
+six-passage questions are left to the fill). Visible sets (300 questions,
+150/256/512): unchanged but HotpotQA -0.3 at 256 (one request of five
+candidates); conflict precision unchanged. Rejected: no bound on the request's
+size, the shortest of the best four (MultiHop-RAG -13.5 at 150 and HotpotQA
+-1.3/-2.7/-1.0: their yes/no questions name two reports or two subjects among
+ten candidates, the shortest are look-alikes; fixture 0.48/0.62/0.70/0.83 gap
+closed); requests of six (fixture 0.81/0.87/1.00/1.00, but ConflictNQ -1.6 at
+256: its yes/no requests are a real passage and five fakes, the long real one
+left out); the two shortest only (fixture 0.47/0.65/0.88/0.98).
+
 Answers covered (`enable_answers_first`, off by default): when the packet the
 greedy fill chose carries none of the passages asserting one of the two answers
 most candidates assert (`answers.distinct_answers`, three carriers at least),
@@ -144,16 +167,20 @@ def _tokens(state: Packet, side: Side) -> int:
 
 def sides_first(state: Packet) -> None:
     """For a yes/no question, admit the shortest pair of opposite sides whole (both, or
-    neither), unless the packet holds a passage of each side already. Not a conflict: no
-    note is paid and no group made. A pair that is also a conflict group is left to the
-    conflict rules (its note)."""
+    neither), unless the packet holds a passage of each side already; when no such pair
+    is read, the shortest passages of a small request (`shortest_whole`). Not a
+    conflict: no note is paid and no group made. A pair that is also a conflict group is
+    left to the conflict rules (its note)."""
     if state.policy.answer_kind != "polar":
         return
     sides = positions(state.records, state.policy.question_terms, state.memos)
     if len({sides[i] for i in state.taken if i in sides}) == 2:
         return
     pair = opposite_sides(state.records, sides, PAIR_RANKS)
-    if pair is None or pair[1] in state.partners.get(pair[0], ()):
+    if pair is None:
+        shortest_whole(state)
+        return
+    if pair[1] in state.partners.get(pair[0], ()):
         return
     lifted, state.cap_lifted = state.cap_lifted, True  # a side is never capped out
     wanted = [i for i in pair if i not in state.taken]
@@ -161,6 +188,22 @@ def sides_first(state: Packet) -> None:
         for index in wanted:
             state.take(index)
     state.cap_lifted = lifted
+
+
+FEW_CANDIDATES = 5
+"""The most candidates a request may hold for its shortest passages to go in whole first
+when no side of its yes/no question is read."""
+
+
+def shortest_whole(state: Packet) -> None:
+    """No side of the yes/no question read, in a request of at most `FEW_CANDIDATES`: the
+    shortest passages go in whole first, as many as fit, so that the most positions are
+    covered (see the module's docstring)."""
+    if len(state.records) > FEW_CANDIDATES:
+        return
+    for index in sorted(range(len(state.records)), key=lambda i: (state.resolve(i), i)):
+        if state.may_fit(index):
+            state.take_with_partners(index)
 
 
 def _whole_cost(state: Packet, indices: Sequence[int]) -> int:
