@@ -441,6 +441,11 @@ def speed_section(results: dict) -> list[str]:
         "",
         stamp(results["machine"]),
         "",
+        *(
+            f"Sections {', '.join(kept['sections'])} are kept from an earlier run: "
+            f"{stamp(kept['machine'])}\n"
+            for kept in results.get("carried", [])
+        ),
         f"Workload: {results['requests']} requests x 10 candidates (real paragraphs), "
         f"evidence budget {results['budget']} tokens, best CPU time of the repeats, "
         "interleaved in one process.",

@@ -37,7 +37,9 @@ machine's 1-minute load average before its round beside it. Sections:
 - memory: peak RSS of ours over 1k, 10k, 100k streamed requests (subprocesses);
 - profiles: cProfile of ours with cold and with warm caches (part of compare).
 
-`--sections compare changes ...` runs only those (all by default).
+`--sections compare changes ...` runs only those (all by default); with `--merge`
+they are written into the results file, whose other sections stay under the stamp
+of the run that measured them.
 
 Every process of the benchmark packs with the garbage collector set as the
 job's packing workers set it (`transforms.collector`: full collections rare),
@@ -685,6 +687,36 @@ def memory_child(data_dir: Path, requests: int) -> dict:
     }
 
 
+SECTION_KEYS = {"compare": ("compare", "profile", "profile_warm", "stages")}
+"""The results' keys a section writes (the others write their own name)."""
+
+
+def merged(results: dict, earlier: dict) -> dict:
+    """This run's sections, and those of `earlier` (a results file) it did not rerun,
+    each listed under `carried` with the stamp of the run that measured it: one report
+    from a partial rerun, without passing off the kept figures as this commit's."""
+    kept = [
+        section
+        for section in SECTIONS
+        if section not in results
+        and all(key in earlier for key in SECTION_KEYS.get(section, (section,)))
+    ]
+    out = dict(results)
+    for section in kept:
+        out |= {key: earlier[key] for key in SECTION_KEYS.get(section, (section,))}
+    stamps = [
+        {"sections": [s for s in entry["sections"] if s in kept], "machine": entry["machine"]}
+        for entry in earlier.get("carried", [])
+    ]
+    stamps = [entry for entry in stamps if entry["sections"]]
+    own = [s for s in kept if not any(s in entry["sections"] for entry in stamps)]
+    if own:
+        stamps.append({"sections": own, "machine": earlier["machine"]})
+    if stamps:
+        out["carried"] = stamps
+    return out
+
+
 def _named(tree: str) -> tuple[str, str]:
     """A `NAME=DIR` flag value as (name, dir)."""
     name, _, path = tree.partition("=")
@@ -761,11 +793,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, help=f"JSON results file ({DEFAULT_OUT} with every section)"
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the sections of --out that this run does not rerun, stamped as kept",
+    )
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--changes-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.out is None and set(args.sections) != set(SECTIONS):
-        parser.error("--sections needs --out: the report reads every section from the default")
+    if args.out is None and set(args.sections) != set(SECTIONS) and not args.merge:
+        parser.error(
+            "--sections needs --out or --merge: the report reads every section from the default"
+        )
     args.out = args.out or DEFAULT_OUT
     make_full_collections_rare()
     try:
@@ -816,6 +855,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if "memory" in run:
         results["memory"] = [peak_memory(args.data_dir, n) for n in args.memory_sizes]
+    if args.merge and args.out.exists():
+        results = merged(results, json.loads(args.out.read_text()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))

@@ -25,7 +25,12 @@ them with its rarest words but the bound's less one, so only the passages on
 those words' (short) posting lists are read, and the pair search grows with
 the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
-3,000 candidates of the speed bench). Rejected: statements of every passage
+3,000 candidates of the speed bench). Every passage's words are read from its
+canonical word tuple (`TextFacts.canonical_words`, made once per text) by set
+operations that take any iterable: a set of them made per request cost 6 µs a
+passage on the speed bench's paragraphs, the tuple's reads 1-2;
+a set kept with the text's facts (3.4 KB a remembered text, half again its
+facts) was rejected for memory. Rejected: statements of every passage
 first (a third of a cold request's packing time on the speed bench); an index
 of every affirmative statement's words, rebuilt per request (twice the time at
 50 candidates: it reads every passage's statements); and scanning every
@@ -48,7 +53,7 @@ from packer.statements import LARGER_SHARE, NEGATORS, Statement, Statements, sam
 def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[int, int]]:
     """Pairs (i < j) of records of different documents, not tagged with disjoint facets,
     where a statement of one is the negation of a statement of the other."""
-    words = [frozenset(r.facts.canonical_words) for r in records]
+    words = [r.facts.canonical_words for r in records]
     stated: dict[int, Statements] = {}
 
     def statements(k: int) -> Statements:
@@ -67,7 +72,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     sought = frozenset().union(*(negative.content for _, negative in negatives))
     postings: dict[str, list[int]] = defaultdict(list)
     for j, held in enumerate(words):
-        for word in held & sought:
+        for word in sought.intersection(held):
             postings[word].append(j)
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:
@@ -93,7 +98,7 @@ def facets_apart(a: Evidence, b: Evidence) -> bool:
 
 
 def _reachable(
-    negative: Statement, postings: dict[str, list[int]], words: Sequence[frozenset[str]]
+    negative: Statement, postings: dict[str, list[int]], words: Sequence[tuple[str, ...]]
 ) -> list[int]:
     """The passages whose words hold as many of the statement's content words as a
     statement saying the same needs (`same_statement`: three, and `LARGER_SHARE` of the
@@ -106,4 +111,4 @@ def _reachable(
         return []
     rarest = sorted((postings[w] for w in content), key=len)[: len(content) - bound + 1]
     seen = set().union(*rarest)
-    return [j for j in seen if len(content & words[j]) >= bound]
+    return [j for j in seen if len(content.intersection(words[j])) >= bound]

@@ -98,8 +98,17 @@ def bounds_of(text: str) -> list[tuple[int, int, bool]]:
 
 def sentences_of(text: str) -> tuple[Sentence, ...]:
     """The sentences of `text`. A unit is sought each time a passage does not fit, and
-    passages recur across questions: a worker's `PackerRuntime` memoizes this per text."""
-    return tuple(Sentence(a, b, done, fold_case(text[a:b])) for a, b, done in bounds_of(text))
+    passages recur across questions: a worker's `PackerRuntime` memoizes this per text.
+
+    Folding ASCII is lowercasing, character for character: such a text is folded once
+    and each sentence's fold sliced from it (a call per sentence saved; most passages
+    are ASCII). Any other text is folded sentence by sentence, as NFKC and case folding
+    may change lengths and read across a sentence's bounds."""
+    bounds = bounds_of(text)
+    if text.isascii():
+        lowered = text.lower()
+        return tuple(Sentence(a, b, done, lowered[a:b]) for a, b, done in bounds)
+    return tuple(Sentence(a, b, done, fold_case(text[a:b])) for a, b, done in bounds)
 
 
 _PRONOUN = re.compile(

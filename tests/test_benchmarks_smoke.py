@@ -573,3 +573,20 @@ def test_the_speed_bench_runs_only_the_sections_asked_for(tmp_path: Path) -> Non
     timings = json.loads(out.read_text())
     assert [r["candidates_per_request"] for r in timings["sweep"]] == [2]
     assert not {"compare", "retrieval", "repeats", "memory", "beam"} & set(timings)
+
+
+def test_a_partial_rerun_keeps_the_other_sections_under_their_own_stamps() -> None:
+    old, older, new = ({"commit": c} for c in ("b2", "a1", "c3"))
+    earlier = {
+        "machine": old,
+        "compare": [1], "profile": "p", "profile_warm": "w", "stages": [],
+        "sweep": [2], "beam": [3], "memory": [4],
+        "carried": [{"sections": ["beam", "memory", "repeats"], "machine": older}],
+    }  # fmt: skip
+    results = speed.merged({"machine": new, "sweep": [5]}, earlier)
+    assert results["sweep"] == [5] and results["compare"] == [1] and results["beam"] == [3]
+    assert results["carried"] == [
+        {"sections": ["beam", "memory"], "machine": older},
+        {"sections": ["compare"], "machine": old},
+    ]
+    assert "carried" not in speed.merged({"machine": new, "sweep": [5]}, {"machine": old})

@@ -177,6 +177,19 @@ def test_a_passage_too_big_to_fit_gives_its_best_whole_sentences(runtime):
     assert {x.reason.value for x in whole.exclusions} == {"oversized"}
 
 
+def test_a_passage_holding_no_question_term_is_never_cut_to_sentences(runtime):
+    """Its runs are all worth nothing: left out whole, as without sentence units."""
+    text = "This sentence is about something else entirely. Refunds take a week. " * 30
+    cands = [candidate("e1", "d1", text=text), candidate("e2", "d2", retrieval_score=0.1)]
+    docs = [document("d1"), document("d2")]
+    for units in (True, False):
+        config = PackingConfig(enable_sentence_units=units, max_evidence_tokens=120)
+        result = run(runtime, docs, *cands, config=config)
+        assert labels_in_order(result) == ["e2"]
+        assert not any(block.partial for block in result.manifest.evidence)
+        assert {x.evidence_id for x in result.exclusions} == {"e1"}
+
+
 def test_over_budget_skips_and_keeps_filling(runtime):
     mid = "Medium length passage. " * 30
     cands = [

@@ -12,7 +12,13 @@ from packer.first import PAIR_RANKS
 from packer.question import read_question
 from packer.records import Evidence, folded_form, scan_words, text_facts
 from packer.runtime import Memos
-from packer.statements import NEGATORS, clauses, main_clause_negated
+from packer.statements import (
+    _CLOSING_NO,
+    NEGATORS,
+    _closes_with_no,
+    clauses,
+    main_clause_negated,
+)
 from tests.factories import candidate
 
 
@@ -164,3 +170,15 @@ def test_a_position_pair_is_one_pair_whatever_the_text(texts, question):
         i, j = found
         assert i < j and i < PAIR_RANKS and read[i] != read[j]
         assert records[i].document_id != records[j].document_id
+
+
+@given(
+    st.lists(
+        st.sampled_from(["no", "n", "o", "No", " ", ".", "\n", "x", "é", "_", "2", "ō"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_a_closing_no_is_found_where_the_last_no_stands(folded: str):
+    """Trying the closing-`no` pattern at the last "no" alone finds what a search does."""
+    expected = _CLOSING_NO.search(folded) is not None
+    assert _closes_with_no(folded) is expected

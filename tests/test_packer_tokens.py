@@ -81,6 +81,20 @@ def test_counts_are_cached_per_text():
     assert (counter.misses, counter.hits) == (1, 1)
 
 
+def test_a_rendered_text_is_counted_exactly_once_under_its_parts():
+    counter, plain = TokenCounter.load(), TokenCounter.load()
+    text = "A block body long enough to be hashed when counted as plain text. " * 3
+    renders = []
+
+    def render() -> str:
+        renders.append(text)
+        return text
+
+    first = counter.count_rendered(("header", text), render)
+    assert first == counter.count_rendered(("header", text), render) == plain.count(text)
+    assert len(renders) == 1 and (counter.misses, counter.hits) == (1, 1)
+
+
 def test_special_token_strings_count_as_plain_text():
     counter = TokenCounter.load()
     assert counter.count("<|endoftext|>") > 1

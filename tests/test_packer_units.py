@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from packer.records import fold_case
 from packer.units import (
     Sentence,
     best_unit,
@@ -32,6 +33,22 @@ def test_fragments_left_by_chunking_are_not_complete_sentences():
     text = "and moved away. He returned in 1990. The town grew to 4,000 people by"
     first, middle, last = _sentences(text)
     assert not complete(first) and complete(middle) and not complete(last)
+
+
+_PROSE = st.lists(
+    st.sampled_from(["A", "b", ". ", "? ", "!", '"', "'", "(", "Mr. ", "U.S. ", "\n", "İ", "ß"]),
+    max_size=30,
+).map("".join)
+"""Sentence-like ASCII, and a few characters whose folding changes lengths."""
+
+
+@given(st.one_of(_PROSE, st.text(max_size=60)))
+def test_each_sentence_is_folded_as_its_own_text(text: str):
+    """An ASCII text is folded once and each sentence sliced from the fold: the same as
+    folding each sentence alone (what any other text gets)."""
+    assert [s.folded for s in sentences_of(text)] == [
+        fold_case(text[s.start : s.end]) for s in sentences_of(text)
+    ]
 
 
 def _best_span(text: str, value, fits, room: int) -> tuple[int, int] | None:
