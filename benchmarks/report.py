@@ -656,13 +656,6 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   which shares few words with the question). Weighting the question's words
   more (terms at 0 to 8 times) gains at most 3 points at 150 (see
   `packer/select.py`).
-- *hotpotqa-notitle gap closed at 256*: the subject links lift it from 0.14
-  to 0.44; 0.5 needs about 3 points more. Sentence units cost that much here
-  (without them, 0.50), but they hold ConflictNQ and RAMDocs at low budgets
-  (see the `no-units` ablation); valuing a unit at its share of the passage
-  gave +1.8 here and -6.8 on ConflictNQ at 256, and seeking units only
-  once no passage fits whole reached 0.50 here but cost ConflictNQ 13.8
-  points at 256: neither was kept.
 - *RAMDocs at 512 and 1024*, below the figures before the subject links
   (75.0 and 86.2): at 1024 one question, where a misinformation document
   opens with the question's name ("Lee Seung-hoon ... is a South Korean
@@ -685,9 +678,10 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   votes) and it fires in under 4% of requests (`packer/first.py`). The block
   overhead (15 tokens a block in the cost per token) gains on four sets
   (`multihop_rag-50` +2.5 to +3.1 at 150 to 400, ConflictNQ +2.4 at 256)
-  and lowers none by more than a point; hotpotqa-notitle at 256 and
-  MultiHop-RAG at 150 stay below 0.5 with it (see `schemas/config.py` for
-  what else was tried).
+  and lowers none by more than a point (see `schemas/config.py` for what
+  else was tried); hotpotqa-notitle at 256 reached 0.5 only with the short
+  forms of an untitled entry's name (`packer/subjects.py`, `short_forms`)
+  and MultiHop-RAG at 150 with the shared names.
 - *multihop_rag-50*: the MultiHop-RAG queries widened to 50 candidates from
   the pool of facts, the shape of news QA over tens of retrieved passages:
   the last evidence fact of a query ranks 6th (median) and 21st or lower for

@@ -13,7 +13,7 @@ from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from packer.sources import named_sources
 from packer.statements import side_unit
-from packer.subjects import subject_of
+from packer.subjects import short_forms, subject_of
 from packer.units import best_unit, context_start
 from schemas import ExclusionReason, UtilityWeights
 
@@ -122,7 +122,11 @@ class Packet:
         """Items whose publisher the question names, by index: the publisher."""
         self.packed_sources: set[str] = set()
         self._source_terms, self._shared_names = named.term_share, named.shared
-        self._unlinked = {i: t for i, t in enumerate(titles) if t and i not in self.linked}
+        self._unlinked = {  # an opening's full name is mentioned by its short forms too
+            i: (t,) if records[i].candidate.title else short_forms(t)
+            for i, t in enumerate(titles)
+            if t and i not in self.linked
+        }
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
@@ -250,8 +254,8 @@ class Packet:
         self.taken.add(index)
         self._unlinked.pop(index, None)
         text = self.records[index].canonical
-        for other, title in list(self._unlinked.items()):
-            if title in text:
+        for other, forms in list(self._unlinked.items()):
+            if any(form in text for form in forms):
                 del self._unlinked[other]
                 self.linked.add(other)
                 self.newly_linked.append(other)

@@ -419,3 +419,58 @@ def test_parse_blocks_matches_the_lazy_reading(message):
         for m in LAZY_BLOCK.finditer(message)
     }
     assert parse_blocks(message) == lazy
+
+
+@pytest.mark.parametrize(
+    ("key", "forms"),
+    [
+        (
+            "barton lee hazlewood",
+            ("barton lee hazlewood", "barton lee", "lee hazlewood", "barton hazlewood"),
+        ),
+        ("shirley temple", ("shirley temple",)),
+        ("university of colorado boulder", ("university of colorado boulder",)),
+        ("charles eugène jules marie nungesser mc", ("charles eugène jules marie nungesser mc",)),
+    ],
+)
+def test_a_full_name_is_also_named_by_its_short_forms(key, forms):
+    from packer.subjects import short_forms
+
+    assert short_forms(key) == forms
+
+
+@given(st.text(alphabet=st.sampled_from("ab of the\u00e9 \t\n"), max_size=40))
+def test_short_forms_are_the_key_then_its_own_words(key):
+    from packer.subjects import short_forms
+
+    forms = short_forms(key)
+    assert forms[0] == key
+    assert all(set(f.split()) <= set(key.split()) for f in forms[1:])
+
+
+def test_an_untitled_entry_is_linked_by_the_short_name_the_hop_before_uses(runtime):
+    """ "written by Lee Hazlewood" links the entry opening "Barton Lee Hazlewood (...)";
+    the same passage under a given title is linked by its title alone."""
+    texts = {
+        "e1": "These Boots Are Made for Walkin' is a 1966 hit song written by Lee Hazlewood.",
+        "e2": "Barton Lee Hazlewood (July 9, 1929 - August 4, 2007) was a country singer.",
+        "e3": "Kon Kan is a synthpop project formed in Toronto in 1988 by Barry Harris.",
+    }
+    scores = {"e1": 0.9, "e2": 0.2, "e3": 0.5}
+    question = "When did the writer of These Boots Are Made for Walkin' die?"
+    docs = [document(f"d{i}") for i in range(1, 4)]
+
+    def packed(title: str | None) -> list[str]:
+        cands = [
+            candidate(e, f"d{e[1]}", text=t, title=title if e == "e2" else None,
+                      retrieval_score=scores[e])
+            for e, t in texts.items()
+        ]  # fmt: skip
+        pair = run(runtime, docs[:2], *cands[:2], question=question).manifest.budget.used
+        config = PackingConfig(
+            max_evidence_tokens=pair, weights=UtilityWeights(new_question_terms=0)
+        )
+        return sorted(labels_in_order(run(runtime, docs, *cands, question=question, config=config)))
+
+    assert packed(None) == ["e1", "e2"]
+    assert packed("Barton Lee Hazlewood") == ["e1", "e3"]
