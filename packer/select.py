@@ -37,6 +37,10 @@ bonus for a passage holding a value of the question's type (a date for
 `when`, a number for `how many`, `question.Question.slot`) while the
 packet has none (weight 0.5: HotpotQA -0.2 at 256 and 512, ConflictNQ +1.1
 at 256, hotpotqa-notitle unchanged at 256; weight 1: RAMDocs -0.4 at 150).
+Rejected (300 questions a set at 150/256/512): no unit sought for a linked
+passage, so that a hop goes in whole or not at all (HotpotQA +0.4 to +0.6,
+hotpotqa-notitle +0.3 at 150 only,
+RAMDocs -7.7/-13.7 and ConflictNQ -7.3/-5.3 at 150/256).
 Rejected with the block overhead on (full sets): sentence units only for the
 three best-ranked passages (ConflictNQ -17.5 at 512, RAMDocs -2.8 at 256) or
 the five best (notitle unchanged at 256, ConflictNQ -3.8 at 512); the

@@ -24,6 +24,11 @@ hotpotqa-notitle +4.0 at 256 and 512, but ConflictNQ -12.0/-34.7 at 150/256,
 still -9.3/-21.4 with names held by half the candidates or more left out: its
 fakes share their invented answer, the real passage does not) and the
 question's own names worth 1 to 4 more (MultiHop-RAG -1.6 to -4.7 at 150).
+Rejected, 300 queries a set at 150/200/256/400: the named publisher's worth for
+its best-ranked K facts only, so that its short off-topic facts ranked low
+(21st to 40th of 50) stop taking the room (`multihop_rag-50` K=8:
++0.7/+5.0/+2.3/-2.0, MultiHop-RAG -0.4 at 256; K=5: +1.1/+5.4/+1.5/-2.0 and
+MultiHop-RAG -0.4/-1.2/-2.7 at 150 to 256; K=3: MultiHop-RAG -3.5 to -8.1).
 """
 
 from collections.abc import Mapping, Sequence, Set
