@@ -140,13 +140,16 @@ def test_poison_and_a_kill_under_backlog(gcp_emulators, tmp_path: Path) -> None:
     try:
         # Wait on the counts, not the clock: first all but the few a kill may lose (the
         # idle bound covers the restart), then the rest with a short bound, then a settle
-        # that would still catch a late second prompt of one request.
-        missing = len(set(backlog) - {p.attributes["request_id"] for p in prompts})
-        prompts += _pull(routes.subscription("prompts"), missing - LOSS_LIMIT, 90)
-        missing = len(set(backlog) - {p.attributes["request_id"] for p in prompts})
-        prompts += _pull(routes.subscription("prompts"), missing, idle_seconds=10)
+        # on each subscription that would still catch a late second prompt of one request
+        # or an unexpected dead letter.
+        def missing() -> int:
+            return len(set(backlog) - {p.attributes["request_id"] for p in prompts})
+
+        prompts += _pull(routes.subscription("prompts"), missing() - LOSS_LIMIT, 90)
+        prompts += _pull(routes.subscription("prompts"), missing(), idle_seconds=10)
         letters += _pull(routes.subscription("dead-letters"), len(again), idle_seconds=30)
         prompts += _pull(routes.subscription("prompts"), 1 << 20, idle_seconds=5)
+        letters += _pull(routes.subscription("dead-letters"), 1 << 20, idle_seconds=5)
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(timeout=60)
