@@ -114,6 +114,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-claim-units": {"enable_claim_units": False},
     "no-conflict-sides": {"enable_conflict_sides": False},
     "no-calibrated-relevance": {"enable_calibrated_relevance": False},
+    "no-term-stems": {"enable_term_stems": False},  # whole question words: packer.question
     "no-pairs-first": {"enable_pairs_first": False},
     "no-sides": {"enable_sides_first": False},  # a yes/no question's two sides: packer.first
     "answers-first": {"enable_answers_first": True},  # opt-in: packer.first

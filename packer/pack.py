@@ -274,7 +274,8 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         if config.enable_source_links
         else set()
     )
-    sources = publisher_segments(question, publishers) if publishers else {}
+    stems = config.enable_term_stems
+    sources = publisher_segments(question, publishers, stems) if publishers else {}
     return SelectionPolicy(
         budget=max(0, frame.budget - _reserved_for_notes(kept, frame)),
         evidence_budget=frame.budget,
@@ -283,6 +284,7 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
         facet_coverage=config.enable_facet_coverage,
         as_of=as_of,
         question_terms=question.terms,
+        question_stems=question.stems if stems else question.terms,
         question=question.joined,
         conflict_note=conflict_note,
         conflict_member=conflict_member,

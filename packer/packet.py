@@ -32,6 +32,9 @@ class SelectionPolicy:
     facet_coverage: bool
     as_of: datetime
     question_terms: frozenset[str] = frozenset()
+    question_stems: frozenset[str] = frozenset()
+    """What passages are searched for (`question.stem`); `question_terms` are compared with
+    whole words (answers, sides)."""
     question: str = ""
     conflict_note: int = 0
     """Tokens of a two-member conflict note; `conflict_member` each further member."""
@@ -106,7 +109,7 @@ class Packet:
         self.exact: list[bool] = [False] * len(records)
         self._doc_ids = [r.document_id for r in records]
         self._facets = [r.facets for r in records]
-        terms = policy.question_terms
+        terms = policy.question_stems
         self._terms = [_contained(terms, r.canonical) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [

@@ -8,7 +8,7 @@ from collections.abc import Set
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from packer.question import Question
+from packer.question import Question, stem
 from packer.records import canonical_words, content_terms, fold_case
 from packer.typed_claims import claims_of
 
@@ -71,14 +71,24 @@ def publisher_of(url: str) -> str:
     return labels[-1] if labels else ""
 
 
-def publisher_segments(question: Question, publishers: Set[str]) -> dict[str, frozenset[str]]:
-    """The candidates' publishers the question names, each with the content words of
-    the part of the question that speaks of it: from the mention before to the next
-    (the words between two mentions may speak of either).
+def publisher_segments(
+    question: Question, publishers: Set[str], stems: bool = True
+) -> dict[str, frozenset[str]]:
+    """The candidates' publishers the question names, each with the content words (their
+    `question.stem` with `stems`, as the passages are searched for them) of the part
+    of the question that speaks of it: from the mention before to the next (the
+    words between two mentions may speak of either).
 
     A mention is a run of one to three capitalized words past the question's
     first, joined or as initials ("The Verge" -> "theverge", "Sydney Morning
     Herald" -> "smh"): a lower-case word ("people", "time") names no publisher.
+    Mentions with no content word between them ("reported by both TechCrunch and
+    The Verge, has spent billions ...") are named jointly: each is said what the
+    question says of them together. Before, TechCrunch there was said only "Which
+    company, reported by both" and The Verge the claim, so TechCrunch's off-topic
+    facts holding "company" outranked its evidence. MultiHop-RAG all evidence at
+    150/256/512 (all queries): 59.7/85.5/100 -> 60.6/86.0/100, widened to 50
+    candidates 46.9/63.9/81.6 -> 48.0/66.4/82.8; no other set names publishers.
     """
     words = list(question.cased)
     mentions: list[tuple[int, int, str]] = []
@@ -91,14 +101,33 @@ def publisher_segments(question: Question, publishers: Set[str]) -> dict[str, fr
             name = next((f for f in forms if f in publishers), None)
             if name and not any(a < i + n and i < b for a, b, _ in mentions):
                 mentions.append((i, i + n, name))
-    mentions.sort()
+    groups = _joint(sorted(mentions), words)
     terms: dict[str, set[str]] = {}
-    for j, (start, end, name) in enumerate(mentions):
-        low = mentions[j - 1][1] if j else 0
-        high = mentions[j + 1][0] if j + 1 < len(mentions) else len(words)
-        said = words[low:start] + words[end:high]
-        terms.setdefault(name, set()).update(content_terms(canonical_words(" ".join(said))))
+    for j, group in enumerate(groups):
+        low = groups[j - 1][-1][1] if j else 0
+        high = groups[j + 1][0][0] if j + 1 < len(groups) else len(words)
+        said = words[low:high]
+        for start, end, _ in reversed(group):  # the mentions themselves say nothing
+            del said[start - low : end - low]
+        found = content_terms(canonical_words(" ".join(said)))
+        found = {stem(t) for t in found} if stems else found
+        for _, _, name in group:
+            terms.setdefault(name, set()).update(found)
     return {name: frozenset(t) for name, t in terms.items()}
+
+
+def _joint(
+    mentions: list[tuple[int, int, str]], words: list[str]
+) -> list[list[tuple[int, int, str]]]:
+    """Mentions (in order) grouped where no content word stands between two of them."""
+    groups: list[list[tuple[int, int, str]]] = []
+    for mention in mentions:
+        between = words[groups[-1][-1][1] : mention[0]] if groups else []
+        if groups and not content_terms(canonical_words(" ".join(between))):
+            groups[-1].append(mention)
+        else:
+            groups.append([mention])
+    return groups
 
 
 _ISO_DAY = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")

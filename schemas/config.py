@@ -210,6 +210,7 @@ class PackingConfig(_Config):
     enable_claim_units: bool = True
     enable_conflict_sides: bool = True
     enable_calibrated_relevance: bool = True
+    enable_term_stems: bool = True
     enable_pairs_first: bool = True
     enable_sides_first: bool = True
     enable_answers_first: bool = False

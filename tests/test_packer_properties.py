@@ -35,6 +35,7 @@ configs = st.builds(
     enable_subject_links=st.booleans(),
     enable_source_links=st.booleans(),
     enable_calibrated_relevance=st.booleans(),
+    enable_term_stems=st.booleans(),
     enable_pairs_first=st.booleans(),
     enable_sides_first=st.booleans(),
     enable_answers_first=st.booleans(),

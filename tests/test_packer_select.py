@@ -474,3 +474,19 @@ def test_an_untitled_entry_is_linked_by_the_short_name_the_hop_before_uses(runti
 
     assert packed(None) == ["e1", "e2"]
     assert packed("Barton Lee Hazlewood") == ["e1", "e3"]
+
+
+def test_a_passage_saying_the_questions_words_inflected_holds_them(runtime):
+    """Room for one of two passages: the one saying "company", "billion" and "fine"
+    holds what "companies ... billions in fines" asks, though it ranks second."""
+    cands = [
+        candidate("e1", "d1", text="Shares rose on Tuesday in early trading.", retrieval_score=0.9),
+        candidate("e2", "d2", text="The company paid a billion dollar fine.", retrieval_score=0.8),
+    ]
+    docs = [document("d1"), document("d2")]
+    question = "Which companies paid billions in fines?"
+    kept = {}
+    for stems in (True, False):
+        config = PackingConfig(enable_term_stems=stems, max_evidence_tokens=16)
+        kept[stems] = labels_in_order(run(runtime, docs, *cands, config=config, question=question))
+    assert kept == {True: ["e2"], False: ["e1"]}

@@ -55,6 +55,32 @@ def test_a_name_facts_of_two_named_publishers_share_marks_them_and_its_other_hol
     assert named.shared == {2, 3, 4}
 
 
+def test_a_rare_question_term_weighs_more_in_the_share_than_a_common_one():
+    """Of the words said of TechCrunch, "report" is in every fact and "siphons" in one:
+    the fact holding the rare word holds most of what is said of its publisher."""
+    facts = [("techcrunch", f"Fact {k}.") for k in range(4)]
+    records = _records(facts)
+    terms = [frozenset({"report", "siphon"})] + [frozenset({"report"})] * 3
+    sources = {"techcrunch": frozenset({"report", "siphon"})}
+    named = named_sources(records, terms, sources, frozenset(), frozenset())
+    assert named.term_share[0] == 1.0
+    assert 0 < named.term_share[1] < 0.25 < 0.75 < named.term_share[0]
+    assert named.term_share[1] == named.term_share[2] == named.term_share[3]
+
+
+@given(
+    st.lists(st.frozensets(st.sampled_from(["a", "b", "c", "d"])), min_size=1, max_size=8),
+    st.frozensets(st.sampled_from(["a", "b", "c", "d", "e"])),
+)
+def test_the_weighted_share_is_a_share(held, said):
+    records = _records([("wired", f"Fact {k}.") for k in range(len(held))])
+    named = named_sources(records, held, {"wired": said}, frozenset(), frozenset())
+    for i, share in named.term_share.items():
+        assert 0.0 <= share <= 1.0 + 1e-12
+        assert (share == 0.0) == (not held[i] & said)
+        assert (share >= 1.0 - 1e-12) == bool(said and said <= held[i])
+
+
 def test_no_name_is_shared_with_a_single_named_publisher():
     facts = [("techcrunch", "Google paid Apple."), ("techcrunch", "Apple sued Google.")]
     assert _named(facts, ("techcrunch",)).shared == frozenset()

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
-from packer.question import read_question
+from packer.question import read_question, stem
 from packer.subjects import named_days, on_named_day, publisher_of, publisher_segments
 from schemas import PackingConfig
 from tests.factories import candidate, document, request
@@ -37,10 +37,40 @@ def test_publisher_segments_name_publishers_with_what_is_said_of_each():
     )
     segments = publisher_segments(read_question(question), {"theverge", "smh", "people", "wired"})
     assert set(segments) == {"theverge", "smh"}  # "people" is lower case: no name
-    assert {"chargers", "cheap"} <= segments["theverge"]
+    assert {"charger", "cheap"} <= segments["theverge"]  # stems: `question.stem`
     assert "interest" not in segments["theverge"]
-    assert {"interest", "rates"} <= segments["smh"]
+    assert {"interest", "rate"} <= segments["smh"]
     assert not {"sydney", "herald", "verge"} & (segments["smh"] | segments["theverge"])
+
+
+def test_publishers_named_together_are_each_said_what_follows():
+    """In "both TechCrunch and The Verge, has spent billions" the claim is said of both;
+    a publisher named apart from the next by content words keeps its own part."""
+    publishers = {"techcrunch", "theverge", "wired"}
+    joint = publisher_segments(
+        read_question(
+            "Which company, reported by both TechCrunch and The Verge, has spent billions "
+            "to stay the default search engine?"
+        ),
+        publishers,
+    )
+    assert joint["techcrunch"] == joint["theverge"]
+    assert {"company", "billion", "default", "search"} <= joint["techcrunch"]
+    apart = publisher_segments(
+        read_question(
+            "Did TechCrunch report that chargers sold out, while Wired says prices fell?"
+        ),
+        publishers,
+    )
+    assert "charger" in apart["techcrunch"] and "charger" in apart["wired"]  # between: either
+    assert stem("prices") in apart["wired"] and stem("prices") not in apart["techcrunch"]
+
+
+def test_publisher_segments_keep_whole_words_without_stems():
+    question = read_question("Did both TechCrunch and The Verge report billions in fines?")
+    segments = publisher_segments(question, {"techcrunch", "theverge"}, stems=False)
+    assert {"billions", "fines"} <= segments["theverge"]
+    assert "billion" not in segments["theverge"]
 
 
 def test_the_questions_first_word_names_no_publisher():
