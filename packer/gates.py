@@ -111,7 +111,8 @@ def _blank(cand: Candidate) -> Exclusion | None:
     """A text of white space alone shows nothing. Left out, not packed as an empty block:
     the compact framing has no closing label, so an empty block would read the line after
     it (a note) as its text. Last of the gates: a withheld reason names it first."""
-    if cand.text.strip():
+    text = cand.text
+    if text and not text.isspace():  # `strip` copied every text to test it
         return None
     return Exclusion(cand, ExclusionReason.BLANK_TEXT, "text is white space only")
 
