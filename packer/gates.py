@@ -117,6 +117,12 @@ def _blank(cand: Candidate) -> Exclusion | None:
     return Exclusion(cand, ExclusionReason.BLANK_TEXT, "text is white space only")
 
 
+def _facets(named: Sequence[str]) -> tuple[str, ...]:
+    """A candidate's facets, sorted once; most candidates tag none, and for them the set,
+    the sort and the tuple were three allocations a candidate for an empty tuple."""
+    return tuple(sorted(set(named))) if named else ()
+
+
 def apply_gates(
     request: Request,
     candidates: Sequence[Candidate],
@@ -159,7 +165,7 @@ def apply_gates(
                         text=cand.text,
                         facts=facts,
                         score=score_of(cand),
-                        facets=tuple(sorted(set(cand.query_facets))),
+                        facets=_facets(cand.query_facets),
                         span=(cand.span.start, cand.span.end) if cand.span else None,
                     )
                 )
