@@ -111,9 +111,16 @@ def _blank(cand: Candidate) -> Exclusion | None:
     """A text of white space alone shows nothing. Left out, not packed as an empty block:
     the compact framing has no closing label, so an empty block would read the line after
     it (a note) as its text. Last of the gates: a withheld reason names it first."""
-    if cand.text.strip():
+    text = cand.text
+    if text and not text.isspace():  # `strip` copied every text to test it
         return None
     return Exclusion(cand, ExclusionReason.BLANK_TEXT, "text is white space only")
+
+
+def _facets(named: Sequence[str]) -> tuple[str, ...]:
+    """A candidate's facets, sorted once; most candidates tag none, and for them the set,
+    the sort and the tuple were three allocations a candidate for an empty tuple."""
+    return tuple(sorted(set(named))) if named else ()
 
 
 def apply_gates(
@@ -158,7 +165,7 @@ def apply_gates(
                         text=cand.text,
                         facts=facts,
                         score=score_of(cand),
-                        facets=tuple(sorted(set(cand.query_facets))),
+                        facets=_facets(cand.query_facets),
                         span=(cand.span.start, cand.span.end) if cand.span else None,
                     )
                 )

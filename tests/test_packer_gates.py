@@ -1,6 +1,8 @@
 """Each gate rule, with the edge cases a reviewer would try."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.layout import parse_blocks
@@ -207,3 +209,24 @@ def test_a_blank_text_never_makes_the_compact_framing_read_a_note_as_evidence(ru
     assert shown == {
         e.label: "Passage e1 about returns and refunds." for e in result.manifest.evidence
     }
+
+
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every character Python's `str.split()` splits on, written out rather than derived."""
+
+
+@given(
+    spaces=st.text(st.sampled_from(WHITE_SPACE), max_size=12),
+    visible=st.one_of(st.none(), st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"))),
+    at=st.integers(0, 12),
+)
+def test_blank_text_is_white_space_alone(runtime, spaces, visible, at):
+    """Left out as blank only when every character is white space (the empty text too);
+    one visible character anywhere keeps the candidate."""
+    text = spaces if visible is None else spaces[:at] + visible + spaces[at:]
+    result = run(runtime, [document("d1")], candidate("e1", "d1", text=text))
+    assert (reasons(result).get("e1") == "blank_text") == (visible is None)
