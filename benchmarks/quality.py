@@ -21,6 +21,11 @@ it, or a copy it was folded into, was shown; shares are % of requests:
   queries; mean tokens spent on the null queries (no evidence exists);
   `multihop_rag-50` the same queries with 50 candidates each from the pool of
   facts (`adapters.widened`), the evidence ranked among tens of look-alikes;
+- `multihop_rag-conflict` (`benchmarks.counterfactual`): the answerable
+  `multihop_rag-50` queries with a counterfactual copy of one evidence fact
+  (one number, date, name or negation changed); primary = both the true fact
+  and the copy kept (whole, or a shown part holding the changed words); both
+  kept and flagged in one shown conflict group;
 - ConflictNQ: the real passage packed whole; kept; its short answer in the
   packed text (over the questions whose real passage contains it verbatim,
   65 of 451: the others' short answers are paraphrases); primary = both
@@ -90,6 +95,7 @@ from benchmarks.baselines import (
     our_format_block,
     tiktoken_counter,
 )
+from benchmarks.counterfactual import NewsConflictCase, news_conflict_cases
 from benchmarks.label_problems import LABEL_PROBLEMS
 from benchmarks.offline_tiktoken import offline_cl100k_cache
 from benchmarks.stamp import machine
@@ -288,6 +294,38 @@ def conflict_nq_metrics(
     }
 
 
+def fact_kept(packed: Packed, evidence_id: str, texts: dict[str, str], words: str) -> bool:
+    """The passage reached the model whole, or its shown part holds these words."""
+    block = packed.block_of(evidence_id)
+    return whole(packed, evidence_id, texts) or (
+        block is not None and contains(packed.shown[block], words)
+    )
+
+
+def news_conflict_metrics(
+    cases: Sequence[NewsConflictCase], packs: Sequence[Packed], used: Sequence[int]
+) -> Metrics:
+    """Both sides of the one changed fact kept (`counterfactual`), and flagged together."""
+    true, copy, both, flagged = [], [], [], []
+    for case, packed in zip(cases, packs, strict=True):
+        texts = _texts(case)
+        sides = (
+            fact_kept(packed, case.true, texts, case.changed[0]),
+            fact_kept(packed, case.counterfactual, texts, case.changed[1]),
+        )
+        true.append(sides[0])
+        copy.append(sides[1])
+        both.append(all(sides))
+        pair = {case.true, case.counterfactual}
+        flagged.append(all(sides) and any(pair <= g for g in packed.conflicts or ()))
+    return {
+        "pair_kept": _share(both),
+        "pair_kept_flagged": _share(flagged),
+        "true_kept": _share(true),
+        "counterfactual_kept": _share(copy),
+    }
+
+
 def detection_counts(
     groups: Iterable[frozenset[str]], wrong: frozenset[str], right: frozenset[str]
 ) -> tuple[int, int, int]:
@@ -379,6 +417,13 @@ DATASETS: dict[str, Dataset] = {
         multihop_metrics,
         "all_evidence",
         lambda c: c.evidence,
+    ),
+    "multihop_rag-conflict": Dataset(
+        news_conflict_cases,
+        news_conflict_metrics,
+        "pair_kept",
+        lambda c: frozenset([c.true, c.counterfactual]),
+        sides=lambda c: (frozenset([c.counterfactual]), frozenset([c.true])),
     ),
     "conflict_nq": Dataset(
         conflict_nq_cases,

@@ -682,6 +682,11 @@ MISSED_WHY = """Why the missed quality targets are missed, as measured:
   else was tried); hotpotqa-notitle at 256 reached 0.5 only with the short
   forms of an untitled entry's name (`packer/subjects.py`, `short_forms`)
   and MultiHop-RAG at 150 with the shared names.
+- *multihop_rag-conflict*: the answerable `multihop_rag-50` queries, each with
+  a counterfactual copy of one evidence fact (one number, date, name or
+  negation changed, another publisher the same day; `benchmarks/counterfactual.py`),
+  the held-out news-disagreement shape no other visible set has: the metric
+  is both sides kept; the pair first (`packer/first.py`) is what lifts it.
 - *multihop_rag-50*: the MultiHop-RAG queries widened to 50 candidates from
   the pool of facts, the shape of news QA over tens of retrieved passages:
   the last evidence fact of a query ranks 6th (median) and 21st or lower for
