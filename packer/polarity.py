@@ -47,7 +47,7 @@ from collections.abc import Sequence
 
 from packer.records import Evidence
 from packer.runtime import Memos
-from packer.statements import LARGER_SHARE, NEGATORS, Statement, Statements, same_statement
+from packer.statements import LARGER_SHARE, Statement, Statements, same_statement
 
 
 def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[int, int]]:
@@ -63,8 +63,8 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
 
     negatives = [
         (i, negative)
-        for i, held in enumerate(words)
-        if not NEGATORS.isdisjoint(held)
+        for i, record in enumerate(records)
+        if record.facts.negation
         for negative in statements(i).negated
     ]
     if not negatives:

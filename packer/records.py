@@ -190,7 +190,10 @@ class TextFacts:
     `content` those of them that are not stopwords (what the reprint pair search
     compares: kept here, it is not rebuilt for every request the text is in);
     `canonical_words` every canonical word in order (`canonical_form`: what the
-    stages read instead of splitting `canonical` again).
+    stages read instead of splitting `canonical` again); `negation` whether one of
+    them is a polarity word (`NEGATORS`): a polarity pair starts only from such a
+    text, and most texts hold none (read once here, not in every request the text
+    is in).
     """
 
     sha256: str | None
@@ -199,6 +202,7 @@ class TextFacts:
     opening: tuple[str, ...]
     content: tuple[str, ...]
     canonical_words: tuple[str, ...]
+    negation: bool
 
 
 def text_facts(text: str) -> TextFacts:
@@ -210,7 +214,8 @@ def text_facts(text: str) -> TextFacts:
         digest = None
     canonical, words = _canonical_form(folded_form(text, True))
     opening, content = _opening(words, OPENING_WORDS, STOPWORDS)
-    return TextFacts(digest, canonical, word_count(text), opening, content, words)
+    negation = not NEGATORS.isdisjoint(words)
+    return TextFacts(digest, canonical, word_count(text), opening, content, words, negation)
 
 
 def opening_words(words: tuple[str, ...], limit: int, stopwords: frozenset[str]) -> tuple:
@@ -356,6 +361,11 @@ NEGATIONS = frozenset(
      "without", "unless")
 )  # fmt: skip
 """`t` is what is left of "n't" ("can't" is "can t")."""
+NEGATORS = frozenset(
+    ("not", "no", "never", "t", "cannot", "neither", "none", "nobody", "nothing", "nowhere")
+)
+"""Words that flip a statement's polarity (`packer.statements`; `t` is what is left of
+"n't")."""
 MEANING_WORDS = MODALS | NEGATIONS
 """Words two copies of one report may never differ in: obligation, permission,
 certainty and negation ("must" beside "may" is a contradiction, not a reprint)."""

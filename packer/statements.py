@@ -20,13 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packer.native import kernels
-from packer.records import MODALS, STOPWORDS, canonical_words, folded_form, scan_words
+from packer.records import (
+    MODALS,
+    NEGATORS,
+    STOPWORDS,
+    canonical_words,
+    folded_form,
+    scan_words,
+)
 from packer.units import Sentence
 
-NEGATORS = frozenset(
-    ("not", "no", "never", "t", "cannot", "neither", "none", "nobody", "nothing", "nowhere")
-)
-"""Words that flip a statement's polarity (`t` is what is left of "n't")."""
 _WORDING = frozenset(
     ("has", "have", "had", "been", "being", "be", "am", "do", "done", "said", "says", "also",
      "then", "than", "so", "but", "just", "nor", "longer", "any", "ever", "yet", "still")
