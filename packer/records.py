@@ -190,10 +190,8 @@ class TextFacts:
     `content` those of them that are not stopwords (what the reprint pair search
     compares: kept here, it is not rebuilt for every request the text is in);
     `canonical_words` every canonical word in order (`canonical_form`: what the
-    stages read instead of splitting `canonical` again); `negation` whether one of
-    them is a polarity word (`NEGATORS`): a polarity pair starts only from such a
-    text, and most texts hold none (read once here, not in every request the text
-    is in).
+    stages read instead of splitting `canonical` again); `negation` whether one is a
+    polarity word (`NEGATORS`: a polarity pair starts only from such a text).
     """
 
     sha256: str | None
@@ -361,11 +359,8 @@ NEGATIONS = frozenset(
      "without", "unless")
 )  # fmt: skip
 """`t` is what is left of "n't" ("can't" is "can t")."""
-NEGATORS = frozenset(
-    ("not", "no", "never", "t", "cannot", "neither", "none", "nobody", "nothing", "nowhere")
-)
-"""Words that flip a statement's polarity (`packer.statements`; `t` is what is left of
-"n't")."""
+NEGATORS = NEGATIONS - {"nor", "without", "unless"} | {"cannot"}
+"""Words that flip a statement's polarity (`packer.statements`: "neither ... nor" is one)."""
 MEANING_WORDS = MODALS | NEGATIONS
 """Words two copies of one report may never differ in: obligation, permission,
 certainty and negation ("must" beside "may" is a contradiction, not a reprint)."""
@@ -392,19 +387,3 @@ def name_words(cased: list[str] | tuple[str, ...]) -> frozenset[str]:
 def content_terms(words: Iterable[str]) -> frozenset[str]:
     """The content words among canonical `words`: three characters or more, no stopwords."""
     return frozenset(w for w in words if len(w) >= 3 and w not in STOPWORDS)
-
-
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
-
-
-def title_key(title: str) -> str:
-    """The normalized title another text must mention to link to its record.
-
-    A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
-    out: texts name the entity, not its disambiguation. Titles recur across
-    requests: a worker's `PackerRuntime` memoizes the keys.
-    """
-    if title.endswith(")"):
-        title = _QUALIFIER.sub("", title)
-    key = " ".join(canonical_words(title))
-    return key if len(key) >= 4 else ""

@@ -24,9 +24,10 @@ under eviction).
 from collections.abc import Callable
 from functools import lru_cache
 
-from packer.records import TextFacts, text_facts, title_key
+from packer.records import TextFacts, text_facts
 from packer.sketch import Permutations, lsh_bands, permutations
 from packer.statements import Statements, statements_of
+from packer.subjects import title_key
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
 from packer.units import Sentence, sentences_of

@@ -155,3 +155,19 @@ def on_named_day(when: datetime | None, days: frozenset[tuple[int | None, int, i
     if when is None or not days:
         return False
     return (when.year, when.month, when.day) in days or (None, when.month, when.day) in days
+
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_key(title: str) -> str:
+    """The normalized title another text must mention to link to its record.
+
+    A trailing parenthetical qualifier ("Kiss and Tell (1945 film)") is left
+    out: texts name the entity, not its disambiguation. Titles recur across
+    requests: a worker's `PackerRuntime` memoizes the keys.
+    """
+    if title.endswith(")"):
+        title = _QUALIFIER.sub("", title)
+    key = " ".join(canonical_words(title))
+    return key if len(key) >= 4 else ""
