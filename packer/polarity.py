@@ -53,7 +53,6 @@ from packer.statements import LARGER_SHARE, Statement, Statements, same_statemen
 def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[int, int]]:
     """Pairs (i < j) of records of different documents, not tagged with disjoint facets,
     where a statement of one is the negation of a statement of the other."""
-    words = [r.facts.canonical_words for r in records]
     stated: dict[int, Statements] = {}
 
     def statements(k: int) -> Statements:
@@ -69,6 +68,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     ]
     if not negatives:
         return []
+    words = [r.facts.canonical_words for r in records]
     sought = frozenset().union(*(negative.content for _, negative in negatives))
     postings: dict[str, list[int]] = defaultdict(list)
     for j, held in enumerate(words):
