@@ -1,12 +1,13 @@
 /* The per-text kernels of the canonical form (`packer.records`), of sentences
  * (`packer.units`, `packer.statements`) and of near-duplicate sketches (`packer.sketch`),
- * in C.
+ * and the reprint pair search's pair count (`packer.reprints`), in C.
  *
  * Each function returns exactly what its pure-Python twin in `packer.records`,
- * `packer.units` or `packer.statements` returns, for every string (a property test holds them together
- * over all of Unicode): the character classes are the ones Python's `re` uses for
- * str patterns (`\d` is Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_",
- * `\s` and `str.split()` are Py_UNICODE_ISSPACE). The module is optional: setup
+ * `packer.units`, `packer.statements`, `packer.sketch` or `packer.reprints` returns, for
+ * every input (a property test holds them together, over all of Unicode for the texts):
+ * the character classes are the ones Python's `re` uses for str patterns (`\d` is
+ * Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_", `\s` and `str.split()` are
+ * Py_UNICODE_ISSPACE). The module is optional: setup
  * builds it when a C compiler is present, and `packer.native` gives None when it
  * is absent, so the twins run.
  *
@@ -594,6 +595,152 @@ done:
     return NULL;
 }
 
+/* A record's word for `sharing_pairs`: its hash, read once. */
+typedef struct {
+    Py_hash_t hash;
+    PyObject *word;
+} Keyed;
+
+static int by_hash(const void *a, const void *b) {
+    Py_hash_t x = ((const Keyed *)a)->hash, y = ((const Keyed *)b)->hash;
+    return (x > y) - (x < y);
+}
+
+/* Sorts one record's words by hash and keeps each distinct word once (a set's members);
+ * returns how many are kept, -1 on error. */
+static Py_ssize_t distinct_by_hash(Keyed *w, Py_ssize_t n) {
+    qsort(w, (size_t)n, sizeof(Keyed), by_hash);
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (Py_ssize_t k = kept - 1; k >= 0 && w[k].hash == w[i].hash && !seen; k--) {
+            seen = PyObject_RichCompareBool(w[k].word, w[i].word, Py_EQ);
+            if (seen < 0) return -1;
+        }
+        if (!seen) w[kept++] = w[i];
+    }
+    return kept;
+}
+
+/* How many of the distinct words `a` (n) are among the distinct words `b` (m), both sorted
+ * by hash: `len(set_a & set_b)`, a merge of the two with equality read only where hashes
+ * meet. -1 on error. */
+static Py_ssize_t shared_count(const Keyed *a, Py_ssize_t n, const Keyed *b, Py_ssize_t m) {
+    Py_ssize_t i = 0, j = 0, count = 0;
+    while (i < n && j < m) {
+        if (a[i].hash < b[j].hash) {
+            i++;
+        } else if (a[i].hash > b[j].hash) {
+            j++;
+        } else {
+            Py_hash_t h = a[i].hash;
+            Py_ssize_t end = j;
+            while (end < m && b[end].hash == h) end++;
+            for (; i < n && a[i].hash == h; i++) {
+                for (Py_ssize_t k = j; k < end; k++) {
+                    int equal = PyObject_RichCompareBool(a[i].word, b[k].word, Py_EQ);
+                    if (equal < 0) return -1;
+                    if (equal) {
+                        count++;
+                        break;
+                    }
+                }
+            }
+            j = end;
+        }
+    }
+    return count;
+}
+
+/* `packer.reprints.pairwise`: every pair (i < j) of records of different `documents` whose
+ * `words` (a tuple each) share at least the smaller of their two `needed` counts, in order.
+ * Each record's words are hashed and sorted once, and a pair is one merge of the two: the
+ * Python twin built a set per record and one more per pair (38 us a request of 10). */
+static PyObject *sharing_pairs(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
+        !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "sharing_pairs(words: list of tuples, needed: list, documents: list)");
+        return NULL;
+    }
+    PyObject *words = args[0], *needed = args[1], *documents = args[2];
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    if (PyList_GET_SIZE(needed) != n || PyList_GET_SIZE(documents) != n) {
+        PyErr_SetString(PyExc_ValueError, "sharing_pairs() needs lists of one length");
+        return NULL;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *own = PyList_GET_ITEM(words, i);
+        if (!PyTuple_Check(own)) {
+            PyErr_SetString(PyExc_TypeError, "sharing_pairs() reads each record's words as a tuple");
+            return NULL;
+        }
+        total += PyTuple_GET_SIZE(own);
+    }
+    Keyed *keyed = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(Keyed));
+    Py_ssize_t *bounds = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Py_ssize_t));
+    double *least = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(double));
+    Py_hash_t *document = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_hash_t));
+    PyObject *pairs = NULL;
+    if (keyed == NULL || bounds == NULL || least == NULL || document == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t *sizes = bounds + n;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *own = PyList_GET_ITEM(words, i);
+        bounds[i] = at;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(own); k++) {
+            PyObject *word = PyTuple_GET_ITEM(own, k);
+            Py_hash_t h = PyObject_Hash(word);
+            if (h == -1) goto done;
+            keyed[at + k].hash = h;
+            keyed[at + k].word = word;
+        }
+        sizes[i] = distinct_by_hash(keyed + at, PyTuple_GET_SIZE(own));
+        if (sizes[i] < 0) goto done;
+        at += PyTuple_GET_SIZE(own);
+        least[i] = PyFloat_AsDouble(PyList_GET_ITEM(needed, i));
+        if (least[i] == -1.0 && PyErr_Occurred()) goto done;
+        document[i] = PyObject_Hash(PyList_GET_ITEM(documents, i));
+        if (document[i] == -1) goto done;
+    }
+    pairs = PyList_New(0);
+    for (Py_ssize_t i = 0; pairs != NULL && i < n; i++) {
+        for (Py_ssize_t j = i + 1; j < n; j++) {
+            if (document[i] == document[j]) {
+                int same = PyObject_RichCompareBool(PyList_GET_ITEM(documents, i),
+                                                    PyList_GET_ITEM(documents, j), Py_EQ);
+                if (same < 0) goto fail;
+                if (same) continue;
+            }
+            double need = least[i]; /* `min(least, needed[j])`: the first unless the second is less */
+            if (least[j] < need) need = least[j];
+            Py_ssize_t common = shared_count(keyed + bounds[i], sizes[i], keyed + bounds[j], sizes[j]);
+            if (common < 0) goto fail;
+            if ((double)common >= need) {
+                PyObject *pair = Py_BuildValue("(nn)", i, j);
+                if (pair == NULL || PyList_Append(pairs, pair) < 0) {
+                    Py_XDECREF(pair);
+                    goto fail;
+                }
+                Py_DECREF(pair);
+            }
+        }
+    }
+    goto done;
+fail:
+    Py_CLEAR(pairs);
+done:
+    PyMem_Free(keyed);
+    PyMem_Free(bounds);
+    PyMem_Free(least);
+    PyMem_Free(document);
+    return pairs;
+}
+
 static PyMethodDef methods[] = {
     {"words", words, METH_O,
      "The canonical words of a folded text: `packer.records.scan_words`, in C."},
@@ -608,6 +755,8 @@ static PyMethodDef methods[] = {
      "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},
     {"minhash", (PyCFunction)(void (*)(void))minhash, METH_FASTCALL,
      "The MinHash sketch of a text's word shingles: `packer.sketch.minhash`, in C."},
+    {"sharing_pairs", (PyCFunction)(void (*)(void))sharing_pairs, METH_FASTCALL,
+     "The record pairs sharing enough opening words: `packer.reprints.pairwise`, in C."},
     {NULL, NULL, 0, NULL},
 };
 

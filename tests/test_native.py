@@ -1,10 +1,10 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces seven functions on the packing path (`scan_words`,
+`packer/_native.c` replaces eight functions on the packing path (`scan_words`,
 `canonical_form`, `word_count`, `opening_words` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of
-`packer.sketch`); packing output must not depend on whether a C compiler was
-present at install. The twins are compared
+`packer.sketch`, `pairwise` of `packer.reprints`); packing output must not depend on
+whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records, sketch, statements, units  # a missing build fails here
+from packer import _native, records, reprints, sketch, statements, units  # no build fails here
 from packer.native import kernels
 from tests import test_packer_golden as golden
 
@@ -142,6 +142,42 @@ def test_opening_tells_equal_words_made_apart() -> None:
         _native.opening(words, -1, records.STOPWORDS)
 
 
+PAIR_WORDS = st.one_of(
+    st.sampled_from(["a", "b", "c", "the"]), st.integers(-3, 3), st.text(max_size=2)
+)
+"""Words for the pair search, ints among them: -1 and -2 share a hash, so unequal words
+with equal hashes are met (a record's words are strs; the kernel reads any hashable)."""
+PAIR_RECORDS = st.lists(
+    st.tuples(
+        st.lists(PAIR_WORDS, max_size=10).map(tuple),  # a word twice in one record too
+        st.one_of(st.integers(0, 6), st.floats(0, 6), st.just(float("nan"))),
+        st.sampled_from(["d1", "d2", "".join(["d", "2"]), "d3"]),  # equal ids made apart
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=3000)
+@given(PAIR_RECORDS)
+def test_sharing_pairs_equal_the_python_twin(rows: list[tuple]) -> None:
+    words = [w for w, _, _ in rows]
+    needed = [n for _, n, _ in rows]
+    docs = [d for _, _, d in rows]
+    assert _native.sharing_pairs(words, needed, docs) == reprints.pairwise(words, needed, docs)
+
+
+def test_sharing_pairs_refuses_what_it_cannot_read() -> None:
+    """Lists of unequal lengths, a record's words not a tuple, an unhashable word."""
+    with pytest.raises(ValueError):
+        _native.sharing_pairs([("a",)], [2, 2], ["d"])
+    with pytest.raises(TypeError):
+        _native.sharing_pairs([["a"]], [2], ["d"])
+    with pytest.raises(TypeError):
+        _native.sharing_pairs([([],)], [2], ["d"])
+    with pytest.raises(TypeError):
+        _native.sharing_pairs([("a",)], ["2"], ["d"])
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -162,6 +198,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
+    monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
