@@ -595,67 +595,39 @@ done:
     return NULL;
 }
 
-/* A record's word for `sharing_pairs`: its hash, read once. */
+/* The distinct words of a request for `sharing_pairs`: an open-addressing table from a
+ * word (its hash, then equality, as a set tells its members) to its number. */
 typedef struct {
     Py_hash_t hash;
-    PyObject *word;
-} Keyed;
+    PyObject *word; /* NULL: an empty slot */
+    Py_ssize_t id;
+} Slot;
 
-static int by_hash(const void *a, const void *b) {
-    Py_hash_t x = ((const Keyed *)a)->hash, y = ((const Keyed *)b)->hash;
-    return (x > y) - (x < y);
-}
-
-/* Sorts one record's words by hash and keeps each distinct word once (a set's members);
- * returns how many are kept, -1 on error. */
-static Py_ssize_t distinct_by_hash(Keyed *w, Py_ssize_t n) {
-    qsort(w, (size_t)n, sizeof(Keyed), by_hash);
-    Py_ssize_t kept = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int seen = 0;
-        for (Py_ssize_t k = kept - 1; k >= 0 && w[k].hash == w[i].hash && !seen; k--) {
-            seen = PyObject_RichCompareBool(w[k].word, w[i].word, Py_EQ);
-            if (seen < 0) return -1;
+/* The number of `word` in `table` (`mask` + 1 slots, never full), a new one (`*next`, then
+ * counted on) when it is not there yet; -1 on error. */
+static Py_ssize_t word_id(Slot *table, size_t mask, PyObject *word, Py_ssize_t *next) {
+    Py_hash_t h = PyObject_Hash(word);
+    if (h == -1) return -1;
+    for (size_t at = (size_t)h & mask;; at = (at + 1) & mask) {
+        Slot *slot = table + at;
+        if (slot->word == NULL) {
+            slot->hash = h, slot->word = word, slot->id = (*next)++;
+            return slot->id;
         }
-        if (!seen) w[kept++] = w[i];
-    }
-    return kept;
-}
-
-/* How many of the distinct words `a` (n) are among the distinct words `b` (m), both sorted
- * by hash: `len(set_a & set_b)`, a merge of the two with equality read only where hashes
- * meet. -1 on error. */
-static Py_ssize_t shared_count(const Keyed *a, Py_ssize_t n, const Keyed *b, Py_ssize_t m) {
-    Py_ssize_t i = 0, j = 0, count = 0;
-    while (i < n && j < m) {
-        if (a[i].hash < b[j].hash) {
-            i++;
-        } else if (a[i].hash > b[j].hash) {
-            j++;
-        } else {
-            Py_hash_t h = a[i].hash;
-            Py_ssize_t end = j;
-            while (end < m && b[end].hash == h) end++;
-            for (; i < n && a[i].hash == h; i++) {
-                for (Py_ssize_t k = j; k < end; k++) {
-                    int equal = PyObject_RichCompareBool(a[i].word, b[k].word, Py_EQ);
-                    if (equal < 0) return -1;
-                    if (equal) {
-                        count++;
-                        break;
-                    }
-                }
-            }
-            j = end;
+        if (slot->hash == h) {
+            int equal = PyObject_RichCompareBool(slot->word, word, Py_EQ);
+            if (equal < 0) return -1;
+            if (equal) return slot->id;
         }
     }
-    return count;
 }
 
 /* `packer.reprints.pairwise`: every pair (i < j) of records of different `documents` whose
  * `words` (a tuple each) share at least the smaller of their two `needed` counts, in order.
- * Each record's words are hashed and sorted once, and a pair is one merge of the two: the
- * Python twin built a set per record and one more per pair (38 us a request of 10). */
+ * Each distinct word of the request gets a number, each record the bit set of its words'
+ * numbers, and a pair's shared words are the bits of the two sets' intersection: the Python
+ * twin built a set per record and one more per pair (26 us a request of 10 paragraphs,
+ * against 9 for a sorted merge of each pair's hashes in C, and 2 here). */
 static PyObject *sharing_pairs(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyList_Check(args[0]) || !PyList_Check(args[1]) ||
         !PyList_Check(args[2])) {
@@ -678,35 +650,32 @@ static PyObject *sharing_pairs(PyObject *module, PyObject *const *args, Py_ssize
         }
         total += PyTuple_GET_SIZE(own);
     }
-    Keyed *keyed = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(Keyed));
-    Py_ssize_t *bounds = PyMem_Malloc((size_t)(2 * n + 1) * sizeof(Py_ssize_t));
+    size_t slots = 16;
+    while (slots < 2 * (size_t)total) slots *= 2;
+    Py_ssize_t width = total / 64 + 1; /* 64-bit words of a record's bit set */
+    Slot *table = PyMem_Calloc(slots, sizeof(Slot));
+    uint64_t *bits = PyMem_Calloc((size_t)(n ? n : 1) * (size_t)width, sizeof(uint64_t));
     double *least = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(double));
     Py_hash_t *document = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_hash_t));
     PyObject *pairs = NULL;
-    if (keyed == NULL || bounds == NULL || least == NULL || document == NULL) {
+    if (table == NULL || bits == NULL || least == NULL || document == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t *sizes = bounds + n;
-    Py_ssize_t at = 0;
+    Py_ssize_t next = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *own = PyList_GET_ITEM(words, i);
-        bounds[i] = at;
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(own); k++) {
-            PyObject *word = PyTuple_GET_ITEM(own, k);
-            Py_hash_t h = PyObject_Hash(word);
-            if (h == -1) goto done;
-            keyed[at + k].hash = h;
-            keyed[at + k].word = word;
+            Py_ssize_t id = word_id(table, slots - 1, PyTuple_GET_ITEM(own, k), &next);
+            if (id < 0) goto done;
+            bits[i * width + id / 64] |= (uint64_t)1 << (id % 64);
         }
-        sizes[i] = distinct_by_hash(keyed + at, PyTuple_GET_SIZE(own));
-        if (sizes[i] < 0) goto done;
-        at += PyTuple_GET_SIZE(own);
         least[i] = PyFloat_AsDouble(PyList_GET_ITEM(needed, i));
         if (least[i] == -1.0 && PyErr_Occurred()) goto done;
         document[i] = PyObject_Hash(PyList_GET_ITEM(documents, i));
         if (document[i] == -1) goto done;
     }
+    Py_ssize_t used = next / 64 + 1; /* the bit set's words any record can have set */
     pairs = PyList_New(0);
     for (Py_ssize_t i = 0; pairs != NULL && i < n; i++) {
         for (Py_ssize_t j = i + 1; j < n; j++) {
@@ -718,8 +687,10 @@ static PyObject *sharing_pairs(PyObject *module, PyObject *const *args, Py_ssize
             }
             double need = least[i]; /* `min(least, needed[j])`: the first unless the second is less */
             if (least[j] < need) need = least[j];
-            Py_ssize_t common = shared_count(keyed + bounds[i], sizes[i], keyed + bounds[j], sizes[j]);
-            if (common < 0) goto fail;
+            Py_ssize_t common = 0;
+            for (Py_ssize_t w = 0; w < used; w++) {
+                common += __builtin_popcountll(bits[i * width + w] & bits[j * width + w]);
+            }
             if ((double)common >= need) {
                 PyObject *pair = Py_BuildValue("(nn)", i, j);
                 if (pair == NULL || PyList_Append(pairs, pair) < 0) {
@@ -734,8 +705,8 @@ static PyObject *sharing_pairs(PyObject *module, PyObject *const *args, Py_ssize
 fail:
     Py_CLEAR(pairs);
 done:
-    PyMem_Free(keyed);
-    PyMem_Free(bounds);
+    PyMem_Free(table);
+    PyMem_Free(bits);
     PyMem_Free(least);
     PyMem_Free(document);
     return pairs;
