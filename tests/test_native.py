@@ -1,10 +1,10 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces eight functions on the packing path (`scan_words`,
+`packer/_native.c` replaces nine functions on the packing path (`scan_words`,
 `canonical_form`, `word_count`, `opening_words` of `packer.records`, `sentence_bounds` of
-`packer.units`, `sentence_words` of `packer.statements`, `minhash` of
-`packer.sketch`, `pairwise` of `packer.reprints`); packing output must not depend on
-whether a C compiler was present at install. The twins are compared
+`packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
+`pairwise` of `packer.reprints`, `contained` of `packer.packet`); packing output must
+not depend on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, records, reprints, sketch, statements, units  # no build fails here
+from packer import _native, packet, records, reprints, sketch, statements, units  # needs a build
 from packer.native import kernels
 from tests import test_packer_golden as golden
 
@@ -178,6 +178,28 @@ def test_sharing_pairs_refuses_what_it_cannot_read() -> None:
         _native.sharing_pairs([("a",)], ["2"], ["d"])
 
 
+TERM_CHARACTERS = st.sampled_from([*"abé\xff", "\u0100", "一", "😀"])
+TERMS = st.frozensets(st.text(TERM_CHARACTERS, max_size=4), max_size=8)
+"""Terms of one, two and four bytes a character, empty and one-character ones among them."""
+
+
+@settings(max_examples=3000)
+@given(TERMS, st.one_of(st.text(TERM_CHARACTERS, max_size=40), TEXTS))
+def test_contained_equals_the_python_twin(terms: frozenset[str], text: str) -> None:
+    assert _native.contained(terms, text) == packet.contained(terms, text)
+
+
+def test_contained_finds_every_term_where_it_stands() -> None:
+    """Terms sharing their first two letters, one at the text's very end, one longer than
+    what is left, a term twice; and a term that is not a str refused as `in` refuses it."""
+    terms = frozenset({"abc", "abd", "ab", "cd", "dx", "bcdx"})
+    assert _native.contained(terms, "xabcabcd") == {"abc", "ab", "cd"}
+    with pytest.raises(TypeError):
+        _native.contained(frozenset({1}), "text")
+    with pytest.raises(TypeError):
+        packet.contained(frozenset({1}), "text")  # type: ignore[arg-type]
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -199,6 +221,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
     monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
+    monkeypatch.setattr(packet, "_contained", packet.contained)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
