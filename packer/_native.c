@@ -1,9 +1,11 @@
 /* The per-text kernels of the canonical form (`packer.records`), of sentences
  * (`packer.units`, `packer.statements`) and of near-duplicate sketches (`packer.sketch`),
- * and the reprint pair search's pair count (`packer.reprints`), in C.
+ * the reprint pair search's pair count (`packer.reprints`) and the question terms a text
+ * holds (`packer.packet`), in C.
  *
  * Each function returns exactly what its pure-Python twin in `packer.records`,
- * `packer.units`, `packer.statements`, `packer.sketch` or `packer.reprints` returns, for
+ * `packer.units`, `packer.statements`, `packer.sketch`, `packer.reprints` or
+ * `packer.packet` returns, for
  * every input (a property test holds them together, over all of Unicode for the texts):
  * the character classes are the ones Python's `re` uses for str patterns (`\d` is
  * Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_", `\s` and `str.split()` are
@@ -712,6 +714,12 @@ done:
     return pairs;
 }
 
+/* The bit of `contained`'s 4,096-bit table for a term or text position opening with
+ * the bytes `a`, `b`. */
+static inline unsigned pair_key(unsigned char a, unsigned char b) {
+    return ((unsigned)a << 4 ^ b) & 4095;
+}
+
 /* `packer.packet.contained`: the `terms` (a set of str) that occur in `text`, as `in` finds
  * them, collected in the set's order. Where the text and a term are one byte a character
  * (ASCII and Latin-1: nearly every canonical text) and the term is two characters or more,
@@ -753,7 +761,7 @@ static PyObject *contained(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_ssize_t length = PyUnicode_GET_LENGTH(terms[k]);
         if (one_byte && length >= 2 && PyUnicode_KIND(terms[k]) == PyUnicode_1BYTE_KIND) {
             const unsigned char *t = PyUnicode_1BYTE_DATA(terms[k]);
-            unsigned key = ((unsigned)t[0] << 4 ^ t[1]) & 4095;
+            unsigned key = pair_key(t[0], t[1]);
             table[key >> 6] |= (uint64_t)1 << (key & 63);
             found[k] = 2; /* sought in the one pass */
             pending++;
@@ -764,7 +772,7 @@ static PyObject *contained(PyObject *module, PyObject *const *args, Py_ssize_t n
         }
     }
     for (Py_ssize_t p = 0; pending > 0 && p + 1 < n; p++) {
-        unsigned key = ((unsigned)s[p] << 4 ^ s[p + 1]) & 4095;
+        unsigned key = pair_key(s[p], s[p + 1]);
         if (!(table[key >> 6] >> (key & 63) & 1)) continue;
         for (Py_ssize_t k = 0; k < m; k++) {
             if (found[k] != 2) continue;
