@@ -177,49 +177,152 @@ static PyObject *words(PyObject *module, PyObject *text) {
     return result;
 }
 
-/* (" ".join(words), tuple(words)): `packer.records.canonical_form`. Each word is cut from
- * the joined str (a copy in its narrow kind), not converted from UCS-4 again: 12 us for a
- * HotpotQA paragraph against 9 for the joined str alone. Not interned: interning the words
- * (one str per word for all the texts a worker remembers) cost 26 us. */
-static PyObject *canonical_form(PyObject *module, PyObject *text) {
+/* `negators` as code points, for telling a word of the joined canonical str apart from them
+ * without a str per word: each negator's kind, data and length (non-str members, which equal
+ * no word, are left out). */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} Term;
+
+/* The str members of `set` as `Term`s (the set keeps them alive); -1 on error. */
+static Py_ssize_t terms_of(PyObject *set, Term **terms) {
+    Py_ssize_t size = PySet_GET_SIZE(set), n = 0;
+    *terms = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(Term));
+    PyObject *iterator = *terms ? PyObject_GetIter(set) : NULL;
+    if (iterator == NULL) {
+        if (*terms == NULL) PyErr_NoMemory();
+        PyMem_Free(*terms);
+        return -1;
+    }
+    PyObject *item;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        if (PyUnicode_Check(item) && n < size) {
+            (*terms)[n++] = (Term){PyUnicode_KIND(item), PyUnicode_DATA(item),
+                                   PyUnicode_GET_LENGTH(item)};
+        }
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) {
+        PyMem_Free(*terms);
+        return -1;
+    }
+    return n;
+}
+
+/* Whether s[0:length] is one of `terms`. */
+static int is_term(const Py_UCS4 *s, Py_ssize_t length, const Term *terms, Py_ssize_t n) {
+    for (Py_ssize_t t = 0; t < n; t++) {
+        if (terms[t].length != length) continue;
+        Py_ssize_t i = 0;
+        while (i < length && PyUnicode_READ(terms[t].kind, terms[t].data, i) == s[i]) i++;
+        if (i == length) return 1;
+    }
+    return 0;
+}
+
+static inline uint64_t span_hash(const Py_UCS4 *s, Py_ssize_t length) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < length; i++) h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* `packer.records.text_words`: of a folded text, (" ".join(words), tuple(words), the first
+ * `limit` words each once, those of them not in `stopwords`, whether a word is in
+ * `negators`), in one pass over its words. Each word is cut from the joined str (a copy in
+ * its narrow kind), not converted from UCS-4 again: 12 us for a HotpotQA paragraph against
+ * 9 for the joined str alone. The first words are told apart and the negators found on the
+ * code points, without hashing a str; only the distinct first words are looked up in
+ * `stopwords`. Rejected: interning the words (one str per word for all the texts a worker
+ * remembers), which cost 26 us; and a call per part (canonical form, first words, negators):
+ * 9.4 us a paragraph against 5.8 here. */
+static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyAnySet_Check(args[2]) || !PyAnySet_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "text_words(folded, limit, stopwords: set, negators: set)");
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "text_words() needs a limit of 0 or more");
+        return NULL;
+    }
+    Term *negators;
+    Py_ssize_t n_negators = terms_of(args[3], &negators);
+    if (n_negators < 0) return NULL;
     Py_UCS4 *kept;
     Py_ssize_t *starts, *ends;
-    Py_ssize_t count = words_of(text, &kept, &starts, &ends);
-    if (count < 0) return NULL;
+    Py_ssize_t count = words_of(args[0], &kept, &starts, &ends);
+    if (count < 0) {
+        PyMem_Free(negators);
+        return NULL;
+    }
+    Py_ssize_t first_n = limit < count ? limit : count;
     /* the words, one space apart (two adjacent words, "123abc", gain a character) */
     Py_UCS4 *out = PyMem_Malloc((size_t)(2 * count + 1) * sizeof(Py_UCS4) +
                                 (size_t)(count ? ends[count - 1] : 0) * sizeof(Py_UCS4));
-    PyObject *canonical = NULL, *all = NULL;
-    if (out == NULL) {
+    Py_ssize_t *firsts = PyMem_Malloc((size_t)(first_n ? first_n : 1) * sizeof(Py_ssize_t));
+    uint64_t *hashes = PyMem_Malloc((size_t)(first_n ? first_n : 1) * sizeof(uint64_t));
+    PyObject *canonical = NULL, *first = NULL, *content = NULL;
+    int negation = 0;
+    Py_ssize_t m = 0, c = 0;
+    if (out == NULL || firsts == NULL || hashes == NULL) {
         PyErr_NoMemory();
-    } else {
-        Py_ssize_t at = 0;
-        for (Py_ssize_t k = 0; k < count; k++) {
-            if (k > 0) out[at++] = ' ';
-            Py_ssize_t from = at;
-            for (Py_ssize_t i = starts[k]; i < ends[k]; i++) out[at++] = kept[i];
-            starts[k] = from; /* now the word's offsets in the joined str */
-            ends[k] = at;
-        }
-        canonical = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, at);
-        PyMem_Free(out);
+        goto done;
     }
-    if (canonical != NULL) all = PyTuple_New(count);
-    for (Py_ssize_t k = 0; all != NULL && k < count; k++) {
-        PyObject *word = PyUnicode_Substring(canonical, starts[k], ends[k]);
-        if (word == NULL) {
-            Py_CLEAR(all);
-        } else {
-            PyTuple_SET_ITEM(all, k, word);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (k > 0) out[at++] = ' ';
+        Py_ssize_t from = at;
+        for (Py_ssize_t i = starts[k]; i < ends[k]; i++) out[at++] = kept[i];
+        starts[k] = from; /* now the word's offsets in the joined str */
+        ends[k] = at;
+        if (!negation) negation = is_term(out + from, at - from, negators, n_negators);
+        if (k < first_n) { /* the first words, each once */
+            uint64_t h = span_hash(out + from, at - from);
+            int seen = 0;
+            for (Py_ssize_t j = 0; j < m && !seen; j++) {
+                Py_ssize_t w = firsts[j];
+                seen = hashes[j] == h && ends[w] - starts[w] == at - from &&
+                       memcmp(out + starts[w], out + from, (size_t)(at - from) * sizeof(Py_UCS4)) == 0;
+            }
+            if (!seen) hashes[m] = h, firsts[m++] = k;
         }
     }
+    canonical = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, at);
+    first = canonical ? PyTuple_New(m) : NULL;
+    content = first ? PyTuple_New(m) : NULL;
+    if (content == NULL) goto done;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *word = PyUnicode_Substring(canonical, starts[firsts[j]], ends[firsts[j]]);
+        if (word == NULL) goto done;
+        PyTuple_SET_ITEM(first, j, word);
+        int stop = PySet_Contains(args[2], word);
+        if (stop < 0) goto done;
+        if (!stop) Py_INCREF(word), PyTuple_SET_ITEM(content, c++, word);
+    }
+    if (_PyTuple_Resize(&content, c) < 0) goto done;
+    PyMem_Free(out);
+    PyMem_Free(firsts);
+    PyMem_Free(hashes);
     PyMem_Free(kept);
     PyMem_Free(starts);
-    if (all == NULL) {
-        Py_XDECREF(canonical);
-        return NULL;
-    }
-    return Py_BuildValue("(NN)", canonical, all);
+    PyMem_Free(negators);
+    return Py_BuildValue("(NNNO)", canonical, first, content, negation ? Py_True : Py_False);
+done:
+    Py_XDECREF(canonical);
+    Py_XDECREF(first);
+    Py_XDECREF(content);
+    PyMem_Free(out);
+    PyMem_Free(firsts);
+    PyMem_Free(hashes);
+    PyMem_Free(kept);
+    PyMem_Free(starts);
+    PyMem_Free(negators);
+    return NULL;
 }
 
 /* `packer.statements.sentence_words`: a folded sentence's content words (longer than one
@@ -538,65 +641,6 @@ static PyObject *minhash(PyObject *module, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
-/* `packer.records.opening_words`: the first `limit` words, each once in order, and those
- * of them not in `stopwords`. A word is told from the earlier ones by its hash first (a
- * word's str caches it), so no dict is built per text. */
-static PyObject *opening(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyAnySet_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "opening(words: tuple, limit: int, stopwords: set)");
-        return NULL;
-    }
-    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
-    if (limit < 0) {
-        PyErr_SetString(PyExc_ValueError, "opening() needs a limit of 0 or more");
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
-    if (limit < n) n = limit;
-    PyObject **kept = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(PyObject *));
-    Py_hash_t *hashes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_hash_t));
-    PyObject *first = NULL, *content = NULL;
-    Py_ssize_t m = 0, c = 0;
-    if (kept == NULL || hashes == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *word = PyTuple_GET_ITEM(args[0], i);
-        Py_hash_t h = PyObject_Hash(word);
-        if (h == -1) goto done;
-        int seen = 0;
-        for (Py_ssize_t j = 0; j < m && !seen; j++) {
-            if (hashes[j] == h) {
-                seen = PyObject_RichCompareBool(kept[j], word, Py_EQ);
-                if (seen < 0) goto done;
-            }
-        }
-        if (!seen) hashes[m] = h, kept[m++] = word;
-    }
-    first = PyTuple_New(m);
-    content = first ? PyTuple_New(m) : NULL;
-    if (content == NULL) goto done;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        Py_INCREF(kept[j]);
-        PyTuple_SET_ITEM(first, j, kept[j]);
-        int stop = PySet_Contains(args[2], kept[j]);
-        if (stop < 0) goto done;
-        if (!stop) Py_INCREF(kept[j]), PyTuple_SET_ITEM(content, c++, kept[j]);
-    }
-    if (_PyTuple_Resize(&content, c) < 0) goto done;
-    PyMem_Free(kept);
-    PyMem_Free(hashes);
-    return Py_BuildValue("(NN)", first, content);
-done:
-    Py_XDECREF(first);
-    Py_XDECREF(content);
-    PyMem_Free(kept);
-    PyMem_Free(hashes);
-    return NULL;
-}
-
 /* The distinct words of a request for `sharing_pairs`: an open-addressing table from a
  * word (its hash, then equality, as a set tells its members) to its number. */
 typedef struct {
@@ -800,13 +844,11 @@ done:
 static PyMethodDef methods[] = {
     {"words", words, METH_O,
      "The canonical words of a folded text: `packer.records.scan_words`, in C."},
-    {"canonical_form", canonical_form, METH_O,
-     "(\" \".join(words), the words interned): `packer.records.canonical_form`, in C."},
+    {"text_words", (PyCFunction)(void (*)(void))text_words, METH_FASTCALL,
+     "A folded text's canonical form, words, first words and negation: `packer.records`."},
     {"sentence_words", (PyCFunction)(void (*)(void))sentence_words, METH_FASTCALL,
      "A folded sentence's content words and negation count: `packer.statements`, in C."},
     {"split_count", split_count, METH_O, "len(text.split()), without building the list."},
-    {"opening", (PyCFunction)(void (*)(void))opening, METH_FASTCALL,
-     "(the first words, each once; those not stopwords): `packer.records.opening_words`."},
     {"sentence_bounds", (PyCFunction)(void (*)(void))sentence_bounds, METH_FASTCALL,
      "Each sentence's (start, end, complete): `packer.units.sentence_bounds`, in C."},
     {"minhash", (PyCFunction)(void (*)(void))minhash, METH_FASTCALL,

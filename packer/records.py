@@ -126,7 +126,7 @@ def scan_words(folded: str) -> list[str]:
     """The canonical words of a folded text: thousands separators and acronym dots
     dropped, then its numbers, words, meaning symbols and signed numbers in order.
 
-    `packer/_native.c` computes this, `canonical_form` and `word_count` in one pass
+    `packer/_native.c` computes this, `text_words` and `word_count` in one pass
     over the characters, without a regex or a str per word (a test holds each pair
     equal over all of Unicode); these are the definitions, and the path taken where
     no C compiler was present at install. Rejected: a leaner regex (one `sub` over
@@ -139,25 +139,7 @@ def scan_words(folded: str) -> list[str]:
     return _WORD.findall(folded)
 
 
-def canonical_form(folded: str) -> tuple[str, tuple[str, ...]]:
-    """The canonical form (the words one space apart) and its words.
-
-    Every stage that reads a text's words (dedup's marks, the reprint and slot
-    searches, the polarity index) takes them from here, made once per text, instead
-    of splitting the canonical form again in each request the text is in: a word set
-    built from these words, whose hashes are computed once, costs a fifth of one built
-    from a fresh split (1.3 against 7.4 µs for a paragraph), and the words cost 3 µs
-    more than the canonical form alone, less than one split. Rejected: interning the
-    words (a word recurring across remembered texts would be one str, but the C pass
-    took 26 µs a paragraph instead of 12), and keeping each text's word set too (1 µs
-    more saved a request, 2 KB more for each remembered text).
-    """
-    words = scan_words(folded)
-    return " ".join(words), tuple(words)
-
-
 _scan = kernels.words if kernels else scan_words
-_canonical_form = kernels.canonical_form if kernels else canonical_form
 
 
 def word_count(text: str) -> int:
@@ -183,15 +165,14 @@ class TextFacts:
     """What the packer derives from a text alone.
 
     `sha256` is None for a text that is not valid Unicode (a lone surrogate);
-    `canonical` is its canonical form (`canonical_words` joined by spaces), the
+    `canonical` is its canonical form (its canonical words joined by spaces), the
     exact-duplicate key and what question terms and titles are matched in;
     `opening` holds its first `OPENING_WORDS` canonical words, each once (a
     tuple: half the memory of a set, and as fast to intersect with one), and
     `content` those of them that are not stopwords (what the reprint pair search
     compares: kept here, it is not rebuilt for every request the text is in);
-    `canonical_words` every canonical word in order (`canonical_form`: what the
-    stages read instead of splitting `canonical` again); `negation` whether one is a
-    polarity word (`NEGATORS`: a polarity pair starts only from such a text).
+    `negation` whether a canonical word is a polarity word (`NEGATORS`: a polarity
+    pair starts only from such a text).
     """
 
     sha256: str | None
@@ -199,8 +180,31 @@ class TextFacts:
     words: int
     opening: tuple[str, ...]
     content: tuple[str, ...]
-    canonical_words: tuple[str, ...]
     negation: bool
+    _canonical_words: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def canonical_words(self) -> tuple[str, ...]:
+        """Every canonical word in order, made on first use and kept with the facts.
+
+        Every stage that reads a text's words (dedup's marks, the reprint and slot
+        searches, the polarity index) takes them from here, made once per text, instead
+        of splitting the canonical form again in each request the text is in: a word set
+        built from these words, whose hashes are computed once, costs a fifth of one
+        built from a fresh split (1.3 against 7.4 µs for a paragraph). Made on first
+        use: 44% of the speed bench's texts are ever read word by word, and the words
+        of a paragraph cost 3 µs and 5 KB to make and keep. A word holds no space, so
+        they are the canonical form split at its spaces. Rejected: interning the words
+        (a word recurring across remembered texts would be one str, but the C pass took
+        26 µs a paragraph instead of 12), and keeping each text's word set too (1 µs
+        more saved a request, 2 KB more for each remembered text). Two threads reading
+        them first at once each make them, and keep one: equal either way.
+        """
+        words = self._canonical_words
+        if words is None:
+            words = tuple(self.canonical.split(" ")) if self.canonical else ()
+            object.__setattr__(self, "_canonical_words", words)
+        return words
 
 
 def text_facts(text: str) -> TextFacts:
@@ -210,19 +214,28 @@ def text_facts(text: str) -> TextFacts:
         digest: str | None = sha256_hex(text)
     except UnicodeEncodeError:
         digest = None
-    canonical, words = _canonical_form(folded_form(text, True))
-    opening, content = _opening(words, OPENING_WORDS, STOPWORDS)
-    negation = not NEGATORS.isdisjoint(words)
-    return TextFacts(digest, canonical, word_count(text), opening, content, words, negation)
+    canonical, opening, content, negation = _text_words(
+        folded_form(text, True), OPENING_WORDS, STOPWORDS, NEGATORS
+    )
+    return TextFacts(digest, canonical, word_count(text), opening, content, negation)
 
 
-def opening_words(words: tuple[str, ...], limit: int, stopwords: frozenset[str]) -> tuple:
-    """`TextFacts.opening` and `.content`; in C when built (2 us a paragraph against 4)."""
+def text_words(
+    folded: str, limit: int, stopwords: frozenset[str], negators: frozenset[str]
+) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
+    """What `TextFacts` holds of a folded text's words: its canonical form (the words
+    one space apart), its first `limit` words each once and those of them not
+    `stopwords` (`.opening`, `.content`), and whether a word is one of `negators`.
+    `packer/_native.c` computes all of it in one pass over the words, without a str
+    for any word past the first `limit` (5.8 us a paragraph against 9.4 for a call per
+    part, which made a str of every word and hashed each to look for a negator)."""
+    words = scan_words(folded)
     opening = tuple(dict.fromkeys(words[:limit]))
-    return opening, tuple(filterfalse(stopwords.__contains__, opening))
+    content = tuple(filterfalse(stopwords.__contains__, opening))
+    return " ".join(words), opening, content, not negators.isdisjoint(words)
 
 
-_opening = kernels.opening if kernels else opening_words
+_text_words = kernels.text_words if kernels else text_words
 
 
 def score_of(candidate: Candidate) -> float:

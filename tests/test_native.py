@@ -1,7 +1,7 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces nine functions on the packing path (`scan_words`,
-`canonical_form`, `word_count`, `opening_words` of `packer.records`, `sentence_bounds` of
+`packer/_native.c` replaces eight functions on the packing path (`scan_words`,
+`text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
 `pairwise` of `packer.reprints`, `contained` of `packer.packet`); packing output must
 not depend on whether a C compiler was present at install. The twins are compared
@@ -39,10 +39,58 @@ def test_words_equal_the_regex_twin(text: str) -> None:
     assert _native.words(text) == records.scan_words(text)
 
 
+SOME_WORDS = [*sorted(records.STOPWORDS)[:8], "a", "b", "1", "no", "t", "not", "é"]
+WORDS_SET = st.frozensets(st.one_of(st.sampled_from(SOME_WORDS), st.text(max_size=3)))
+
+
 @settings(max_examples=3000)
-@given(TEXTS)
-def test_canonical_form_equals_the_regex_twin(text: str) -> None:
-    assert _native.canonical_form(text) == records.canonical_form(text)
+@given(
+    st.one_of(TEXTS, st.lists(st.one_of(st.sampled_from(SOME_WORDS), TEXTS)).map(" ".join)),
+    st.integers(0, 40),
+    WORDS_SET,
+    WORDS_SET,
+)
+def test_text_words_equal_the_regex_twin(
+    text: str, limit: int, stopwords: frozenset[str], negators: frozenset[str]
+) -> None:
+    """Any text; first words repeated, cut off by the limit or not; stopwords and
+    negators among the words or not, any length, the empty word too."""
+    assert _native.text_words(text, limit, stopwords, negators) == records.text_words(
+        text, limit, stopwords, negators
+    )
+
+
+def test_text_words_takes_the_sets_members_as_text_only() -> None:
+    """A member that is no str equals no word, as in the twin; a str subclass does."""
+
+    class Word(str):
+        pass
+
+    negators = frozenset({1, None, Word("no")})
+    assert _native.text_words("say no", 32, frozenset(), negators) == records.text_words(
+        "say no", 32, frozenset(), negators
+    )
+    assert _native.text_words("say no", 32, frozenset(), negators)[3] is True
+
+
+def test_text_words_refuses_what_it_cannot_read() -> None:
+    with pytest.raises(TypeError):
+        _native.text_words(1, 32, frozenset(), frozenset())  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _native.text_words("a", 32, ["a"], frozenset())  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        _native.text_words("a", -1, frozenset(), frozenset())
+
+
+def test_canonical_words_are_the_words_scanned_in_order() -> None:
+    """`TextFacts.canonical_words`, made from the canonical form on first use, are the
+    words the scan found (a word holds no space), and are made once."""
+    text = "The U.S. paid 4,000 — not 5%: e.g. km² (−3.5), 2019-20 ɑ"
+    facts = records.text_facts(text)
+    assert facts.canonical_words == tuple(records.scan_words(records.folded_form(text)))
+    assert facts.canonical_words is facts.canonical_words
+    assert records.text_facts("").canonical_words == ()
+    assert records.text_facts("—").canonical_words == ()
 
 
 NEGATORS_AND_PLAIN = st.frozensets(st.sampled_from(["no", "not", "t", "a", "the", "é", "1"]))
@@ -124,24 +172,6 @@ def test_minhash_refuses_what_the_twin_refuses() -> None:
             run("a \ud800 b", 3, perms.packed)
 
 
-SOME_WORDS = [*sorted(records.STOPWORDS)[:8], "a", "b", "1"]
-WORDS = st.lists(st.one_of(st.sampled_from(SOME_WORDS), st.text(max_size=3)), max_size=50)
-
-
-@given(WORDS.map(tuple), st.integers(0, 40))
-def test_opening_equals_the_python_twin(words: tuple[str, ...], limit: int) -> None:
-    stop = records.STOPWORDS
-    assert _native.opening(words, limit, stop) == records.opening_words(words, limit, stop)
-
-
-def test_opening_tells_equal_words_made_apart() -> None:
-    """Words equal but not the same object (each cut from its own text) are one word."""
-    words = (*("".join(["w", "ord"]) for _ in range(3)), "the", "x")
-    assert _native.opening(words, 32, records.STOPWORDS) == (("word", "the", "x"), ("word", "x"))
-    with pytest.raises(ValueError):
-        _native.opening(words, -1, records.STOPWORDS)
-
-
 PAIR_WORDS = st.one_of(
     st.sampled_from(["a", "b", "c", "the"]), st.integers(-3, 3), st.text(max_size=2)
 )
@@ -215,8 +245,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     come out byte for byte."""
     monkeypatch.setattr(records, "kernels", None)
     monkeypatch.setattr(records, "_scan", records.scan_words)
-    monkeypatch.setattr(records, "_canonical_form", records.canonical_form)
-    monkeypatch.setattr(records, "_opening", records.opening_words)
+    monkeypatch.setattr(records, "_text_words", records.text_words)
     monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)

@@ -19,9 +19,7 @@ records_of = st.lists(st.tuples(st.integers(0, 5), openings), max_size=90)
 def _record(index: int, document: int, opening: list[str]) -> Evidence:
     cand = candidate(f"e{index}", f"d{document}")
     content = tuple(w for w in opening if w not in STOPWORDS)
-    facts = TextFacts(
-        None, " ".join(opening), len(opening), tuple(opening), content, tuple(opening), False
-    )
+    facts = TextFacts(None, " ".join(opening), len(opening), tuple(opening), content, False)
     return Evidence(cand, f"d{document}", "r1", None, cand.text, facts, 0.5, (), None)
 
 
