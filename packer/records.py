@@ -227,7 +227,7 @@ def text_words(
     one space apart), its first `limit` words each once and those of them not
     `stopwords` (`.opening`, `.content`), and whether a word is one of `negators`.
     `packer/_native.c` computes all of it in one pass over the words, without a str
-    for any word past the first `limit` (5.8 us a paragraph against 9.4 for a call per
+    for any word past the first `limit` (5.4 µs a paragraph against 7.8 for a call per
     part, which made a str of every word and hashed each to look for a negator)."""
     words = scan_words(folded)
     opening = tuple(dict.fromkeys(words[:limit]))
