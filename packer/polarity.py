@@ -12,9 +12,10 @@ are no conflict (`answers.opposite_sides`: both sides are an answer to cover).
 
 Pair search: only negated statements can start a pair, and most passages have
 none (15% of the speed bench's real paragraphs hold a negation word at all), so
-a passage's statements are read only where they can matter: those of a passage
-whose canonical words (`TextFacts.canonical`, already made) hold a negation
-word, and those of a passage of another document that can reach the bound a
+a passage's statements are read only where they can matter: the negated ones of a
+passage whose canonical words hold a negation word (`TextFacts.negation`, already
+made; of its sentences only those holding one: `statements.negated_statements_of`),
+and all of those of a passage of another document that can reach the bound a
 negated statement sets (`_reachable`). A passage's words are a superset of its
 sentences' (each sentence is read from a slice of the same text), so the pairs
 are those of comparing every statement of every passage; a property test holds
@@ -64,7 +65,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
         (i, negative)
         for i, record in enumerate(records)
         if record.facts.negation
-        for negative in statements(i).negated
+        for negative in memos.negated_statements(record.text)
     ]
     if not negatives:
         return []

@@ -238,6 +238,15 @@ def text_words(
 _text_words = kernels.text_words if kernels else text_words
 
 
+def holds_polarity_word(folded: str) -> bool:
+    """Whether a canonical word of a folded text is one of `NEGATORS` (in C, without a str
+    for any word: `text_words` of no first words)."""
+    return _text_words(folded, 0, _NO_WORDS, NEGATORS)[3]
+
+
+_NO_WORDS: frozenset[str] = frozenset()
+
+
 def score_of(candidate: Candidate) -> float:
     """The ranking score: the reranker's when present, else the retriever's."""
     return (

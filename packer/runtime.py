@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from packer.records import TextFacts, text_facts
 from packer.sketch import Permutations, lsh_bands, permutations
-from packer.statements import Statements, statements_of
+from packer.statements import Statement, Statements, negated_statements_of, statements_of
 from packer.subjects import title_key
 from packer.tokens import TokenCounter
 from packer.typed_claims import SentenceClaims, claims_of
@@ -56,6 +56,9 @@ class Memos:
         self.statements: Callable[[str], Statements] = lru_cache(STATEMENTS_ENTRIES)(
             self._statements
         )
+        self.negated_statements: Callable[[str], tuple[Statement, ...]] = lru_cache(
+            STATEMENTS_ENTRIES
+        )(self._negated_statements)
         self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
             lsh_bands
         )
@@ -63,6 +66,9 @@ class Memos:
 
     def _statements(self, text: str) -> Statements:
         return statements_of(text, self.sentences(text))
+
+    def _negated_statements(self, text: str) -> tuple[Statement, ...]:
+        return negated_statements_of(text, self.sentences(text))
 
 
 class PackerRuntime:

@@ -182,3 +182,19 @@ def test_a_closing_no_is_found_where_the_last_no_stands(folded: str):
     """Trying the closing-`no` pattern at the last "no" alone finds what a search does."""
     expected = _CLOSING_NO.search(folded) is not None
     assert _closes_with_no(folded) is expected
+
+
+_PIECES = st.sampled_from(
+    ["By Nobody —", "NO ONE —", "WASHINGTON (Reuters) -", '"', "“", "”", "No", "no .", "5",
+     "not", "never", "don't", "can’t", "Neither", "nor", "x", "é", "ＮＯＴ", "No.", ".", ",",
+     ";", "—", "which", "\n", "  ", "U.S.", "?", "!", "It did not last,", "but it held."]
+)  # fmt: skip
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=16).map(" ".join))
+def test_the_negated_statements_read_alone_are_those_of_all_the_statements(text: str):
+    """Only the sentences holding a polarity word are read for the negated statements:
+    bylines and datelines stripped, quoted negations, a closing `No` and its number,
+    compatibility forms, clauses; any text."""
+    memos = Memos()
+    assert memos.negated_statements(text) == memos.statements(text).negated
