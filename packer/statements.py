@@ -97,7 +97,7 @@ def clauses(folded: str) -> list[str]:
     return [*_CLAUSE_BREAK.split(rest), *asides]
 
 
-def main_clause_negated(folded: str) -> bool:
+def main_clause_negated(folded: str, negations: int | None = None) -> bool:
     """Whether a folded sentence's main clause is negated: the clause holding the most of
     its content words (the first of equals), negated by an odd number of negation words
     in that clause alone. A negation scopes over its own clause ("found no evidence that
@@ -105,13 +105,31 @@ def main_clause_negated(folded: str) -> bool:
     not last long, but it found that coffee lowers the risk" affirms, and so does "women
     who drank none" inside a sentence saying who had a lower risk). Rejected: the parity
     of the whole sentence's negation words, which "did not lower the risk: glucose did
-    not change" (two negations) read as affirming."""
+    not change" (two negations) read as affirming. `negations`, the sentence's own count
+    when known, decides alone where the sentence can only be one clause (`_one_clause`:
+    no mark or word a clause opens with), without the clause search (6.5 µs a sentence;
+    spared for 17% of the negated sentences of the speed bench's paragraphs)."""
+    if negations is not None and _one_clause(folded):
+        return negations % 2 == 1
     best = (-1, False)
     for clause in clauses(folded):
-        content, negations = _sentence_words(clause, _NOT_CONTENT, NEGATORS)
+        content, count = _sentence_words(clause, _NOT_CONTENT, NEGATORS)
         if len(content) > best[0]:
-            best = (len(content), negations % 2 == 1)
+            best = (len(content), count % 2 == 1)
     return best[1]
+
+
+_CLAUSE_MARKS = (",", ";", ":", "-", "–", "—", "though", "whereas", "because", "unless",
+                 "which", "who")  # fmt: skip
+"""What every aside and clause break holds: a comma, a semicolon, a colon or a dash, or a
+subordinator or relative pronoun ("although" holds "though", "whom" and "whose" "who")."""
+
+
+def _one_clause(folded: str) -> bool:
+    """Whether `clauses(folded)` can only be `[folded]`: it holds no mark or word an aside
+    or a clause break needs (0.5 µs: a search each at C speed, against `re`'s ~30 ns a
+    character for each pattern)."""
+    return all(mark not in folded for mark in _CLAUSE_MARKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +202,7 @@ def _statement(text: str, sentence: Sentence) -> Statement:
         read = f"{read} {_number_after(text, sentence.end)}"
     if read is not folded:
         _, negations = _sentence_words(read, _NOT_CONTENT, NEGATORS)
-    negated = negations > 0 and main_clause_negated(read)
+    negated = negations > 0 and main_clause_negated(read, negations)
     return Statement(sentence.start, sentence.end, content, negated)
 
 

@@ -14,10 +14,13 @@ from packer.records import Evidence, folded_form, scan_words, text_facts
 from packer.runtime import Memos
 from packer.statements import (
     _CLOSING_NO,
+    _NOT_CONTENT,
     NEGATORS,
     _closes_with_no,
+    _one_clause,
     clauses,
     main_clause_negated,
+    sentence_words,
 )
 from tests.factories import candidate
 
@@ -198,3 +201,20 @@ def test_the_negated_statements_read_alone_are_those_of_all_the_statements(text:
     compatibility forms, clauses; any text."""
     memos = Memos()
     assert memos.negated_statements(text) == memos.statements(text).negated
+
+
+@given(
+    st.lists(
+        st.sampled_from(["no", "not", "t", "x", " ", ",", ";", ":", "-", "–", "—", "\n", "é",
+                         "which", "who", "whom", "although", "though", "since", "while", "if",
+                         "because", "unless", "whereas", "but", "and", "ＮＯＴ", "5"]),
+        max_size=14,
+    ).map("".join)
+)  # fmt: skip
+def test_a_sentence_of_one_clause_is_negated_by_its_own_count(folded: str):
+    """Where the sentence can only be one clause, its own negation count decides, as the
+    clause search would."""
+    _, negations = sentence_words(folded, _NOT_CONTENT, NEGATORS)
+    assert main_clause_negated(folded, negations) is main_clause_negated(folded)
+    if _one_clause(folded):
+        assert clauses(folded) == [folded]
