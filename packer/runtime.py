@@ -58,7 +58,7 @@ class Memos:
         )
         self.negated_statements: Callable[[str], tuple[Statement, ...]] = lru_cache(
             STATEMENTS_ENTRIES
-        )(self._negated_statements)
+        )(negated_statements_of)
         self.lsh_bands: Callable[[float, int], tuple[int, int]] = lru_cache(CONFIG_ENTRIES)(
             lsh_bands
         )
@@ -66,9 +66,6 @@ class Memos:
 
     def _statements(self, text: str) -> Statements:
         return statements_of(text, self.sentences(text))
-
-    def _negated_statements(self, text: str) -> tuple[Statement, ...]:
-        return negated_statements_of(text, self.sentences(text))
 
 
 class PackerRuntime:
