@@ -10,12 +10,20 @@ OUT ?= out/demo
 
 .PHONY: demo demo-stream test fresh-check lint samples schema templates bench bench-scale eval fuzz
 
-# The console script is the marker of an install; reinstall when pyproject or the C
-# kernels change (the editable install builds packer/_native.c and _pretokenize.c in place).
-$(BIN)/evpack: pyproject.toml setup.py packer/_native.c packer/_pretokenize.c packer/_pretokenize_table.h
+# Every install here takes the Beam the image pins (deploy/Dockerfile's BEAM_VERSION), the
+# one the suite, the flag table (pipelines/flags.json) and the benchmarks were made on.
+# pyproject.toml takes a range, for a pipeline that embeds the packer beside its own Beam;
+# an install without the pin took the newest release in the range, whose flags the
+# committed flag table does not list, and the suite failed on the day one came out.
+BEAM_PIN := apache-beam[gcp]==$(shell sed -n 's/^ARG BEAM_VERSION=//p' deploy/Dockerfile)
+
+# The console script is the marker of an install; reinstall when pyproject, the pinned Beam
+# or the C kernels change (the editable install builds packer/_native.c and _pretokenize.c
+# in place).
+$(BIN)/evpack: pyproject.toml setup.py deploy/Dockerfile packer/_native.c packer/_pretokenize.c packer/_pretokenize_table.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,report]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report]' '$(BEAM_PIN)'
 	touch $@
 
 # The round trip too: prompts as Anthropic Message Batches requests (for the config's
@@ -38,7 +46,7 @@ lint: $(BIN)/evpack
 # The emulator tests need the Pub/Sub (Java) and Bigtable emulators, bqemulator,
 # gcp-storage-emulator and Chromium (the report's test): set up once.
 $(VENV)/.emulators-ready: $(BIN)/evpack .ci/setup-emulators
-	PYTHON=$(BIN)/python .ci/setup-emulators
+	PYTHON=$(BIN)/python BEAM_PIN='$(BEAM_PIN)' .ci/setup-emulators
 	touch $@
 
 # The suite also smoke-tests the benchmark commands, so it needs the bench extra.
@@ -85,7 +93,7 @@ templates: $(BIN)/evpack
 DATA ?= ../shared/data
 
 $(VENV)/.bench-installed: $(BIN)/evpack
-	$(BIN)/python -m pip install --quiet -e '.[test,report,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,report,bench]' '$(BEAM_PIN)'
 	touch $@
 
 bench: $(VENV)/.bench-installed

@@ -300,52 +300,11 @@ def fold_copy(keeper: Evidence, other: Evidence) -> None:
 
 
 STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "their",
-        "there",
-        "these",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-    ]
-)
+    ("a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from",
+     "had", "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "that", "the",
+     "their", "there", "these", "this", "to", "was", "were", "what", "when", "where",
+     "which", "who", "whom", "whose", "why", "will", "with")
+)  # fmt: skip
 
 
 _NOT_FACTS = STOPWORDS | frozenset(

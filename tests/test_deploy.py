@@ -294,6 +294,28 @@ def test_dockerfile_pins_the_beam_this_suite_runs_on_within_pyprojects_range() -
     assert '"apache-beam[gcp]==${BEAM_VERSION}"' in _dockerfile()  # pip keeps the image's
 
 
+def test_every_install_here_takes_the_beam_the_image_pins() -> None:
+    """pyproject.toml's range let a fresh `make test` take a Beam released after the flag
+    table was made (its flags differ): the Makefile's installs, and the emulators' setup
+    it runs, take the image's Beam, read from the Dockerfile (one place names it)."""
+    pin = f"apache-beam[gcp]=={_arg('BEAM_VERSION')}"
+    venv = "never-made-venv"  # -n: the recipes are printed, nothing is run or made
+    targets = [f"{venv}/.bench-installed", f"{venv}/.emulators-ready"]
+    planned = subprocess.run(
+        ["make", "-n", "-B", f"VENV={venv}", *targets],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    installs = [line for line in planned if "pip install" in line and " -e " in line]
+    assert len(installs) == 2 and all(f"'{pin}'" in line for line in installs), installs
+    [setup] = [line for line in planned if ".ci/setup-emulators" in line]
+    assert f"BEAM_PIN='{pin}'" in setup
+    script = (ROOT / ".ci" / "setup-emulators").read_text(encoding="utf-8")
+    assert re.search(r"pip install .*-e '\.\[[\w,]+\]' \$\{BEAM_PIN:\+\"\$BEAM_PIN\"\}", script)
+
+
 def test_dockerfile_python_is_allowed_and_matches_the_launcher() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     lower, upper = re.fullmatch(r">=([\d.]+),<([\d.]+)", project["requires-python"]).groups()
