@@ -186,28 +186,25 @@ typedef struct {
     Py_ssize_t length;
 } Term;
 
-/* The str members of `set` as `Term`s (the set keeps them alive); -1 on error. */
-static Py_ssize_t terms_of(PyObject *set, Term **terms) {
-    Py_ssize_t size = PySet_GET_SIZE(set), n = 0;
+/* The str members of `set` as `Term`s, read from `*held`, a tuple of its members that keeps
+ * them alive whatever becomes of the set (release it and free `*terms` after use); the
+ * count, -1 on error. */
+static Py_ssize_t terms_of(PyObject *set, Term **terms, PyObject **held) {
+    *held = PySequence_Tuple(set);
+    if (*held == NULL) return -1;
+    Py_ssize_t size = PyTuple_GET_SIZE(*held), n = 0;
     *terms = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(Term));
-    PyObject *iterator = *terms ? PyObject_GetIter(set) : NULL;
-    if (iterator == NULL) {
-        if (*terms == NULL) PyErr_NoMemory();
-        PyMem_Free(*terms);
+    if (*terms == NULL) {
+        Py_CLEAR(*held);
+        PyErr_NoMemory();
         return -1;
     }
-    PyObject *item;
-    while ((item = PyIter_Next(iterator)) != NULL) {
-        if (PyUnicode_Check(item) && n < size) {
+    for (Py_ssize_t k = 0; k < size; k++) {
+        PyObject *item = PyTuple_GET_ITEM(*held, k);
+        if (PyUnicode_Check(item)) {
             (*terms)[n++] = (Term){PyUnicode_KIND(item), PyUnicode_DATA(item),
                                    PyUnicode_GET_LENGTH(item)};
         }
-        Py_DECREF(item);
-    }
-    Py_DECREF(iterator);
-    if (PyErr_Occurred()) {
-        PyMem_Free(*terms);
-        return -1;
     }
     return n;
 }
@@ -250,13 +247,15 @@ static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     Term *negators;
-    Py_ssize_t n_negators = terms_of(args[3], &negators);
+    PyObject *held;
+    Py_ssize_t n_negators = terms_of(args[3], &negators, &held);
     if (n_negators < 0) return NULL;
     Py_UCS4 *kept;
     Py_ssize_t *starts, *ends;
     Py_ssize_t count = words_of(args[0], &kept, &starts, &ends);
     if (count < 0) {
         PyMem_Free(negators);
+        Py_DECREF(held);
         return NULL;
     }
     Py_ssize_t first_n = limit < count ? limit : count;
@@ -265,7 +264,7 @@ static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t 
                                 (size_t)(count ? ends[count - 1] : 0) * sizeof(Py_UCS4));
     Py_ssize_t *firsts = PyMem_Malloc((size_t)(first_n ? first_n : 1) * sizeof(Py_ssize_t));
     uint64_t *hashes = PyMem_Malloc((size_t)(first_n ? first_n : 1) * sizeof(uint64_t));
-    PyObject *canonical = NULL, *first = NULL, *content = NULL;
+    PyObject *canonical = NULL, *first = NULL, *content = NULL, *result = NULL;
     int negation = 0;
     Py_ssize_t m = 0, c = 0;
     if (out == NULL || firsts == NULL || hashes == NULL) {
@@ -304,13 +303,7 @@ static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t 
         if (!stop) Py_INCREF(word), PyTuple_SET_ITEM(content, c++, word);
     }
     if (_PyTuple_Resize(&content, c) < 0) goto done;
-    PyMem_Free(out);
-    PyMem_Free(firsts);
-    PyMem_Free(hashes);
-    PyMem_Free(kept);
-    PyMem_Free(starts);
-    PyMem_Free(negators);
-    return Py_BuildValue("(NNNO)", canonical, first, content, negation ? Py_True : Py_False);
+    result = Py_BuildValue("(OOOO)", canonical, first, content, negation ? Py_True : Py_False);
 done:
     Py_XDECREF(canonical);
     Py_XDECREF(first);
@@ -321,7 +314,8 @@ done:
     PyMem_Free(kept);
     PyMem_Free(starts);
     PyMem_Free(negators);
-    return NULL;
+    Py_DECREF(held);
+    return result;
 }
 
 /* `packer.statements.sentence_words`: a folded sentence's content words (longer than one

@@ -71,6 +71,12 @@ def test_text_words_takes_the_sets_members_as_text_only() -> None:
         "say no", 32, frozenset(), negators
     )
     assert _native.text_words("say no", 32, frozenset(), negators)[3] is True
+    assert _native.text_words("say no", 32, {"say"}, {"no"}) == (
+        "say no",
+        ("say", "no"),
+        ("no",),
+        True,
+    )
 
 
 def test_text_words_refuses_what_it_cannot_read() -> None:
