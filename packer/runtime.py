@@ -2,9 +2,9 @@
 
 Retrieval returns the same passages to many questions, so packing remembers
 what it computed per distinct text: token counts (in the `TokenCounter`),
-the facts of a text, its sentences and statements, its typed claims, the link key of a
-title; and what depends on the config alone: the MinHash LSH bands and
-permutations (`packer.sketch`). Those memos
+the facts of a text, its sentences, statements and negated statements, its typed
+claims, the link key of a title; and what depends on the config alone: the MinHash
+LSH bands and permutations (`packer.sketch`). Those memos
 live here, as instance caches, and nowhere else in `packer/`:
 
 - a cold start is a new runtime, and a second worker (a test's, a
