@@ -127,12 +127,16 @@ def test_split_count_equals_len_split(text: str) -> None:
 def test_every_code_point_is_classified_as_the_regexes_classify_it() -> None:
     """Each code point (lone surrogates too: a text may hold one) as a digit run's
     neighbour, a thousands group, an acronym letter, a signed number's digit, a
-    word's neighbour, a separator."""
+    word's neighbour, a separator; and the canonical form and first words made of them."""
     for first, text in _every_code_point_in(
         "{c}1,{c}00 a.{c}.b -{c}5 x{c}y 1{c}000 {c}{c}.{c} +{c}"
     ):
         assert _native.words(text) == records.scan_words(text), hex(first)
         assert _native.split_count(text) == len(text.split()), hex(first)
+        stop, negators = records.STOPWORDS, records.NEGATORS
+        assert _native.text_words(text, 32, stop, negators) == records.text_words(
+            text, 32, stop, negators
+        ), hex(first)
 
 
 SENTENCE_CHARACTERS = st.sampled_from(
