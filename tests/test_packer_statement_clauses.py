@@ -1,13 +1,14 @@
 """A statement's polarity is its main clause's: a negation scopes over its own clause,
 not over a clause joined to it. Each case has a twin that must read the other way."""
 
+import math
 from collections import Counter
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer.answers import opposite_sides, positions
+from packer.answers import POSITION_SHARE, opposite_sides, positions
 from packer.first import PAIR_RANKS
 from packer.question import read_question
 from packer.records import Evidence, folded_form, scan_words, text_facts
@@ -218,3 +219,24 @@ def test_a_sentence_of_one_clause_is_negated_by_its_own_count(folded: str):
     assert main_clause_negated(folded, negations) is main_clause_negated(folded)
     if _one_clause(folded):
         assert clauses(folded) == [folded]
+
+
+@given(_PASSAGES, st.just("Does coffee lower the risk?") | st.text())
+def test_positions_read_only_passages_holding_the_terms_read_as_every_passage(texts, question):
+    """Passages holding too few of the question's terms in their canonical form are not
+    read: the positions are those of reading every passage's statements."""
+    records = [
+        Evidence(c, c.document_id, "r1", None, c.text, text_facts(c.text), 0.5, (), None)
+        for c in (candidate(f"e{k}", f"d{k}", text=t) for k, t in enumerate(texts))
+    ]
+    terms = read_question(question).terms
+    memos = Memos()
+    need = max(3, math.ceil(POSITION_SHARE * len(terms)))
+    every = {}
+    for k, record in enumerate(records):
+        held = [(len(s.content & terms), s.negated) for s in memos.statements(record.text).all]
+        most = max((h for h, _ in held), default=0)
+        taken = {negated for h, negated in held if h == most}
+        if most >= need and len(taken) == 1:
+            every[k] = taken.pop()
+    assert positions(records, terms, memos) == every
