@@ -1,11 +1,10 @@
 /* The per-text kernels of the canonical form (`packer.records`), of sentences
  * (`packer.units`, `packer.statements`) and of near-duplicate sketches (`packer.sketch`),
  * the reprint pair search's pair count (`packer.reprints`) and the question terms a text
- * holds (`packer.packet`), in C.
+ * holds (`packer.records`), in C.
  *
  * Each function returns exactly what its pure-Python twin in `packer.records`,
- * `packer.units`, `packer.statements`, `packer.sketch`, `packer.reprints` or
- * `packer.packet` returns, for
+ * `packer.units`, `packer.statements`, `packer.sketch` or `packer.reprints` returns, for
  * every input (a property test holds them together, over all of Unicode for the texts):
  * the character classes are the ones Python's `re` uses for str patterns (`\d` is
  * Py_UNICODE_ISDECIMAL, `\w` is Py_UNICODE_ISALNUM or "_", `\s` and `str.split()` are
@@ -757,7 +756,7 @@ static inline unsigned pair_key(unsigned char a, unsigned char b) {
     return ((unsigned)a << 4 ^ b) & 4095;
 }
 
-/* `packer.packet.contained`: the `terms` (a set of str) that occur in `text`, as `in` finds
+/* `packer.records.contained`: the `terms` (a set of str) that occur in `text`, as `in` finds
  * them, collected in the set's order. Where the text and a term are one byte a character
  * (ASCII and Latin-1: nearly every canonical text) and the term is two characters or more,
  * one pass over the text finds all such terms at once, a term tried only where a pair of
@@ -849,7 +848,7 @@ static PyMethodDef methods[] = {
     {"sharing_pairs", (PyCFunction)(void (*)(void))sharing_pairs, METH_FASTCALL,
      "The record pairs sharing enough opening words: `packer.reprints.pairwise`, in C."},
     {"contained", (PyCFunction)(void (*)(void))contained, METH_FASTCALL,
-     "The terms that occur in a text: `packer.packet.contained`, in C."},
+     "The terms that occur in a text: `packer.records.contained`, in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from packer.answer_evidence import AnswerKind
 from packer.polarity import facets_apart
-from packer.records import Evidence
+from packer.records import Evidence, terms_in
 from packer.runtime import Memos
 from packer.typed_claims import SentenceClaims
 
@@ -111,7 +111,7 @@ def positions(records: Sequence[Evidence], terms: frozenset[str], memos: Memos) 
     need = max(3, math.ceil(POSITION_SHARE * len(terms)))
     out: dict[int, bool] = {}
     for k, record in enumerate(records):
-        if sum(term in record.canonical for term in terms) < need:
+        if len(terms_in(terms, record.canonical)) < need:
             continue  # no sentence holds `need` terms: its statements are not read
         held = [(len(s.content & terms), s.negated) for s in memos.statements(record.text).all]
         most = max((h for h, _ in held), default=0)

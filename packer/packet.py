@@ -8,8 +8,7 @@ from datetime import datetime
 from packer.answer_evidence import AnswerKind, answers
 from packer.changes import states_change
 from packer.layout import BlockCosts
-from packer.native import kernels
-from packer.records import Evidence, fold_case
+from packer.records import Evidence, fold_case, terms_in
 from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from packer.sources import named_sources
@@ -111,7 +110,7 @@ class Packet:
         self._doc_ids = [r.document_id for r in records]
         self._facets = [r.facets for r in records]
         terms = policy.question_stems
-        self._terms = [_contained(terms, r.canonical) for r in records]
+        self._terms = [terms_in(terms, r.canonical) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [
             memos.title_key(
@@ -311,7 +310,7 @@ class Packet:
                 continue  # the whole passage, which did not fit
             tokens = self.costs.exact(index, text[start:end])
             if tokens + self.note_cost(index) <= self.remaining:
-                terms = _contained(self._terms[index], fold_case(text[start:end]))
+                terms = terms_in(self._terms[index], fold_case(text[start:end]))
                 return Unit((start, end), tokens, terms)
         return None
 
@@ -333,7 +332,7 @@ class Packet:
             return None  # no term in the passage: every run is worth nothing (nor answers)
         text = self.records[index].text
         sentences = self.memos.sentences(text)
-        held = [_contained(terms, s.folded) for s in sentences]
+        held = [terms_in(terms, s.folded) for s in sentences]
         kind = self.policy.answer_kind
         if kind is not None and self.policy.claim_units:
             terms_asked = self.policy.question_terms
@@ -386,15 +385,5 @@ class Packet:
         return ExclusionReason.OVER_BUDGET
 
 
-_NONE: frozenset[str] = frozenset()
 _ANSWERS = frozenset(("\x00answers",))
 """Held by a sentence that answers the question: no text's term can be this word."""
-
-
-def contained(terms: frozenset[str], text: str) -> frozenset[str]:
-    """The terms that occur in `text` (in C when built: one pass for all, 2.0 -> 1.0 us)."""
-    found = [t for t in terms if t in text]
-    return frozenset(found) if found else _NONE
-
-
-_contained = kernels.contained if kernels else contained

@@ -84,7 +84,7 @@ def stem(term: str) -> str:
 
     The questions paraphrase their evidence: "billions" for "billion", "accused" asked
     of "accusations", "companies" of "company". Passages are searched for a
-    question's terms as substrings of their canonical text (`packet.contained`), so
+    question's terms as substrings of their canonical text (`records.contained`), so
     a stem is a prefix that finds every inflection ("compan" finds "company" and
     "companies"). Only inflections go: derivations change what is said
     ("competitiveness" is no "competition"). Measured on every visible set at

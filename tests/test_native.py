@@ -3,7 +3,7 @@
 `packer/_native.c` replaces eight functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
-`pairwise` of `packer.reprints`, `contained` of `packer.packet`); packing output must
+`pairwise` of `packer.reprints`, `contained` of `packer.records`); packing output must
 not depend on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
@@ -16,7 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packer import _native, packet, records, reprints, sketch, statements, units  # needs a build
+from packer import (  # needs a build
+    _native,
+    answers,
+    packet,
+    records,
+    reprints,
+    sketch,
+    statements,
+    units,
+)
 from packer.native import kernels
 from tests import test_packer_golden as golden
 
@@ -226,7 +235,7 @@ TERMS = st.frozensets(st.text(TERM_CHARACTERS, max_size=4), max_size=8)
 @settings(max_examples=3000)
 @given(TERMS, st.one_of(st.text(TERM_CHARACTERS, max_size=40), TEXTS))
 def test_contained_equals_the_python_twin(terms: frozenset[str], text: str) -> None:
-    assert _native.contained(terms, text) == packet.contained(terms, text)
+    assert _native.contained(terms, text) == records.contained(terms, text)
 
 
 def test_contained_finds_every_term_where_it_stands() -> None:
@@ -237,7 +246,7 @@ def test_contained_finds_every_term_where_it_stands() -> None:
     with pytest.raises(TypeError):
         _native.contained(frozenset({1}), "text")
     with pytest.raises(TypeError):
-        packet.contained(frozenset({1}), "text")  # type: ignore[arg-type]
+        records.contained(frozenset({1}), "text")  # type: ignore[arg-type]
 
 
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
@@ -260,7 +269,8 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
     monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
-    monkeypatch.setattr(packet, "_contained", packet.contained)
+    monkeypatch.setattr(packet, "terms_in", records.contained)
+    monkeypatch.setattr(answers, "terms_in", records.contained)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
