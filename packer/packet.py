@@ -130,6 +130,9 @@ class Packet:
             for i, t in enumerate(titles)
             if t and i not in self.linked
         }
+        self._forms = frozenset(f for forms in self._unlinked.values() for f in forms)
+        """Every name an unlinked item may be mentioned by: a taken text is searched for
+        all at once (`terms_in`), and the items read one by one only when one is there."""
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
@@ -256,14 +259,14 @@ class Packet:
         self.chosen.append(index)
         self.taken.add(index)
         self._unlinked.pop(index, None)
-        text = self.records[index].canonical
+        mentioned = terms_in(self._forms, self.records[index].canonical)
+        if not mentioned:  # most takes: one pass in C, not a test per item and form
+            return
         for other, forms in list(self._unlinked.items()):
-            for form in forms:  # a plain loop: `any` over a generator cost 1.5 µs a take
-                if form in text:
-                    del self._unlinked[other]
-                    self.linked.add(other)
-                    self.newly_linked.append(other)
-                    break
+            if not mentioned.isdisjoint(forms):
+                del self._unlinked[other]
+                self.linked.add(other)
+                self.newly_linked.append(other)
 
     def take_with_partners(self, index: int, unit: Unit | None = None) -> None:
         """Take an item (whole or as a `unit`), then its conflict partners before anything
