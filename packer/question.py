@@ -100,20 +100,30 @@ def stem(term: str) -> str:
     read (`answers`, `statements`) compares whole words, and takes the question's
     terms.
     """
-    if term.endswith(_NO_PLURAL):
-        return term
+    if not term.endswith(_INFLECTIONS) or term.endswith(_NO_PLURAL) or len(term) <= MIN_STEM:
+        return term  # most terms: three tests in C, not one a suffix
     for suffix in _INFLECTIONS:
         if term.endswith(suffix) and len(term) - len(suffix) >= MIN_STEM:
             return term[: -len(suffix)]
     return term
 
 
+_SLOT_PHRASES: tuple[tuple[SlotKind, tuple[str, ...]], ...] = tuple(
+    (kind, tuple(f" {q} " for q in phrases))
+    for kind, phrases in (
+        ("number", _NUMBER_QUESTIONS),
+        ("date", _DATE_QUESTIONS),
+        ("name", _NAME_QUESTIONS),
+    )
+)
+"""Each slot's phrases, spaced at both ends once here rather than in every question."""
+
+
 def _slot(spaced: str) -> SlotKind | None:
-    """The slot a question (its canonical words, spaced at both ends) asks for."""
-    if any(f" {q} " in spaced for q in _NUMBER_QUESTIONS):
-        return "number"
-    if any(f" {q} " in spaced for q in _DATE_QUESTIONS):
-        return "date"
-    if any(f" {q} " in spaced for q in _NAME_QUESTIONS):
-        return "name"
+    """The slot a question (its canonical words, spaced at both ends) asks for: the first
+    kind (number, date, name) one of whose phrases it holds."""
+    for kind, phrases in _SLOT_PHRASES:
+        for phrase in phrases:
+            if phrase in spaced:
+                return kind
     return None
