@@ -470,7 +470,7 @@ def _naive(**options: Any) -> Callable[[int, Tools], Packer]:
 
 def _naive_ours(budget: int, tools: Tools) -> Packer:
     """The naive loop rendering and charging our default block layout."""
-    block = partial(our_format_block, layout_of(PackingConfig(), tools.runtime.tokens, budget))
+    block = partial(our_format_block, layout_of(PackingConfig(), tools.runtime, budget))
     return NaivePacker(budget, tools.count, count_headers=True, block=block)
 
 
@@ -482,7 +482,7 @@ PACKERS: list[PackerSpec] = [
         "oracle",
         "gold",
         lambda budget, tools: OraclePacker(
-            budget, layout_of(PackingConfig(), tools.runtime.tokens, budget), tools.gold
+            budget, layout_of(PackingConfig(), tools.runtime, budget), tools.gold
         ),
     ),
     PackerSpec("naive", "score", _naive()),

@@ -104,7 +104,7 @@ def measure(
     out: dict[str, dict[int, float]] = {"ours": {}, "naive": {}, "oracle": {}}
     for budget in budgets:
         ours = OurPacker(PackingConfig(max_evidence_tokens=budget, **config), docs, runtime)
-        layout = layout_of(PackingConfig(), runtime.tokens, budget)
+        layout = layout_of(PackingConfig(), runtime, budget)
         naive = NaivePacker(budget, count, count_headers=True)
         hits = {"ours": 0, "naive": 0, "oracle": 0}
         cases = 0

@@ -37,6 +37,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from packer.records import Evidence
 from packer.tokens import TokenCounter
@@ -124,6 +125,21 @@ def outside_blocks(user_message: str) -> str:
     return html.unescape(_BLOCK.sub("\n", user_message))
 
 
+LAYOUT_COUNTS = 256
+"""Counts a layout keeps of each part its arguments determine (a label, the widest label,
+a number of facets missing): a request has few of each."""
+_PER_LAYOUT = (
+    "framing_tokens",
+    "label_tokens",
+    "conflict_note_tokens",
+    "least_notes_tokens",
+    "shortest_facets_tokens",
+)
+"""The counts of parts no request's own text is in: each layout remembers them. A worker
+keeps one layout per config and framing (`PackerRuntime.layouts`), so a request reads
+them instead of rendering and looking up a dozen parts (15 us a request)."""
+
+
 class PromptLayout:
     """How a prompt is rendered and counted, for one tokenizer and config.
 
@@ -148,6 +164,8 @@ class PromptLayout:
         self.compact = compact
         """The framing of a tight budget: one-line blocks with no closing label, one
         conflict note for every group."""
+        for name in _PER_LAYOUT:
+            setattr(self, name, lru_cache(LAYOUT_COUNTS)(getattr(self, name)))
 
     # -- parts ---------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from packer.resolution import Resolved, resolve
 from packer.runtime import Memos, PackerRuntime
 from packer.select import Selection, SelectionPolicy, select
 from packer.subjects import named_days, publisher_of, publisher_segments
-from packer.tokens import TokenCounter
 from packer.units import unit_span
 from schemas import Candidate, ExclusionReason, PackingConfig, Request
 
@@ -88,14 +87,15 @@ def facets_untagged(request: Request) -> bool:
 
 
 def layout_of(
-    config: PackingConfig, tokens: TokenCounter, budget: int | None = None
+    config: PackingConfig, runtime: PackerRuntime, budget: int | None = None
 ) -> PromptLayout:
     """The prompt layout the config asks for, with its prompt format's chat framing; for
     an evidence `budget` below `compact_framing_below`, the compact framing. The
-    evidence-free prompt is the same in both, so the budget is too."""
+    evidence-free prompt is the same in both, so the budget is too. The runtime's own
+    (`PackerRuntime.layouts`)."""
     framing = config.format.framing
     compact = budget is not None and budget < config.compact_framing_below
-    return PromptLayout(tokens, config.block_attributes, config.title_words, framing, compact)
+    return runtime.layouts(config.block_attributes, config.title_words, framing, compact)
 
 
 @dataclass(frozen=True)
@@ -217,11 +217,11 @@ def pack_request(
     if untagged:
         request = request.model_copy(update={"facets": ()})
     limits = _limits(request, config)
-    layout = layout_of(config, runtime.tokens)
+    layout = layout_of(config, runtime)
     question = read_question(request.question)
     survivors = _survivors(request, question, catalog, config, as_of, runtime.memos)
     budget, base = _evidence_budget(request, config, limits, layout)
-    layout = layout_of(config, runtime.tokens, budget)
+    layout = layout_of(config, runtime, budget)
     frame = _Frame(request, question, config, layout, survivors.resolved.conflicts, base, budget)
     rendered, left_out = _choose(survivors.kept, frame, as_of, runtime.memos)
     _name_left_out_sides(left_out, rendered, frame.conflicts)

@@ -22,8 +22,9 @@ under eviction).
 """
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 
+from packer.layout import PromptLayout
 from packer.records import TextFacts, text_facts
 from packer.sketch import Permutations, lsh_bands, permutations
 from packer.statements import Statement, Statements, negated_statements_of, statements_of
@@ -74,6 +75,12 @@ class PackerRuntime:
     def __init__(self, tokens: TokenCounter) -> None:
         self.tokens = tokens
         self.memos = Memos()
+        self.layouts: Callable[..., PromptLayout] = lru_cache(CONFIG_ENTRIES)(
+            partial(PromptLayout, tokens)
+        )
+        """The prompt layout of a config's block attributes, title words, framing and
+        compactness (`packer.pack.layout_of`), one per worker: it keeps the counts of its
+        fixed parts (`layout.LAYOUT_COUNTS`)."""
 
     @classmethod
     def load(

@@ -323,7 +323,7 @@ def test_each_mechanism_gap_closed_is_reported_beside_ours() -> None:
 
 def test_oracle_packs_gold_first_shortest_first_and_never_overruns(data_dir: Path) -> None:
     runtime = PackerRuntime.load()
-    layout = layout_of(PackingConfig(), runtime.tokens)
+    layout = layout_of(PackingConfig(), runtime)
     cases = hotpotqa_cases(data_dir)
     gold = frozenset().union(*(c.supporting for c in cases))
     for budget in (150, 400):
@@ -341,9 +341,9 @@ def test_oracle_packs_gold_first_shortest_first_and_never_overruns(data_dir: Pat
 
 
 def test_naive_loop_in_our_format_never_overruns(data_dir: Path) -> None:
-    tokens = PackerRuntime.load().tokens
-    count = tiktoken_counter(tokens.encoding)
-    block = partial(our_format_block, layout_of(PackingConfig(), tokens))
+    runtime = PackerRuntime.load()
+    count = tiktoken_counter(runtime.tokens.encoding)
+    block = partial(our_format_block, layout_of(PackingConfig(), runtime))
     packer = NaivePacker(200, count, count_headers=True, block=block)
     for case in multihop_cases(data_dir) + ramdocs_cases(data_dir):
         packed = packer(case.request)

@@ -62,7 +62,7 @@ def test_evidence_cannot_forge_a_label_a_note_or_the_question(runtime):
 
 
 def test_every_conflict_group_is_named_in_one_short_note(runtime):
-    layout = layout_of(PackingConfig(), runtime.tokens, budget=100)
+    layout = layout_of(PackingConfig(), runtime, budget=100)
     note = layout.notes([("E1", "E2"), ("E3", "E4")], "", True, [False, True])
     assert note == "Conflicting evidence: E1, E2; E3, E4 and a passage left out.\n"
     first, second = layout.conflict_note(("E1", "E2")), layout.conflict_note(("E3", "E4"), True)
