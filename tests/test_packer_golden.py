@@ -9,8 +9,13 @@ import json
 import os
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from packer import Catalog, PackerRuntime, pack_request
 from packer.catalog_slice import canonical_line, request_keys, slice_version
+from packer.layout import PromptLayout
+from packer.outputs import prompt_sha256
 from schemas import CatalogDocument, PackingConfig, Request
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -68,3 +73,12 @@ def test_prompt_sha256_is_the_documented_hash_of_the_messages():
     messages = [{"content": m.content, "role": m.role} for m in result.prompt.messages]
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
     assert result.manifest.prompt_sha256 == digest
+
+
+@given(st.text(st.characters(codec=None, categories=None)) | st.sampled_from(['"', "\\", "}]"]))
+def test_prompt_sha256_hashes_the_messages_of_any_user_message(user: str) -> None:
+    """The fixed part hashed once gives the hash of the whole messages, for any user text
+    (quotes, escapes, lone surrogates, non-ASCII: what JSON escapes)."""
+    messages = [{"content": text, "role": role} for role, text in PromptLayout.messages(user)]
+    expected = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    assert prompt_sha256(user) == expected
