@@ -26,12 +26,17 @@ them with its rarest words but the bound's less one, so only the passages on
 those words' (short) posting lists are read, and the pair search grows with
 the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
-3,000 candidates of the speed bench). Every passage's words are read from its
-canonical word tuple (`TextFacts.canonical_words`, made once per text) by set
-operations that take any iterable: a set of them made per request cost 6 µs a
-passage on the speed bench's paragraphs, the tuple's reads 1-2;
-a set kept with the text's facts (3.4 KB a remembered text, half again its
-facts) was rejected for memory. Rejected: statements of every passage
+3,000 candidates of the speed bench). The index is built by searching each
+passage's canonical form for all the sought words at once (`records.terms_in`, one
+pass in C): a word found inside a longer word puts a passage on a list it does not
+belong to, which only adds to the lists, and a passage on a list is then read by its
+canonical words (`TextFacts.canonical_words`) before it counts. Only those passages'
+words are split out: reading every passage's words to index them cost a cold
+passage 2-3 µs (the split, then a hash of every new word), and kept the words of 44%
+of the speed bench's texts in memory. Rejected before that: a set of a passage's
+words made per request (6 µs a passage on the speed bench's paragraphs, the tuple's
+reads 1-2), and a set kept with the text's facts (3.4 KB a remembered text, half
+again its facts). Rejected: statements of every passage
 first (a third of a cold request's packing time on the speed bench); an index
 of every affirmative statement's words, rebuilt per request (twice the time at
 50 candidates: it reads every passage's statements); and scanning every
@@ -46,7 +51,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from packer.records import Evidence
+from packer.records import Evidence, terms_in
 from packer.runtime import Memos
 from packer.statements import LARGER_SHARE, Statement, Statements, same_statement
 
@@ -69,16 +74,15 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     ]
     if not negatives:
         return []
-    words = [r.facts.canonical_words for r in records]
     sought = frozenset().union(*(negative.content for _, negative in negatives))
     postings: dict[str, list[int]] = defaultdict(list)
-    for j, held in enumerate(words):
-        for word in sought.intersection(held):
+    for j, record in enumerate(records):
+        for word in terms_in(sought, record.canonical):
             postings[word].append(j)
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:
         a = records[i]
-        for j in _reachable(negative, postings, words):
+        for j in _reachable(negative, postings, records):
             b = records[j]
             if (
                 a.document_id == b.document_id
@@ -99,17 +103,18 @@ def facets_apart(a: Evidence, b: Evidence) -> bool:
 
 
 def _reachable(
-    negative: Statement, postings: dict[str, list[int]], words: Sequence[tuple[str, ...]]
+    negative: Statement, postings: dict[str, list[int]], records: Sequence[Evidence]
 ) -> list[int]:
     """The passages whose words hold as many of the statement's content words as a
     statement saying the same needs (`same_statement`: three, and `LARGER_SHARE` of the
     larger statement, at least this one). Only the posting lists of the statement's
     rarest words but `bound - 1` are read: a passage holding `bound` of its words holds
-    one of those."""
+    one of those, whatever else the lists hold (a list may hold a passage where the word
+    is only part of a word: those are read by their words, and drop out)."""
     content = negative.content
     bound = max(3, math.ceil(LARGER_SHARE * len(content)))
     if len(content) < bound:
         return []
     rarest = sorted((postings[w] for w in content), key=len)[: len(content) - bound + 1]
     seen = set().union(*rarest)
-    return [j for j in seen if len(content.intersection(words[j])) >= bound]
+    return [j for j in seen if len(content.intersection(records[j].facts.canonical_words)) >= bound]

@@ -20,6 +20,7 @@ from packer import (  # needs a build
     _native,
     answers,
     packet,
+    polarity,
     records,
     reprints,
     sketch,
@@ -238,6 +239,16 @@ def test_contained_equals_the_python_twin(terms: frozenset[str], text: str) -> N
     assert _native.contained(terms, text) == records.contained(terms, text)
 
 
+@settings(max_examples=500)
+@given(
+    st.frozensets(st.text(st.sampled_from("abcde é"), min_size=2, max_size=5), max_size=120),
+    st.text(st.sampled_from("abcde é"), max_size=300),
+)
+def test_contained_equals_the_python_twin_for_many_terms(terms: frozenset[str], text: str) -> None:
+    """Many terms over few letters: terms share a pair, and pairs share a chain."""
+    assert _native.contained(terms, text) == records.contained(terms, text)
+
+
 def test_contained_finds_every_term_where_it_stands() -> None:
     """Terms sharing their first two letters, one at the text's very end, one longer than
     what is left, a term twice; and a term that is not a str refused as `in` refuses it."""
@@ -271,6 +282,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
     monkeypatch.setattr(packet, "terms_in", records.contained)
     monkeypatch.setattr(answers, "terms_in", records.contained)
+    monkeypatch.setattr(polarity, "terms_in", records.contained)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
