@@ -82,11 +82,10 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:
         a = records[i]
-        for j in _reachable(negative, postings, records):
+        for j in _reachable(negative, postings, records, a.document_id):
             b = records[j]
             if (
-                a.document_id == b.document_id
-                or (min(i, j), max(i, j)) in pairs
+                (min(i, j), max(i, j)) in pairs
                 or len(negative.content & statements(j).words) < 3
                 or facets_apart(a, b)
             ):
@@ -103,11 +102,16 @@ def facets_apart(a: Evidence, b: Evidence) -> bool:
 
 
 def _reachable(
-    negative: Statement, postings: dict[str, list[int]], records: Sequence[Evidence]
+    negative: Statement,
+    postings: dict[str, list[int]],
+    records: Sequence[Evidence],
+    document: str,
 ) -> list[int]:
-    """The passages whose words hold as many of the statement's content words as a
-    statement saying the same needs (`same_statement`: three, and `LARGER_SHARE` of the
-    larger statement, at least this one). Only the posting lists of the statement's
+    """The passages of other documents than the statement's `document` whose words hold
+    as many of the statement's content words as a statement saying the same needs
+    (`same_statement`: three, and `LARGER_SHARE` of the larger statement, at least this
+    one); the statement's own passage, which always holds them, is not read. Only the
+    posting lists of the statement's
     rarest words but `bound - 1` are read: a passage holding `bound` of its words holds
     one of those, whatever else the lists hold (a list may hold a passage where the word
     is only part of a word: those are read by their words, and drop out)."""
@@ -117,4 +121,9 @@ def _reachable(
         return []
     rarest = sorted((postings[w] for w in content), key=len)[: len(content) - bound + 1]
     seen = set().union(*rarest)
-    return [j for j in seen if len(content.intersection(records[j].facts.canonical_words)) >= bound]
+    return [
+        j
+        for j in seen
+        if records[j].document_id != document
+        and len(content.intersection(records[j].facts.canonical_words)) >= bound
+    ]
