@@ -219,6 +219,29 @@ static int is_term(const Py_UCS4 *s, Py_ssize_t length, const Term *terms, Py_ss
     return 0;
 }
 
+/* The first characters of a set of `Term`s: the ASCII ones as bits, and whether any is
+ * wider (then every word is compared). Most words open with none of the negators' letters
+ * (c, n, t): they are told apart at their first character, not against every negator. */
+typedef struct {
+    uint64_t ascii[2];
+    int wide;
+} Openings;
+
+static Openings openings_of(const Term *terms, Py_ssize_t n) {
+    Openings o = {{0, 0}, 0};
+    for (Py_ssize_t t = 0; t < n; t++) {
+        if (terms[t].length == 0) continue; /* no word is empty */
+        Py_UCS4 c = PyUnicode_READ(terms[t].kind, terms[t].data, 0);
+        if (c < 128) o.ascii[c >> 6] |= (uint64_t)1 << (c & 63);
+        else o.wide = 1;
+    }
+    return o;
+}
+
+static inline int may_open(Openings o, Py_UCS4 c) {
+    return c < 128 ? (int)(o.ascii[c >> 6] >> (c & 63) & 1) : o.wide;
+}
+
 static inline uint64_t span_hash(const Py_UCS4 *s, Py_ssize_t length) {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (Py_ssize_t i = 0; i < length; i++) h = (h ^ s[i]) * 1099511628211ULL;
@@ -249,6 +272,7 @@ static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t 
     PyObject *held;
     Py_ssize_t n_negators = terms_of(args[3], &negators, &held);
     if (n_negators < 0) return NULL;
+    Openings opening = openings_of(negators, n_negators);
     Py_UCS4 *kept;
     Py_ssize_t *starts, *ends;
     Py_ssize_t count = words_of(args[0], &kept, &starts, &ends);
@@ -277,7 +301,9 @@ static PyObject *text_words(PyObject *module, PyObject *const *args, Py_ssize_t 
         for (Py_ssize_t i = starts[k]; i < ends[k]; i++) out[at++] = kept[i];
         starts[k] = from; /* now the word's offsets in the joined str */
         ends[k] = at;
-        if (!negation) negation = is_term(out + from, at - from, negators, n_negators);
+        if (!negation && at > from && may_open(opening, out[from])) {
+            negation = is_term(out + from, at - from, negators, n_negators);
+        }
         if (k < first_n) { /* the first words, each once */
             uint64_t h = span_hash(out + from, at - from);
             int seen = 0;
