@@ -119,8 +119,9 @@ class Packet:
             for r in records
         ]
         self.linked = {i for i, t in enumerate(titles) if t and t in policy.question}
-        words = frozenset(policy.question.split())
-        named = named_sources(records, self._terms, policy.named_sources, policy.named_days, words)
+        named = named_sources(
+            records, self._terms, policy.named_sources, policy.named_days, policy.question
+        )
         self.sourced = named.publisher
         """Items whose publisher the question names, by index: the publisher."""
         self.packed_sources: set[str] = set()

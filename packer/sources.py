@@ -33,7 +33,7 @@ MultiHop-RAG -0.4/-1.2/-2.7 at 150 to 256; K=3: MultiHop-RAG -3.5 to -8.1).
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -61,10 +61,11 @@ def named_sources(
     terms: Sequence[frozenset[str]],
     sources: Mapping[str, frozenset[str]],
     days: frozenset[tuple[int | None, int, int]],
-    question_words: Set[str],
+    question: str,
 ) -> NamedSources:
     """What `sources` (`subjects.publisher_segments`) tell about `records`, whose
-    question terms are `terms` (by index)."""
+    question terms are `terms` (by index); `question` is the question's canonical words,
+    joined (its words are no shared name)."""
     if not sources:
         return NamedSources({}, {}, _NONE)
     publisher = {
@@ -77,7 +78,8 @@ def named_sources(
     share = {i: _share(terms[i], sources[p], rarity) for i, p in publisher.items()}
     if len(set(publisher.values())) < 2:  # no second publisher to share a name with
         return NamedSources(publisher, share, _NONE)
-    names = [_names(r.text) - question_words for r in records]
+    question_words = question.split()
+    names = [_names(r.text).difference(question_words) for r in records]
     held_by: dict[str, set[str]] = {}
     for i, p in publisher.items():
         for name in names[i]:

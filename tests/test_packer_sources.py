@@ -43,7 +43,7 @@ def _named(facts: list[tuple[str, str]], publishers: tuple[str, ...]):
     records = _records(facts)
     terms = [frozenset[str]() for _ in records]
     sources = {p: frozenset({"report"}) for p in publishers}
-    return named_sources(records, terms, sources, frozenset(), frozenset({"google"}))
+    return named_sources(records, terms, sources, frozenset(), "google")
 
 
 def test_a_name_facts_of_two_named_publishers_share_marks_them_and_its_other_holders():
@@ -62,7 +62,7 @@ def test_a_rare_question_term_weighs_more_in_the_share_than_a_common_one():
     records = _records(facts)
     terms = [frozenset({"report", "siphon"})] + [frozenset({"report"})] * 3
     sources = {"techcrunch": frozenset({"report", "siphon"})}
-    named = named_sources(records, terms, sources, frozenset(), frozenset())
+    named = named_sources(records, terms, sources, frozenset(), "")
     assert named.term_share[0] == 1.0
     assert 0 < named.term_share[1] < 0.25 < 0.75 < named.term_share[0]
     assert named.term_share[1] == named.term_share[2] == named.term_share[3]
@@ -74,7 +74,7 @@ def test_a_rare_question_term_weighs_more_in_the_share_than_a_common_one():
 )
 def test_the_weighted_share_is_a_share(held, said):
     records = _records([("wired", f"Fact {k}.") for k in range(len(held))])
-    named = named_sources(records, held, {"wired": said}, frozenset(), frozenset())
+    named = named_sources(records, held, {"wired": said}, frozenset(), "")
     for i, share in named.term_share.items():
         assert 0.0 <= share <= 1.0 + 1e-12
         assert (share == 0.0) == (not held[i] & said)
