@@ -2,14 +2,13 @@
 
 A prompt is a fixed system contract and one user message. The user message is
 a concatenation of parts: per evidence block an opening label (`<E1`), a body
-(header attributes, escaped text) and a closing label (`</E1>`), then the
-notes and the question line. Every part ends in `>\\n`,
-`\\n`, `.\\n` or `"` and the next one starts with `<`, a letter or a space and a
-letter, so every boundary between parts is a pre-token boundary of each
-supported tiktoken encoding: the tokens of the message are the sum of the
-tokens of its parts, and each part's count is cached. A test checks this with
-each encoding's own pre-token pattern, and the budget property re-encodes
-whole prompts.
+(header attributes, escaped text) and a closing label (`</E1>`), then the notes and
+the question line. Every part ends in `>\\n`, `\\n`, `.\\n` or `"` and the next
+one starts with `<`, a letter or a space and a letter, so every boundary between
+parts is a pre-token boundary of each supported tiktoken encoding: the tokens of
+the message are the sum of the tokens of its parts, and each part's count is
+cached. A test checks this with each encoding's own pre-token pattern, and the
+budget property re-encodes whole prompts.
 
 Under a tight budget (`compact_framing_below`) the framing shrinks: a block is its
 label line and its text on one line (`<E1>\\ntext\\n`, whitespace collapsed), with no
@@ -19,10 +18,10 @@ conflict and cite both sides). It stays unforgeable: evidence is escaped, so no
 line of it starts with `<`, and collapsed, so it cannot start a line at all; a
 block ends where its line does.
 
-Blocks are compact: `<E1 title="…">` costs a label and a short title. The
-ids a model does not need (document, revision, section, url) stay in the
-label map and the manifest unless `blockheader_attributes` asks for them; they once
-cost ~30 tokens a block, which on short news facts was a whole passage in four.
+Blocks are compact: `<E1 title="…">` costs a label and a short title. The ids a
+model does not need (document, revision, section, url) stay in the label map and the
+manifest unless `block_attributes` asks for them; they once cost ~30 tokens a
+block, which on short news facts was a whole passage in four.
 Rejected: `[E1] title` lines with no closing tag, because evidence text could
 then forge a label line (the compact `<E1>` line cannot be forged: `<` is escaped);
 escaping `<`, `>` and `&` is enough to keep `</E1>` out of reach.
@@ -125,19 +124,11 @@ def outside_blocks(user_message: str) -> str:
     return html.unescape(_BLOCK.sub("\n", user_message))
 
 
+_PER_LAYOUT = ("framing_tokens", "label_tokens", "conflict_note_tokens", "least_notes_tokens")
+"""Counts of parts no request's own text is in, each layout's own (`LAYOUT_COUNTS` each: a
+label, the widest label, a number of facets missing). A worker keeps a layout per config
+(`PackerRuntime.layouts`): a request reads them, not renders and looks up 12 parts."""
 LAYOUT_COUNTS = 256
-"""Counts a layout keeps of each part its arguments determine (a label, the widest label,
-a number of facets missing): a request has few of each."""
-_PER_LAYOUT = (
-    "framing_tokens",
-    "label_tokens",
-    "conflict_note_tokens",
-    "least_notes_tokens",
-    "shortest_facets_tokens",
-)
-"""The counts of parts no request's own text is in: each layout remembers them. A worker
-keeps one layout per config and framing (`PackerRuntime.layouts`), so a request reads
-them instead of rendering and looking up a dozen parts (15 us a request)."""
 
 
 class PromptLayout:
@@ -256,12 +247,9 @@ class PromptLayout:
         return head + notes + facets_note
 
     def user(self, blocks: Sequence[str], notes: str, question: str) -> str:
-        """The user message: evidence first, then the notes, the question last.
-
-        No line lists the labels: the blocks show them, and the contract says
-        to cite only labels shown. Rejected: an "Evidence labels: E1-E5." line,
-        8 tokens a prompt that a 150-token budget could not spare.
-        """
+        """The user message: evidence first, then the notes, the question last. No line
+        lists the labels (the blocks show them, the contract says to cite only those): an
+        "Evidence labels: E1-E5." line cost 8 tokens a 150-token budget could not spare."""
         return f"{''.join(blocks)}{notes}{self.question_line(question)}"
 
     @staticmethod
@@ -338,13 +326,9 @@ class PromptLayout:
         return head + facets, tokens + self.count(facets), bool(facets) or not uncovered
 
     def facets_within(self, uncovered: Sequence[str], room: int) -> str:
-        """The facets note listing as many uncovered facets as fit in `room` tokens.
-
-        Facets are listed in order; the rest are counted as "and N more". The
-        longest listing that fits is found by bisection over exact counts. If
-        not even "and N more" fits, the note is empty (the caller never lets
-        that happen when room allows the shortest note).
-        """
+        """The facets note listing as many uncovered facets as fit in `room` tokens, in order,
+        the rest counted as "and N more" (the longest that fits, by bisection over exact
+        counts); empty when not even "and N more" fits (never, where room allows it)."""
         whole = self.facets_note(uncovered, 0)
         if self.count(whole) <= room:
             return whole

@@ -8,7 +8,7 @@ from datetime import datetime
 from packer.answer_evidence import AnswerKind, answers
 from packer.changes import states_change
 from packer.layout import BlockCosts
-from packer.records import Evidence, fold_case, terms_in
+from packer.records import Evidence, fold_case, term_search, terms_in
 from packer.relevance import calibrated, min_max
 from packer.runtime import Memos
 from packer.sources import named_sources
@@ -91,8 +91,7 @@ class Packet:
     ) -> None:
         self.records = records
         self.memos = memos
-        self.costs = costs
-        self.policy = policy
+        self.costs, self.policy = costs, policy
         self.remaining = policy.budget
         self.covered: set[str] = set()
         self.covered_terms: set[str] = set()
@@ -110,7 +109,8 @@ class Packet:
         self._doc_ids = [r.document_id for r in records]
         self._facets = [r.facets for r in records]
         terms = policy.question_stems
-        self._terms = [terms_in(terms, r.canonical) for r in records]
+        stems = term_search(terms)
+        self._terms = [stems.found_in(r.canonical) for r in records]
         self._opening = [r.facts.opening for r in records]
         titles = [
             memos.title_key(
@@ -131,17 +131,14 @@ class Packet:
             for i, t in enumerate(titles)
             if t and i not in self.linked
         }
-        self._forms = frozenset(f for forms in self._unlinked.values() for f in forms)
-        """Every name an unlinked item may be mentioned by: a taken text is searched for
-        all at once (`terms_in`), and the items read one by one only when one is there."""
+        self._forms = term_search(frozenset(f for v in self._unlinked.values() for f in v))
         self.newly_linked: list[int] = []
         w = policy.weights
         self._static = self._static_utilities()
         self._w_facet, self._w_source, self._w_linked = w.new_facet, w.new_source, w.linked
         self._w_named, self._w_named_terms = w.named_source, w.named_source_terms
-        self._w_shared = w.shared_name
+        self._w_shared, self._w_redundancy = w.shared_name, w.redundancy
         self._w_terms = w.new_question_terms / len(terms) if terms else 0.0
-        self._w_redundancy = w.redundancy
         self._cost_per_token = w.token_cost / max(1, policy.budget)
         self._overhead = w.block_overhead
 
@@ -260,8 +257,10 @@ class Packet:
         self.chosen.append(index)
         self.taken.add(index)
         self._unlinked.pop(index, None)
-        mentioned = terms_in(self._forms, self.records[index].canonical)
-        if not mentioned:  # most takes: one pass in C, not a test per item and form
+        # every name of an unlinked item sought at once (one pass in C), and the items read
+        # one by one only when one is there: most takes find none
+        mentioned = self._forms.found_in(self.records[index].canonical)
+        if not mentioned:
             return
         for other, forms in list(self._unlinked.items()):
             if not mentioned.isdisjoint(forms):

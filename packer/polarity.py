@@ -27,16 +27,17 @@ those words' (short) posting lists are read, and the pair search grows with
 the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
 3,000 candidates of the speed bench). The index is built by searching each
-passage's canonical form for all the sought words at once (`records.terms_in`, one
-pass in C): a word found inside a longer word puts a passage on a list it does not
-belong to, which only adds to the lists, and a passage on a list is then read by its
-canonical words (`TextFacts.canonical_words`) before it counts. Only those passages'
-words are split out: reading every passage's words to index them cost a cold
-passage 2-3 µs (the split, then a hash of every new word), and kept the words of 44%
-of the speed bench's texts in memory. Rejected before that: a set of a passage's
-words made per request (6 µs a passage on the speed bench's paragraphs, the tuple's
-reads 1-2), and a set kept with the text's facts (3.4 KB a remembered text, half
-again its facts). Rejected: statements of every passage
+passage's canonical form for all the sought words at once (`records.term_search`:
+one pass in C, the words read once a request, not once a passage, which at 3,000
+candidates cost 45 µs a passage): a word found inside a longer word puts a passage
+on a list it does not belong to, which only adds to the lists, and a passage on a
+list is then read by its canonical words (`TextFacts.canonical_words`) before it
+counts. Only those passages' words are split out: reading every passage's words to
+index them cost a cold passage 2-3 µs (the split, then a hash of every new word),
+and kept the words of 44% of the speed bench's texts in memory. Rejected before
+that: a set of a passage's words made per request (6 µs a passage on the speed
+bench's paragraphs, the tuple's reads 1-2), and a set kept with the text's facts
+(3.4 KB a remembered text, half again its facts). Rejected: statements of every passage
 first (a third of a cold request's packing time on the speed bench); an index
 of every affirmative statement's words, rebuilt per request (twice the time at
 50 candidates: it reads every passage's statements); and scanning every
@@ -51,7 +52,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from packer.records import Evidence, terms_in
+from packer.records import Evidence, term_search
 from packer.runtime import Memos
 from packer.statements import LARGER_SHARE, Statement, Statements, same_statement
 
@@ -75,9 +76,10 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     if not negatives:
         return []
     sought = frozenset().union(*(negative.content for _, negative in negatives))
+    search = term_search(sought)
     postings: dict[str, list[int]] = defaultdict(list)
     for j, record in enumerate(records):
-        for word in terms_in(sought, record.canonical):
+        for word in search.found_in(record.canonical):
             postings[word].append(j)
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:

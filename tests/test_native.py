@@ -242,11 +242,17 @@ def test_contained_equals_the_python_twin(terms: frozenset[str], text: str) -> N
 @settings(max_examples=500)
 @given(
     st.frozensets(st.text(st.sampled_from("abcde é"), min_size=2, max_size=5), max_size=120),
-    st.text(st.sampled_from("abcde é"), max_size=300),
+    st.lists(st.one_of(st.text(st.sampled_from("abcde é"), max_size=300), TEXTS), max_size=4),
 )
-def test_contained_equals_the_python_twin_for_many_terms(terms: frozenset[str], text: str) -> None:
-    """Many terms over few letters: terms share a pair, and pairs share a chain."""
-    assert _native.contained(terms, text) == records.contained(terms, text)
+def test_terms_made_ready_find_what_the_python_twin_finds(
+    terms: frozenset[str], texts: list[str]
+) -> None:
+    """Many terms over few letters (terms share a pair, pairs share a chain), sought in
+    several texts with one search, and one text at a time."""
+    search = _native.Terms(terms)
+    for text in texts:
+        expected = records.TermSearch(terms).found_in(text)
+        assert search.found_in(text) == expected == _native.contained(terms, text)
 
 
 def test_contained_finds_every_term_where_it_stands() -> None:
@@ -258,6 +264,12 @@ def test_contained_finds_every_term_where_it_stands() -> None:
         _native.contained(frozenset({1}), "text")
     with pytest.raises(TypeError):
         records.contained(frozenset({1}), "text")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _native.Terms(frozenset({1}))
+    with pytest.raises(TypeError):
+        _native.Terms(["a"])
+    with pytest.raises(TypeError):
+        _native.Terms(frozenset({"a"})).found_in(b"a")
 
 
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
@@ -282,7 +294,8 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
     monkeypatch.setattr(packet, "terms_in", records.contained)
     monkeypatch.setattr(answers, "terms_in", records.contained)
-    monkeypatch.setattr(polarity, "terms_in", records.contained)
+    monkeypatch.setattr(packet, "term_search", records.TermSearch)
+    monkeypatch.setattr(polarity, "term_search", records.TermSearch)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
