@@ -26,16 +26,13 @@ them with its rarest words but the bound's less one, so only the passages on
 those words' (short) posting lists are read, and the pair search grows with
 the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
-3,000 candidates of the speed bench). The index is built by searching each
-passage's canonical form for all the sought words at once (`records.term_search`:
-one pass in C, the words read once a request, not once a passage, which at 3,000
-candidates cost 45 µs a passage): a word found inside a longer word puts a passage
-on a list it does not belong to, which only adds to the lists, and a passage on a
-list is then read by its canonical words (`TextFacts.canonical_words`) before it
-counts. Only those passages' words are split out: reading every passage's words to
-index them cost a cold passage 2-3 µs (the split, then a hash of every new word),
-and kept the words of 44% of the speed bench's texts in memory. Rejected before
-that: a set of a passage's words made per request (6 µs a passage on the speed
+3,000 candidates of the speed bench). The index holds, for each passage, the
+sought words its canonical form holds (`_held`: scanned for a few, looked up for
+many); a list may also hold a passage where the word is only part of a longer one,
+which only adds to the lists, and a passage on a list is then read by its canonical
+words (`TextFacts.canonical_words`) before it counts: a request of tens of
+candidates splits out the words of the few passages on its lists only. Rejected
+before: a set of a passage's words made per request (6 µs a passage on the speed
 bench's paragraphs, the tuple's reads 1-2), and a set kept with the text's facts
 (3.4 KB a remembered text, half again its facts). Rejected: statements of every passage
 first (a third of a cold request's packing time on the speed bench); an index
@@ -76,10 +73,9 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     if not negatives:
         return []
     sought = frozenset().union(*(negative.content for _, negative in negatives))
-    search = term_search(sought)
     postings: dict[str, list[int]] = defaultdict(list)
-    for j, record in enumerate(records):
-        for word in search.found_in(record.canonical):
+    for j, held in enumerate(_held(sought, records)):
+        for word in held:
             postings[word].append(j)
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:
@@ -95,6 +91,24 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
             if any(not s.negated and same_statement(negative, s) for s in statements(j).all):
                 pairs.add((min(i, j), max(i, j)))
     return sorted(pairs)
+
+
+SCANNED_WORDS = 64
+"""The most sought words the passages are scanned for (`_held`); more are looked up."""
+
+
+def _held(sought: frozenset[str], records: Sequence[Evidence]) -> list[frozenset[str]]:
+    """For each record, the sought words its canonical form holds: at least those among
+    its words, where the posting lists need no more (see the module's docstring). A few
+    words (a request of tens of candidates: 16 at 10 on the speed bench) are found by
+    scanning each canonical form for all of them at once (`records.term_search`, one
+    pass in C, no word split out or hashed: 2 µs a cold passage less), which may also
+    find one inside a longer word; many (80 at 100 candidates, 700 at 1,000) are looked
+    up word by word, as the scan's cost grows with them (45 µs a passage at 3,000)."""
+    if len(sought) <= SCANNED_WORDS:
+        search = term_search(sought)
+        return [search.found_in(r.canonical) for r in records]
+    return [sought.intersection(r.facts.canonical_words) for r in records]
 
 
 def facets_apart(a: Evidence, b: Evidence) -> bool:

@@ -1,11 +1,13 @@
 """Opposite stances are a conflict (rule `polarity`), and a conflict is packed as a pair:
 the other side whole, or as the sentence stating it, or named as left out."""
 
+from unittest.mock import patch
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from packer import Catalog, PackerRuntime, pack_request
+from packer import Catalog, PackerRuntime, pack_request, polarity
 from packer.polarity import polarity_conflicts
 from packer.records import Evidence, text_facts
 from packer.runtime import Memos
@@ -82,6 +84,11 @@ _STATED = st.sampled_from(
 _NOISE = st.text(st.sampled_from(list("ab. \n'\u2019\"“”-–,0123456789ｎｏｔ")), max_size=12)
 
 
+BOTH_INDEXES = pytest.mark.parametrize("scanned", [0, 10_000])
+"""The pair search indexing passages by their words looked up, and by scanning them."""
+
+
+@BOTH_INDEXES
 @given(
     st.lists(
         st.tuples(st.lists(st.one_of(_STATED, _NOISE), min_size=1, max_size=4), st.booleans()),
@@ -89,11 +96,12 @@ _NOISE = st.text(st.sampled_from(list("ab. \n'\u2019\"“”-–,0123456789ｎ�
         max_size=6,
     )
 )
-def test_the_pruned_pair_search_finds_exactly_the_pairs_of_every_statement(parts):
+def test_the_pruned_pair_search_finds_exactly_the_pairs_of_every_statement(scanned, parts):
     texts = [" ".join(sentences) for sentences, _ in parts]
     documents = tuple(f"d{k // 2}" if same else f"d{k}" for k, (_, same) in enumerate(parts))
     records = _records(*texts, documents=documents)
-    assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())
+    with patch.object(polarity, "SCANNED_WORDS", scanned):
+        assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())
 
 
 def test_two_chunks_of_one_document_are_never_a_polarity_conflict():
@@ -189,11 +197,13 @@ _SENTENCE = st.tuples(
 ).map(lambda s: f"{' '.join(s[0]).capitalize()} was {'not ' if s[1] else ''}sold in spring.")
 
 
+@BOTH_INDEXES
 @given(st.lists(st.lists(_SENTENCE, min_size=1, max_size=3), min_size=2, max_size=14))
 def test_longer_statements_over_many_passages_find_exactly_the_pairs_of_every_statement(
-    passages,
+    scanned, passages
 ):
     """Statements of up to eleven content words (a bound above three: `_reachable` reads
     only the rarest words' postings) over passages sharing most of their words."""
     records = _records(*(" ".join(sentences) for sentences in passages))
-    assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())
+    with patch.object(polarity, "SCANNED_WORDS", scanned):
+        assert polarity_conflicts(records, Memos()) == _every_statement_pairs(records, Memos())
