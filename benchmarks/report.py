@@ -330,6 +330,17 @@ def speed_misses(results: dict) -> list[str]:
             f"target needs {1 / 1.2:.2f}x, a cut of "
             f"{1 - (1 / 1.2) * warm['x_floor']:.0%} of all of them, not of one."
         )
+    sweep = {r["candidates_per_request"]: r for r in results.get("sweep", [])}
+    small, large = sweep.get(10, {}), sweep.get(3000, {})
+    if large.get("x_smallest", 0) > 1.3 and small.get("us_per_candidate"):
+        out.append(
+            f"- 3,000 candidates a request: {large['us_per_candidate']:.0f} us a candidate "
+            f"against {small['us_per_candidate']:.0f} at 10. What grows with the candidates "
+            "is the reprint pair search (`packer.reprints`): the pairs of passages similar "
+            "enough to be aligned word by word grow as n² on this workload (about 1,300 a "
+            "request at 3,000), and aligning them is half of a pack there (profiled apart, "
+            "docs/benchmarks.md)."
+        )
     out += _older_misses(compare, {r["packer"]: r for r in results.get("repeats", [])})
     core = beam.get("ours in a loop, cold", {})
     one, start = (
