@@ -34,8 +34,8 @@ words (`TextFacts.canonical_words`) before it counts: a request of tens of
 candidates splits out the words of the few passages on its lists only. Rejected
 before: a set of a passage's words made per request (6 µs a passage on the speed
 bench's paragraphs, the tuple's reads 1-2), and a set kept with the text's facts
-(3.4 KB a remembered text, half again its facts). Rejected: statements of every passage
-first (a third of a cold request's packing time on the speed bench); an index
+(3.4 KB a remembered text, half again its facts). Rejected: statements of every
+passage first (a third of a cold request's packing time on the speed bench); an index
 of every affirmative statement's words, rebuilt per request (twice the time at
 50 candidates: it reads every passage's statements); and scanning every
 passage for each negated statement (seconds a request at 3,000 candidates).
@@ -127,10 +127,9 @@ def _reachable(
     as many of the statement's content words as a statement saying the same needs
     (`same_statement`: three, and `LARGER_SHARE` of the larger statement, at least this
     one); the statement's own passage, which always holds them, is not read. Only the
-    posting lists of the statement's
-    rarest words but `bound - 1` are read: a passage holding `bound` of its words holds
-    one of those, whatever else the lists hold (a list may hold a passage where the word
-    is only part of a word: those are read by their words, and drop out)."""
+    posting lists of the statement's rarest words but `bound - 1` are read: a passage
+    holding `bound` of its words holds one of those, whatever else the lists hold (a
+    passage listed for a word inside a longer one is counted by its words like any)."""
     content = negative.content
     bound = max(3, math.ceil(LARGER_SHARE * len(content)))
     if len(content) < bound:
