@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from packer.gates import Exclusion
-from packer.layout import SYSTEM_PROMPT, PromptLayout
+from packer.layout import PromptLayout
 from packer.records import Evidence, sha256_hex
 from packer.resolution import Resolved
 from packer.version import BUILDER_VERSION
@@ -77,9 +77,7 @@ class PackDecisions:
 def assemble(packed: PackDecisions) -> PackResult:
     """The prompt message, the manifest row and the exclusion rows of one request."""
     rendered = packed.rendered
-    messages = [
-        {"content": text, "role": role} for role, text in PromptLayout.messages(rendered.user)
-    ]
+    messages = _messages(rendered.user)
     prompt_sha = prompt_sha256(rendered.user)
     config_hash, model = packed.config.config_hash(), packed.config.format_model
     packed.exclusions.sort(key=lambda x: x.candidate.evidence_id)
@@ -102,20 +100,33 @@ def assemble(packed: PackDecisions) -> PackResult:
     return PackResult(prompt=prompt, manifest=manifest, exclusions=_exclusion_rows(packed))
 
 
+def _messages(user: str) -> list[dict[str, str]]:
+    """The prompt's chat messages (`PromptLayout.messages`) as the rows hold them."""
+    return [{"content": text, "role": role} for role, text in PromptLayout.messages(user)]
+
+
 def prompt_sha256(user: str) -> str:
     """The manifest's `prompt_sha256`: the SHA-256 of the prompt's messages as JSON
-    (`json.dumps(messages, sort_keys=True)`, each message `{"content", "role"}`), where
-    the messages are the fixed system contract and the user message. The part before the
-    user message's text is the same in every prompt: it is hashed once (`_BEFORE_USER`),
-    and each prompt hashes only its own text (9.6 against 13.3 us a prompt)."""
+    (`json.dumps(messages, sort_keys=True)`). All of it but the user message's text is
+    the same in every prompt (`_around_user`): the part before that text is hashed once,
+    and each prompt hashes only its own text and what follows (9.6 against 13.3 us a
+    prompt)."""
     digest = _BEFORE_USER.copy()
-    digest.update(f'{json.dumps(user)}, "role": "user"}}]'.encode())
+    digest.update(f"{json.dumps(user)}{_AFTER_USER}".encode())
     return digest.hexdigest()
 
 
-_BEFORE_USER = hashlib.sha256(
-    f'[{{"content": {json.dumps(SYSTEM_PROMPT)}, "role": "system"}}, {{"content": '.encode()
-)
+def _around_user() -> tuple[bytes, str]:
+    """The messages' JSON before and after the user message's text, read from the messages
+    of a placeholder text the system contract does not hold (a NUL character)."""
+    placeholder = "\x00"
+    whole = json.dumps(_messages(placeholder), sort_keys=True)
+    before, _, after = whole.partition(json.dumps(placeholder))
+    return before.encode(), after
+
+
+_BEFORE, _AFTER_USER = _around_user()
+_BEFORE_USER = hashlib.sha256(_BEFORE)
 
 
 def _manifest(packed: PackDecisions, prompt_sha: str, config_hash: str, model: str) -> ManifestRow:
