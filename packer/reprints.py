@@ -21,6 +21,7 @@ disagreements.
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from itertools import chain
 from typing import Literal
@@ -53,15 +54,13 @@ and after it on the left, then on the right)."""
 
 class _Copy:
     """What comparing copies reads of a record: its canonical words (month names
-    spelled out), their counts and, only for the pairs that get that far, its fact
-    words. Made once a request per record: at thousands of candidates a record is
-    in many candidate pairs, and re-deriving these per pair was half the time of
-    comparing them."""
+    spelled out) and, only for the pairs that get that far, its fact words. Made once
+    a request per record: at thousands of candidates a record is in many candidate
+    pairs, and re-deriving these per pair was half the time of comparing them."""
 
     def __init__(self, record: Evidence) -> None:
         self.record = record
         self.words = [MONTHS.get(w, w) for w in record.facts.canonical_words]
-        self.counts = Counter(self.words)
         self._facts: frozenset[str] | None = None
 
     @property
@@ -77,12 +76,12 @@ def _differences(a: _Copy, b: _Copy, least: float) -> tuple[float, list[Stretch]
 
     Sequences whose shared words alone (difflib's `quick_ratio`, an upper bound
     of the ratio) fall below `least` are not aligned: (that bound, no stretches).
-    The bound is counted by `Counter` intersection, in C, before a matcher is built:
-    most pairs stop there. Rejected: the matcher's own `quick_ratio` (the same
-    number, a Python loop over both sequences after indexing the second).
+    The bound is counted before a matcher is built (`_shared_words`): most pairs
+    stop there. Rejected: the matcher's own `quick_ratio` (the same number, a Python
+    loop over both sequences after indexing the second).
     """
     x, y = a.words, b.words
-    shared = sum((a.counts & b.counts).values())
+    shared = _shared_words(x, y)
     bound = 2.0 * shared / (len(x) + len(y)) if x or y else 1.0
     if bound < least:
         return bound, []
@@ -97,6 +96,14 @@ def _differences(a: _Copy, b: _Copy, least: float) -> tuple[float, list[Stretch]
         if tag != "equal"
     ]
     return matcher.ratio(), diffs
+
+
+def shared_words(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many words two sequences share, each as often as both hold it."""
+    return sum((Counter(a) & Counter(b)).values())
+
+
+_shared_words = kernels.shared_words if kernels else shared_words
 
 
 _FUNCTION_WORDS = (
@@ -244,37 +251,52 @@ def _candidate_pairs(records: list[Evidence]) -> list[tuple[int, int]]:
     """Pairs (i < j, ascending) of different documents that share enough opening
     content words (`_needed`) to be compared whole.
 
-    Up to `PAIRWISE` records, every pair's opening words are intersected
-    directly. Beyond, a word most records open with says nothing about a pair:
-    a word in more than a quarter of them (and 16) is not counted, nor one that
-    opens a single record (it cannot be shared). A pair needs the smaller of its
-    two sides' needs, `t`, and is found from that side: a record of `L` counted
-    words sharing `t` of them with another shares two of any `L - t + 2` of them,
-    so each record reads the postings of its `L - t + 2` rarest words only (those
-    of records needing at least as many), and a record met twice there is a
-    candidate, its shared words then counted exactly.
-    Common words, whose postings make most of the word-sharing pairs, are mostly
-    not read: at 3,000 candidates ~440,000 postings read against ~1,200,000
-    word-sharing pairs a request, ~20,000 candidates, ~1,300 that pass. Rejected:
-    every word-sharing pair as a numpy code, counted by one sort (n² codes);
-    a prefix filter meeting each record's rarest words from both sides and
-    counting every pair met once (~100,000 candidates counted in Python: slower
-    than the codes); counting the pairs in a Python `Counter` (85% of the packing
-    time at 1,000 candidates); a scipy sparse product (~1 ms of fixed cost a
-    request); MinHash-banding the openings (it misses some pairs that share
-    enough, so prompts would change).
+    Up to `PAIRWISE` records every shared word counts. Beyond, a word most records
+    open with says nothing about a pair: a word in more than a quarter of them (and
+    16) is not counted. In C when built (`sharing_pairs`: a record counts its shared
+    words with the later records on its words' lists, so only pairs sharing a word
+    are read), else `shared_openings`.
     """
-    documents = [r.document_id for r in records]
-    if len(records) <= PAIRWISE:
-        contents = [r.facts.content for r in records]  # each word once (`TextFacts.content`)
-        return _pairwise(contents, [_needed(len(c)) for c in contents], documents)
-    words = [set(r.facts.content) for r in records]
-    needed = [_needed(len(w)) for w in words]
+    contents = [r.facts.content for r in records]  # each word once (`TextFacts.content`)
+    needed = [_needed(len(c)) for c in contents]
+    widest = len(records) if len(records) <= PAIRWISE else max(16, len(records) // 4)
+    return _sharing(contents, needed, [r.document_id for r in records], widest)
+
+
+def shared_openings(
+    words: list[tuple[str, ...]], needed: list[float], documents: list[str], widest: int
+) -> list[tuple[int, int]]:
+    """The twin of `sharing_pairs`: every pair (i < j, ascending) of different
+    `documents` sharing at least one of their `words` held by at most `widest` records
+    and at least the smaller of their two `needed` counts (each at least 2). Every pair
+    up to `PAIRWISE` records (`pairwise`), a prefix filter beyond (`_prefix_pairs`)."""
+    if len(words) <= PAIRWISE:
+        return pairwise(words, needed, documents, widest)
+    return _prefix_pairs([set(w) for w in words], needed, documents, widest)
+
+
+def _prefix_pairs(
+    words: list[set[str]], needed: list[float], documents: list[str], widest: int
+) -> list[tuple[int, int]]:
+    """`shared_openings` for many records: a word held by a single record is not
+    counted either (it cannot be shared). A pair needs the smaller of its two sides'
+    needs, `t`, and is found from that side: a record of `L` counted words sharing `t`
+    of them with another shares two of any `L - t + 2` of them, so each record reads
+    the postings of its `L - t + 2` rarest words only (those of records needing at
+    least as many), and a record met twice there is a candidate, its shared words then
+    counted exactly. At 3,000 candidates ~440,000 postings read against ~1,200,000
+    word-sharing pairs a request, ~20,000 candidates, ~1,300 that pass. Rejected:
+    every word-sharing pair as a numpy code, counted by one sort (n² codes); a prefix
+    filter meeting each record's rarest words from both sides and counting every pair
+    met once (~100,000 candidates counted in Python: slower than the codes); counting
+    the pairs in a Python `Counter` (85% of the packing time at 1,000 candidates); a
+    scipy sparse product (~1 ms of fixed cost a request); MinHash-banding the openings
+    (it misses some pairs that share enough, so prompts would change).
+    """
     postings: dict[str, list[int]] = defaultdict(list)
     for i, opening in enumerate(words):
         for word in opening:
             postings[word].append(i)
-    widest = max(16, len(records) // 4)
     shared = {w: len(p) for w, p in postings.items() if 2 <= len(p) <= widest}
     least = [math.ceil(x) for x in needed]
     counted, read, sizes = [], [], []
@@ -319,25 +341,26 @@ PAIRWISE = 24
 
 
 def pairwise(
-    words: list[tuple[str, ...]], needed: list[float], docs: list[str]
+    words: list[tuple[str, ...]], needed: list[float], docs: list[str], widest: int
 ) -> list[tuple[int, int]]:
-    """Every pair (i < j) of different documents sharing at least the smaller of their
-    two `needed` counts of their `words` (as sets), in order.
-
-    In C when built (`sharing_pairs`: each distinct word numbered once, a record a bit
-    set of its words, a pair one popcount of the two sets' intersection; 26 -> 2 us a
-    request of 10 paragraphs). Here the first record's set is held while its partners
-    are scanned (a third less time than indexing both per pair)."""
+    """Every pair (i < j) of different documents sharing at least one of their `words`
+    (as sets) held by at most `widest` records and at least the smaller of their two
+    `needed` counts, in order. The first record's set is held while its partners are
+    scanned (a third less time than indexing both per pair)."""
     sets = [set(w) for w in words]
+    held = Counter(chain.from_iterable(sets))
+    if max(held.values(), default=0) > widest:
+        sets = [{w for w in s if held[w] <= widest} for s in sets]
     pairs = []
     for i, (mine, least, doc) in enumerate(zip(sets, needed, docs, strict=True)):
         for j in range(i + 1, len(sets)):
-            if docs[j] != doc and len(mine & sets[j]) >= min(least, needed[j]):
+            common = len(mine & sets[j])
+            if docs[j] != doc and common and common >= min(least, needed[j]):
                 pairs.append((i, j))
     return pairs
 
 
-_pairwise = kernels.sharing_pairs if kernels else pairwise
+_sharing = kernels.sharing_pairs if kernels else shared_openings
 
 
 def _needed(size: int) -> float:

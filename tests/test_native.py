@@ -1,9 +1,10 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces eight functions on the packing path (`scan_words`,
+`packer/_native.c` replaces nine functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
-`pairwise` of `packer.reprints`, `contained` of `packer.records`); packing output must
+`shared_openings` and `shared_words` of `packer.reprints`, `contained` of
+`packer.records`); packing output must
 not depend on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
@@ -208,24 +209,51 @@ PAIR_RECORDS = st.lists(
 
 
 @settings(max_examples=3000)
-@given(PAIR_RECORDS)
-def test_sharing_pairs_equal_the_python_twin(rows: list[tuple]) -> None:
+@given(PAIR_RECORDS, st.integers(-1, 15))
+def test_sharing_pairs_equal_the_python_twin(rows: list[tuple], widest: int) -> None:
+    """Any `widest`: every word counted (the records or more), or only the rarer ones."""
     words = [w for w, _, _ in rows]
     needed = [n for _, n, _ in rows]
     docs = [d for _, _, d in rows]
-    assert _native.sharing_pairs(words, needed, docs) == reprints.pairwise(words, needed, docs)
+    assert _native.sharing_pairs(words, needed, docs, widest) == reprints.pairwise(
+        words, needed, docs, widest
+    )
+
+
+@settings(max_examples=3000)
+@given(st.lists(PAIR_WORDS, max_size=12), st.lists(PAIR_WORDS, max_size=12), st.booleans())
+def test_shared_words_equal_the_python_twin(a: list, b: list, as_tuples: bool) -> None:
+    """Repeats counted as often as both sides hold them; -1 and -2 share a hash."""
+    first, second = (tuple(a), tuple(b)) if as_tuples else (a, b)
+    assert _native.shared_words(first, second) == reprints.shared_words(a, b)
+
+
+def test_shared_words_refuses_what_it_cannot_read() -> None:
+    with pytest.raises(TypeError):
+        _native.shared_words({"a"}, ["a"])
+    with pytest.raises(TypeError):
+        _native.shared_words(["a"], [["a"]])
+    with pytest.raises(TypeError):
+        _native.shared_words([["a"]], [])
+    with pytest.raises(TypeError):
+        _native.shared_words(["a"])
 
 
 def test_sharing_pairs_refuses_what_it_cannot_read() -> None:
-    """Lists of unequal lengths, a record's words not a tuple, an unhashable word."""
+    """Lists of unequal lengths, a record's words not a tuple, an unhashable word, a
+    need or a width that is no number."""
     with pytest.raises(ValueError):
-        _native.sharing_pairs([("a",)], [2, 2], ["d"])
+        _native.sharing_pairs([("a",)], [2, 2], ["d"], 1)
     with pytest.raises(TypeError):
-        _native.sharing_pairs([["a"]], [2], ["d"])
+        _native.sharing_pairs([["a"]], [2], ["d"], 1)
     with pytest.raises(TypeError):
-        _native.sharing_pairs([([],)], [2], ["d"])
+        _native.sharing_pairs([([],)], [2], ["d"], 1)
     with pytest.raises(TypeError):
-        _native.sharing_pairs([("a",)], ["2"], ["d"])
+        _native.sharing_pairs([("a",)], ["2"], ["d"], 1)
+    with pytest.raises(TypeError):
+        _native.sharing_pairs([("a",)], [2], ["d"], 1.0)
+    with pytest.raises(TypeError):
+        _native.sharing_pairs([("a",)], [2], ["d"])
 
 
 TERM_CHARACTERS = st.sampled_from([*"abé\xff", "\u0100", "一", "😀"])
@@ -291,7 +319,8 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
-    monkeypatch.setattr(reprints, "_pairwise", reprints.pairwise)
+    monkeypatch.setattr(reprints, "_sharing", reprints.shared_openings)
+    monkeypatch.setattr(reprints, "_shared_words", reprints.shared_words)
     monkeypatch.setattr(packet, "terms_in", records.contained)
     monkeypatch.setattr(answers, "terms_in", records.contained)
     monkeypatch.setattr(packet, "term_search", records.TermSearch)

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from packer import Catalog, PackerRuntime, pack_request
 from packer.amounts import asked_dimension
-from packer.equivalence import censored, other_text, readings, unrendered
+from packer.equivalence import (
+    _MASKED,
+    _PLACEHOLDER,
+    censored,
+    other_text,
+    readings,
+    unrendered,
+)
 from packer.question import read_question
 from packer.records import canonical_words
 from packer.slot_conflicts import conflict_groups
@@ -127,6 +134,15 @@ _WORDS = st.lists(st.sampled_from(["d", "damn", "f", "k", "expletive", "4", "45"
 def test_reading_censored_words_never_fails_and_needs_a_mask(left, right, text_a, text_b):
     found = censored(left, right, text_a, text_b)
     assert not found or any(c in text_a + text_b for c in "*#-_[(")
+
+
+@given(st.one_of(_TEXT, st.text()))
+def test_a_mask_or_a_placeholder_is_found_only_beside_the_marks_searched_for(text):
+    """`censored` searches a text only when it holds one of these marks."""
+    if _MASKED.search(text):
+        assert any(mark in text for mark in ("*", "#", "--", "__"))
+    if _PLACEHOLDER.search(text):
+        assert "[" in text or "(" in text
 
 
 def test_only_templates_and_their_glue_are_unrendered():

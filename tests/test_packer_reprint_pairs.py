@@ -2,9 +2,11 @@
 
 from itertools import combinations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from packer import reprints
 from packer.records import STOPWORDS, Evidence, TextFacts
 from packer.reprints import PAIRWISE, _candidate_pairs
 from tests.factories import candidate
@@ -39,6 +41,15 @@ def _reference(records: list[Evidence]) -> list[tuple[int, int]]:
 
 
 SAME_OPENING = ["w0", "w1", "w2"]
+
+
+@pytest.fixture(params=["kernel", "python"], autouse=True)
+def search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice: the C pair search, then its Python twin (`shared_openings`:
+    every pair up to `PAIRWISE` records, the prefix filter beyond)."""
+    if request.param == "python":
+        monkeypatch.setattr(reprints, "_sharing", reprints.shared_openings)
+
 
 # A wider vocabulary: rare and common words in one opening, so a record's prefix of rare
 # words (what the pair search is indexed by) is shorter than its counted words.
