@@ -26,9 +26,9 @@ them with its rarest words but the bound's less one, so only the passages on
 those words' (short) posting lists are read, and the pair search grows with
 the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
-3,000 candidates of the speed bench). The index holds, for each passage, the
-sought words its canonical form holds (`_held`: scanned for a few, looked up for
-many); a list may also hold a passage where the word is only part of a longer one,
+3,000 candidates of the speed bench). The index lists, for each sought word, the
+passages whose canonical form holds it (`_postings`: scanned for a few, looked up
+for many, in C); a list may also hold a passage where the word is only part of a longer one,
 which only adds to the lists, and a passage on a list is then read by its canonical
 words (`TextFacts.canonical_words`) before it counts: a request of tens of
 candidates splits out the words of the few passages on its lists only. Rejected
@@ -47,8 +47,9 @@ one domain, while negation words are the language's own polarity marks.
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from packer.native import kernels
 from packer.records import Evidence, term_search
 from packer.runtime import Memos
 from packer.statements import LARGER_SHARE, Statement, Statements, same_statement
@@ -73,10 +74,7 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
     if not negatives:
         return []
     sought = frozenset().union(*(negative.content for _, negative in negatives))
-    postings: dict[str, list[int]] = defaultdict(list)
-    for j, held in enumerate(_held(sought, records)):
-        for word in held:
-            postings[word].append(j)
+    postings = _postings(sought, records)
     pairs: set[tuple[int, int]] = set()
     for i, negative in negatives:
         a = records[i]
@@ -94,21 +92,39 @@ def polarity_conflicts(records: Sequence[Evidence], memos: Memos) -> list[tuple[
 
 
 SCANNED_WORDS = 64
-"""The most sought words the passages are scanned for (`_held`); more are looked up."""
+"""The most sought words the passages are scanned for (`_postings`); more are looked up."""
 
 
-def _held(sought: frozenset[str], records: Sequence[Evidence]) -> list[frozenset[str]]:
-    """For each record, the sought words its canonical form holds: at least those among
-    its words, where the posting lists need no more (see the module's docstring). A few
-    words (a request of tens of candidates: 16 at 10 on the speed bench) are found by
-    scanning each canonical form for all of them at once (`records.term_search`, one
+def _postings(sought: frozenset[str], records: Sequence[Evidence]) -> Mapping[str, list[int]]:
+    """For each sought word, the records whose canonical form holds it: at least those
+    among whose words it is, where the lists need no more (see the module's docstring).
+    A few words (a request of tens of candidates: 16 at 10 on the speed bench) are found
+    by scanning each canonical form for all of them at once (`records.term_search`, one
     pass in C, no word split out or hashed: 2 µs a cold passage less), which may also
     find one inside a longer word; many (80 at 100 candidates, 700 at 1,000) are looked
-    up word by word, as the scan's cost grows with them (45 µs a passage at 3,000)."""
-    if len(sought) <= SCANNED_WORDS:
-        search = term_search(sought)
-        return [search.found_in(r.canonical) for r in records]
-    return [sought.intersection(r.facts.canonical_words) for r in records]
+    up word by word (`word_postings`), as the scan's cost grows with them (45 µs a
+    passage at 3,000)."""
+    if len(sought) > SCANNED_WORDS:
+        return _word_postings(sought, [r.facts.canonical_words for r in records])
+    search = term_search(sought)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for j, record in enumerate(records):
+        for word in search.found_in(record.canonical):
+            postings[word].append(j)
+    return postings
+
+
+def word_postings(sought: frozenset[str], texts: list[tuple[str, ...]]) -> dict[str, list[int]]:
+    """For each sought word some text holds, the indexes of the `texts` (words each)
+    holding it, ascending."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    for j, words in enumerate(texts):
+        for word in sought.intersection(words):
+            postings[word].append(j)
+    return dict(postings)
+
+
+_word_postings = kernels.word_postings if kernels else word_postings
 
 
 def facets_apart(a: Evidence, b: Evidence) -> bool:
@@ -117,9 +133,13 @@ def facets_apart(a: Evidence, b: Evidence) -> bool:
     return bool(a.facets and b.facets and set(a.facets).isdisjoint(b.facets))
 
 
+_NONE: list[int] = []
+"""The records holding a word no record holds (never changed)."""
+
+
 def _reachable(
     negative: Statement,
-    postings: dict[str, list[int]],
+    postings: Mapping[str, list[int]],
     records: Sequence[Evidence],
     document: str,
 ) -> list[int]:
@@ -134,7 +154,8 @@ def _reachable(
     bound = max(3, math.ceil(LARGER_SHARE * len(content)))
     if len(content) < bound:
         return []
-    rarest = sorted((postings[w] for w in content), key=len)[: len(content) - bound + 1]
+    lists = (postings.get(w, _NONE) for w in content)
+    rarest = sorted(lists, key=len)[: len(content) - bound + 1]
     seen = set().union(*rarest)
     return [
         j

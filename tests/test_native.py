@@ -1,10 +1,10 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces nine functions on the packing path (`scan_words`,
+`packer/_native.c` replaces ten functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
-`shared_openings` and `shared_words` of `packer.reprints`, `contained` of
-`packer.records`); packing output must
+`shared_openings` and `shared_words` of `packer.reprints`, `word_postings` of
+`packer.polarity`, `contained` of `packer.records`); packing output must
 not depend on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
 every code point is classified in each context a rule looks at.
@@ -239,6 +239,27 @@ def test_shared_words_refuses_what_it_cannot_read() -> None:
         _native.shared_words(["a"])
 
 
+@settings(max_examples=2000)
+@given(
+    st.frozensets(PAIR_WORDS, max_size=8),
+    st.lists(st.lists(PAIR_WORDS, max_size=8).map(tuple), max_size=8),
+)
+def test_word_postings_equal_the_python_twin(sought: frozenset, texts: list[tuple]) -> None:
+    """A word twice in a text is listed once; -1 and -2 share a hash."""
+    assert _native.word_postings(sought, texts) == polarity.word_postings(sought, texts)
+
+
+def test_word_postings_refuses_what_it_cannot_read() -> None:
+    with pytest.raises(TypeError):
+        _native.word_postings(["a"], [("a",)])
+    with pytest.raises(TypeError):
+        _native.word_postings({"a"}, [["a"]])
+    with pytest.raises(TypeError):
+        _native.word_postings({"a"}, [(["a"],)])
+    with pytest.raises(TypeError):
+        _native.word_postings({"a"}, (("a",),))
+
+
 def test_sharing_pairs_refuses_what_it_cannot_read() -> None:
     """Lists of unequal lengths, a record's words not a tuple, an unhashable word, a
     need or a width that is no number."""
@@ -325,6 +346,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(answers, "terms_in", records.contained)
     monkeypatch.setattr(packet, "term_search", records.TermSearch)
     monkeypatch.setattr(polarity, "term_search", records.TermSearch)
+    monkeypatch.setattr(polarity, "_word_postings", polarity.word_postings)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
