@@ -76,26 +76,26 @@ def _differences(a: _Copy, b: _Copy, least: float) -> tuple[float, list[Stretch]
 
     Sequences whose shared words alone (difflib's `quick_ratio`, an upper bound
     of the ratio) fall below `least` are not aligned: (that bound, no stretches).
-    The bound is counted before a matcher is built (`_shared_words`): most pairs
-    stop there. Rejected: the matcher's own `quick_ratio` (the same number, a Python
-    loop over both sequences after indexing the second).
+    The bound is counted before the sequences are aligned (`_shared_words`): most
+    pairs stop there. Both are difflib's (`alignment`), in C when built. Rejected: the
+    matcher's own `quick_ratio` (the same number, a Python loop over both sequences
+    after indexing the second).
     """
     x, y = a.words, b.words
-    shared = _shared_words(x, y)
-    bound = 2.0 * shared / (len(x) + len(y)) if x or y else 1.0
+    length = len(x) + len(y)
+    bound = 2.0 * _shared_words(x, y) / length if length else 1.0
     if bound < least:
         return bound, []
-    matcher = SequenceMatcher(None, x, y, autojunk=False)
+    matches, stretches = _alignment(x, y)
     diffs = [
         (
             x[i1:i2],
             y[j1:j2],
             (x[max(0, i1 - 2) : i1], x[i2 : i2 + 3], y[max(0, j1 - 2) : j1], y[j2 : j2 + 3]),
         )
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
+        for i1, i2, j1, j2 in stretches
     ]
-    return matcher.ratio(), diffs
+    return 2.0 * matches / length if length else 1.0, diffs  # difflib's ratio
 
 
 def shared_words(a: Sequence[str], b: Sequence[str]) -> int:
@@ -104,6 +104,17 @@ def shared_words(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 _shared_words = kernels.shared_words if kernels else shared_words
+
+
+def alignment(a: Sequence[str], b: Sequence[str]) -> tuple[int, list[tuple[int, int, int, int]]]:
+    """How many words two sequences share in order, and the stretches (i1, i2, j1, j2)
+    where they differ: difflib's matching blocks and opcodes, no junk."""
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    matches = sum(block.size for block in matcher.get_matching_blocks())
+    return matches, [op[1:] for op in matcher.get_opcodes() if op[0] != "equal"]
+
+
+_alignment = kernels.alignment if kernels else alignment
 
 
 _FUNCTION_WORDS = (

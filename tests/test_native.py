@@ -1,9 +1,9 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces ten functions on the packing path (`scan_words`,
+`packer/_native.c` replaces eleven functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
-`shared_openings` and `shared_words` of `packer.reprints`, `word_postings` of
+`shared_openings`, `shared_words` and `alignment` of `packer.reprints`, `word_postings` of
 `packer.polarity`, `contained` of `packer.records`); packing output must
 not depend on whether a C compiler was present at install. The twins are compared
 over generated texts (the characters the rules turn on, and any Unicode), and
@@ -228,6 +228,40 @@ def test_shared_words_equal_the_python_twin(a: list, b: list, as_tuples: bool) -
     assert _native.shared_words(first, second) == reprints.shared_words(a, b)
 
 
+ALIGNED_WORDS = st.one_of(st.sampled_from(["a", "b", "c"]), st.integers(-2, -1))
+"""Few words, so runs of equal words are long and many; -1 and -2 share a hash."""
+
+
+@settings(max_examples=3000)
+@given(
+    st.lists(ALIGNED_WORDS, max_size=30),
+    st.lists(ALIGNED_WORDS, max_size=30),
+    st.booleans(),
+)
+def test_alignment_equals_difflib(a: list, b: list, as_tuples: bool) -> None:
+    first, second = (tuple(a), tuple(b)) if as_tuples else (a, b)
+    assert _native.alignment(first, second) == reprints.alignment(a, b)
+
+
+@settings(max_examples=300)
+@given(st.lists(TEXTS, min_size=2, max_size=2))
+def test_alignment_of_texts_words_equals_difflib(texts: list[str]) -> None:
+    """Canonical words of any text, and of the text after a change to it."""
+    a, b = (records.canonical_words(t) for t in texts)
+    edited = b[: len(b) // 2] + a
+    for x, y in ((a, b), (a, edited), (edited, a)):
+        assert _native.alignment(x, y) == reprints.alignment(x, y)
+
+
+def test_alignment_refuses_what_it_cannot_read() -> None:
+    with pytest.raises(TypeError):
+        _native.alignment({"a"}, ["a"])
+    with pytest.raises(TypeError):
+        _native.alignment(["a"], [["a"]])
+    with pytest.raises(TypeError):
+        _native.alignment(["a"])
+
+
 def test_shared_words_refuses_what_it_cannot_read() -> None:
     with pytest.raises(TypeError):
         _native.shared_words({"a"}, ["a"])
@@ -342,6 +376,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(sketch, "kernels", None)
     monkeypatch.setattr(reprints, "_sharing", reprints.shared_openings)
     monkeypatch.setattr(reprints, "_shared_words", reprints.shared_words)
+    monkeypatch.setattr(reprints, "_alignment", reprints.alignment)
     monkeypatch.setattr(packet, "terms_in", records.contained)
     monkeypatch.setattr(answers, "terms_in", records.contained)
     monkeypatch.setattr(packet, "term_search", records.TermSearch)
