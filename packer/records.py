@@ -350,7 +350,13 @@ def fact_words(text: str) -> frozenset[str]:
 
 
 def _looks_factual(word: str) -> bool:
-    return word[0].isupper() or word[0] in SYMBOLS or any(c.isdigit() for c in word)
+    """A capitalized word, a symbol, or a word with a digit in it (a word of letters
+    only has none: read first, as most words are)."""
+    return (
+        word[0].isupper()
+        or word[0] in SYMBOLS
+        or (not word.isalpha() and any(map(str.isdigit, word)))
+    )
 
 
 MODALS = frozenset(

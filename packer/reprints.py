@@ -52,6 +52,9 @@ Stretch = tuple[list[str], list[str], tuple[list[str], list[str], list[str], lis
 and after it on the left, then on the right)."""
 
 
+_MONTH_FORMS = MONTHS.keys()
+
+
 class _Copy:
     """What comparing copies reads of a record: its canonical words (month names
     spelled out) and, only for the pairs that get that far, its fact words. Made once
@@ -60,7 +63,10 @@ class _Copy:
 
     def __init__(self, record: Evidence) -> None:
         self.record = record
-        self.words = [MONTHS.get(w, w) for w in record.facts.canonical_words]
+        words = record.facts.canonical_words
+        self.words = (
+            list(words) if _MONTH_FORMS.isdisjoint(words) else [MONTHS.get(w, w) for w in words]
+        )
         self._facts: frozenset[str] | None = None
 
     @property

@@ -66,3 +66,15 @@ def test_literal_first_patterns_match_where_the_look_behind_first_ones_do(text):
         assert [m.span() for m in fast.finditer(text)] == [
             m.span() for m in reference.finditer(text)
         ], name
+
+
+def test_no_character_is_both_a_letter_and_a_digit():
+    """`_looks_factual` skips the digit search in a word of letters only."""
+    both = [c for c in map(chr, range(0x110000)) if c.isalpha() and c.isdigit()]
+    assert both == []
+
+
+@given(st.text(st.sampled_from(list("aZ1²٣½$ ")) | st.characters(), min_size=1, max_size=8))
+def test_a_word_looks_factual_when_capitalized_a_symbol_or_with_a_digit(word):
+    expected = word[0].isupper() or word[0] in records.SYMBOLS or any(c.isdigit() for c in word)
+    assert records._looks_factual(word) == expected
