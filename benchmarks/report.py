@@ -336,10 +336,10 @@ def speed_misses(results: dict) -> list[str]:
         out.append(
             f"- 3,000 candidates a request: {large['us_per_candidate']:.0f} us a candidate "
             f"against {small['us_per_candidate']:.0f} at 10. What grows with the candidates "
-            "is the reprint pair search (`packer.reprints`): the pairs of passages similar "
-            "enough to be aligned word by word grow as n² on this workload (about 1,300 a "
-            "request at 3,000), and aligning them is half of a pack there (profiled apart, "
-            "docs/benchmarks.md)."
+            "is dedup's pair searches: the pairs of passages similar enough to be compared "
+            "whole grow as n² on this workload (about 1,250 a request at 3,000, 190 of them "
+            "aligned word by word), and the polarity index looks up about 1,500 words in "
+            "every passage (profiled apart, docs/benchmarks.md)."
         )
     out += _older_misses(compare, {r["packer"]: r for r in results.get("repeats", [])})
     core = beam.get("ours in a loop, cold", {})
