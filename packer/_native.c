@@ -691,7 +691,7 @@ static int ascending(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* `packer.reprints.pairwise`: every pair (i < j) of records of different `documents` whose
+/* `packer.reprint_pairs.shared_openings`: every pair (i < j) of records of different `documents` whose
  * `words` (a tuple each) share at least one counted word and at least the smaller of their
  * two `needed` counts, in order; a word held by more than `widest` records is not counted.
  * Each distinct word of the request gets a number and the list of the records holding it;
@@ -828,22 +828,40 @@ done:
  * counted in a table, the second's taken from it: `Counter(a) & Counter(b)` built three
  * dicts a pair, in Python's own loop (15 us a pair of paragraphs, 8 us a candidate at
  * 3,000 candidates a request). */
-static PyObject *shared_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+/* The two word sequences of a pair kernel (a list or a tuple each) as tuples it holds: a
+ * list could change under a word's hash or equality. -1, with the error set, when they
+ * are not two such sequences. */
+static int word_pair(PyObject *const *args, Py_ssize_t nargs, const char *usage, PyObject **a,
+                     PyObject **b) {
     if (nargs != 2 || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
         !(PyList_Check(args[1]) || PyTuple_Check(args[1]))) {
-        PyErr_SetString(PyExc_TypeError, "shared_words(a: list or tuple, b: list or tuple)");
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    *a = PySequence_Tuple(args[0]);
+    *b = *a ? PySequence_Tuple(args[1]) : NULL;
+    if (*b == NULL) {
+        Py_CLEAR(*a);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *shared_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *a, *b;
+    if (word_pair(args, nargs, "shared_words(a: list or tuple, b: list or tuple)", &a, &b) < 0) {
         return NULL;
     }
-    /* tuples of the words: a list could change under a word's hash or equality */
-    PyObject *a = PySequence_Tuple(args[0]), *b = a ? PySequence_Tuple(args[1]) : NULL;
-    Py_ssize_t n = a ? PyTuple_GET_SIZE(a) : 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(a);
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    Slot *table = b ? PyMem_Calloc(slots, sizeof(Slot)) : NULL;
-    Py_ssize_t *left = b ? PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t)) : NULL; /* by number */
-    Py_ssize_t next = 0, shared = 0, id = -1;
-    if (b != NULL && (table == NULL || left == NULL)) PyErr_NoMemory();
-    else if (b != NULL) id = 0;
+    Slot *table = PyMem_Calloc(slots, sizeof(Slot));
+    Py_ssize_t *left = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t)); /* by word number */
+    Py_ssize_t next = 0, shared = 0, id = 0;
+    if (table == NULL || left == NULL) {
+        PyErr_NoMemory();
+        id = -1;
+    }
     for (Py_ssize_t k = 0; k < n && id >= 0; k++) {
         id = word_id(table, slots - 1, PyTuple_GET_ITEM(a, k), &next);
         if (id >= 0) left[id]++;
@@ -869,8 +887,8 @@ static PyObject *shared_words(PyObject *module, PyObject *const *args, Py_ssize_
     }
     PyMem_Free(table);
     PyMem_Free(left);
-    Py_XDECREF(a);
-    Py_XDECREF(b);
+    Py_DECREF(a);
+    Py_DECREF(b);
     return id < 0 ? NULL : PyLong_FromSsize_t(shared);
 }
 
@@ -972,14 +990,8 @@ static int by_first(const void *x, const void *y) {
  * it. Words are numbered once a pair and runs tracked in arrays: difflib's dicts a row
  * took 90 us a pair of paragraphs (6 us a candidate at 3,000 candidates a request). */
 static PyObject *alignment(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
-        !(PyList_Check(args[1]) || PyTuple_Check(args[1]))) {
-        PyErr_SetString(PyExc_TypeError, "alignment(a: list or tuple, b: list or tuple)");
-        return NULL;
-    }
-    PyObject *x = PySequence_Tuple(args[0]), *y = x ? PySequence_Tuple(args[1]) : NULL;
-    if (y == NULL) {
-        Py_XDECREF(x);
+    PyObject *x, *y;
+    if (word_pair(args, nargs, "alignment(a: list or tuple, b: list or tuple)", &x, &y) < 0) {
         return NULL;
     }
     Py_ssize_t la = PyTuple_GET_SIZE(x), lb = PyTuple_GET_SIZE(y), n = la + lb;
@@ -1243,7 +1255,7 @@ static PyMethodDef methods[] = {
     {"minhash", (PyCFunction)(void (*)(void))minhash, METH_FASTCALL,
      "The MinHash sketch of a text's word shingles: `packer.sketch.minhash`, in C."},
     {"sharing_pairs", (PyCFunction)(void (*)(void))sharing_pairs, METH_FASTCALL,
-     "The record pairs sharing enough opening words: `packer.reprints.pairwise`, in C."},
+     "The record pairs sharing enough opening words: `packer.reprint_pairs.shared_openings`, in C."},
     {"shared_words", (PyCFunction)(void (*)(void))shared_words, METH_FASTCALL,
      "How many words two sequences share, with repeats: `packer.reprints.shared_words`."},
     {"word_postings", (PyCFunction)(void (*)(void))word_postings, METH_FASTCALL,

@@ -3,11 +3,12 @@
 `packer/_native.c` replaces eleven functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
-`shared_openings`, `shared_words` and `alignment` of `packer.reprints`, `word_postings` of
-`packer.polarity`, `contained` of `packer.records`); packing output must
-not depend on whether a C compiler was present at install. The twins are compared
-over generated texts (the characters the rules turn on, and any Unicode), and
-every code point is classified in each context a rule looks at.
+`shared_openings` of `packer.reprint_pairs`, `shared_words` and `alignment` of
+`packer.reprints`, `word_postings` of `packer.polarity`, `contained` of
+`packer.records`); packing output must not depend on whether a C compiler was
+present at install. The twins are compared over generated texts (the characters the
+rules turn on, and any Unicode), and every code point is classified in each context a
+rule looks at.
 """
 
 import sys
@@ -23,6 +24,7 @@ from packer import (  # needs a build
     packet,
     polarity,
     records,
+    reprint_pairs,
     reprints,
     sketch,
     statements,
@@ -215,7 +217,7 @@ def test_sharing_pairs_equal_the_python_twin(rows: list[tuple], widest: int) -> 
     words = [w for w, _, _ in rows]
     needed = [n for _, n, _ in rows]
     docs = [d for _, _, d in rows]
-    assert _native.sharing_pairs(words, needed, docs, widest) == reprints.pairwise(
+    assert _native.sharing_pairs(words, needed, docs, widest) == reprint_pairs.pairwise(
         words, needed, docs, widest
     )
 
@@ -374,7 +376,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(statements, "_sentence_words", statements.sentence_words)
     monkeypatch.setattr(units, "kernels", None)
     monkeypatch.setattr(sketch, "kernels", None)
-    monkeypatch.setattr(reprints, "_sharing", reprints.shared_openings)
+    monkeypatch.setattr(reprint_pairs, "_sharing", reprint_pairs.shared_openings)
     monkeypatch.setattr(reprints, "_shared_words", reprints.shared_words)
     monkeypatch.setattr(reprints, "_alignment", reprints.alignment)
     monkeypatch.setattr(packet, "terms_in", records.contained)

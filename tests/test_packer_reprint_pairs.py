@@ -6,9 +6,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from packer import reprints
+from packer import reprint_pairs
 from packer.records import STOPWORDS, Evidence, TextFacts
-from packer.reprints import PAIRWISE, _candidate_pairs
+from packer.reprint_pairs import PAIRWISE, candidate_pairs
 from tests.factories import candidate
 
 # A small vocabulary (stopwords among it), so words open many records: past `PAIRWISE`
@@ -48,7 +48,7 @@ def search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> N
     """Every test twice: the C pair search, then its Python twin (`shared_openings`:
     every pair up to `PAIRWISE` records, the prefix filter beyond)."""
     if request.param == "python":
-        monkeypatch.setattr(reprints, "_sharing", reprints.shared_openings)
+        monkeypatch.setattr(reprint_pairs, "_sharing", reprint_pairs.shared_openings)
 
 
 # A wider vocabulary: rare and common words in one opening, so a record's prefix of rare
@@ -73,12 +73,12 @@ wide_records_of = st.lists(
 @example([(i % 2, SAME_OPENING) for i in range(80)])  # no pair: the words open them all
 def test_pair_search_finds_exactly_the_pairs_sharing_enough_opening_words(spec):
     records = [_record(i, document, opening) for i, (document, opening) in enumerate(spec)]
-    assert _candidate_pairs(records) == _reference(records)
+    assert candidate_pairs(records) == _reference(records)
 
 
 def test_a_word_opening_most_records_stops_counting_past_pairwise():
     def pairs(n: int) -> int:
-        return len(_candidate_pairs([_record(i, i % 2, SAME_OPENING) for i in range(n)]))
+        return len(candidate_pairs([_record(i, i % 2, SAME_OPENING) for i in range(n)]))
 
     assert pairs(PAIRWISE) == (PAIRWISE // 2) ** 2
     assert pairs(PAIRWISE + 1) == 0
@@ -87,4 +87,4 @@ def test_a_word_opening_most_records_stops_counting_past_pairwise():
 @given(wide_records_of)
 def test_pair_search_on_rare_and_common_words_finds_exactly_the_rule_s_pairs(spec):
     records = [_record(i, document, opening) for i, (document, opening) in enumerate(spec)]
-    assert _candidate_pairs(records) == _reference(records)
+    assert candidate_pairs(records) == _reference(records)
