@@ -28,9 +28,9 @@ the passages that share rare words with a negated statement, not with k·n for
 k negated statements (which grow with n: 1, 5, 121, 328 at 10, 100, 1,000,
 3,000 candidates of the speed bench). The index lists, for each sought word, the
 passages whose canonical form holds it (`_postings`: scanned for a few, looked up
-for many, in C); a list may also hold a passage where the word is only part of a longer one,
-which only adds to the lists, and a passage on a list is then read by its canonical
-words (`TextFacts.canonical_words`) before it counts: a request of tens of
+for many, in C); a list may also hold a passage where the word is only part of a
+longer one, which only adds to the lists, and a passage on a list is then read by
+its canonical words (`TextFacts.canonical_words`) before it counts: a request of tens of
 candidates splits out the words of the few passages on its lists only. Rejected
 before: a set of a passage's words made per request (6 µs a passage on the speed
 bench's paragraphs, the tuple's reads 1-2), and a set kept with the text's facts

@@ -50,6 +50,7 @@ and after it on the left, then on the right)."""
 
 
 _MONTH_FORMS = MONTHS.keys()
+"""The abbreviated month names a copy's words are mapped from (most copies hold none)."""
 
 
 class _Copy:
