@@ -852,38 +852,22 @@ static PyObject *shared_words(PyObject *module, PyObject *const *args, Py_ssize_
     if (word_pair(args, nargs, "shared_words(a: list or tuple, b: list or tuple)", &a, &b) < 0) {
         return NULL;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(a);
+    Py_ssize_t n = PyTuple_GET_SIZE(a), total = n + PyTuple_GET_SIZE(b);
     size_t slots = 16;
-    while (slots < 2 * (size_t)n) slots *= 2;
+    while (slots < 2 * (size_t)total) slots *= 2;
     Slot *table = PyMem_Calloc(slots, sizeof(Slot));
-    Py_ssize_t *left = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t)); /* by word number */
+    Py_ssize_t *left = PyMem_Calloc((size_t)total + 1, sizeof(Py_ssize_t)); /* by word number */
     Py_ssize_t next = 0, shared = 0, id = 0;
     if (table == NULL || left == NULL) {
         PyErr_NoMemory();
         id = -1;
     }
-    for (Py_ssize_t k = 0; k < n && id >= 0; k++) {
-        id = word_id(table, slots - 1, PyTuple_GET_ITEM(a, k), &next);
-        if (id >= 0) left[id]++;
-    }
-    for (Py_ssize_t k = 0; id >= 0 && k < PyTuple_GET_SIZE(b); k++) {
-        PyObject *word = PyTuple_GET_ITEM(b, k);
-        Py_hash_t h = PyObject_Hash(word);
-        if (h == -1) {
-            id = -1;
-            break;
-        }
-        for (size_t at = (size_t)h & (slots - 1);; at = (at + 1) & (slots - 1)) {
-            Slot *slot = table + at;
-            if (slot->word == NULL) break;
-            if (slot->hash != h) continue;
-            int equal = PyObject_RichCompareBool(slot->word, word, Py_EQ);
-            if (equal < 0) id = -1;
-            if (equal != 0) {
-                if (equal > 0 && left[slot->id] > 0) left[slot->id]--, shared++;
-                break;
-            }
-        }
+    for (Py_ssize_t k = 0; k < total && id >= 0; k++) {
+        PyObject *word = k < n ? PyTuple_GET_ITEM(a, k) : PyTuple_GET_ITEM(b, k - n);
+        id = word_id(table, slots - 1, word, &next); /* a word only `b` holds: a new number */
+        if (id < 0) break;
+        if (k < n) left[id]++;
+        else if (left[id] > 0) left[id]--, shared++;
     }
     PyMem_Free(table);
     PyMem_Free(left);
