@@ -111,6 +111,7 @@ eval: $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks.quality --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.verification --data-dir $(DATA)
 	$(BIN)/python -m benchmarks.meaning --data-dir $(DATA)
+	$(BIN)/python -m benchmarks.yes_no_sides
 	$(BIN)/python -m benchmarks.report
 
 # Coverage-guided fuzzing of the parse boundary with atheris (tests/fuzz_atheris.py):

@@ -139,11 +139,15 @@ class RamCase:
 
 @dataclass(frozen=True)
 class MultihopCase:
-    """A MultiHop-RAG query as a request; `evidence` is empty for null queries."""
+    """A MultiHop-RAG query as a request; `evidence` is empty for null queries; `answer`
+    the set's short answer, a name for an inference query ("Google", "Sam Altman"),
+    else a judgement ("Yes", "Consistent", "Insufficient information.")."""
 
     request: Request
     evidence: frozenset[str]
     null_query: bool
+    answer: str = ""
+    inference: bool = False
 
 
 @dataclass(frozen=True)
@@ -364,6 +368,8 @@ def multihop_cases(
                 request=request,
                 evidence=frozenset(evidence),
                 null_query=record["question_type"] == "null_query",
+                answer=str(record.get("answer", "")),
+                inference=record["question_type"] == "inference_query",
             )
         )
     return cases

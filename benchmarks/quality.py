@@ -18,9 +18,12 @@ it, or a copy it was folded into, was shown; shares are % of requests:
   document kept; of those, a flagged conflict involving a kept misinformation
   document (packers that do not flag: none);
 - MultiHop-RAG: primary = every evidence fact packed whole, over the non-null
-  queries; mean tokens spent on the null queries (no evidence exists);
-  `multihop_rag-50` the same queries with 50 candidates each from the pool of
-  facts (`adapters.widened`), the evidence ranked among tens of look-alikes;
+  queries; a passage holding the answer packed whole, over the inference queries
+  (their answer is a name) whose answer a candidate holds (`answer_passage`, the
+  held-out news QA set's measure; `oracle-answer` packs those passages first);
+  mean tokens spent on the null queries (no evidence exists); `multihop_rag-50`
+  the same queries with 50 candidates each from the pool of facts
+  (`adapters.widened`), the evidence ranked among tens of look-alikes;
 - `multihop_rag-conflict` (`benchmarks.counterfactual`): the answerable
   `multihop_rag-50` queries with a counterfactual copy of one evidence fact
   (one number, date, name or negation changed); primary = both the true fact
@@ -124,6 +127,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-pairs-first": {"enable_pairs_first": False},
     "no-sides": {"enable_sides_first": False},  # a yes/no question's two sides: packer.first
     "answers-first": {"enable_answers_first": True},  # opt-in: packer.first
+    "no-full-names": {"enable_full_names": False},  # the answer's name in full: packer.first
     "no-block-overhead": {"weights": {"block_overhead": 0.0}},  # per bare token
     "no-shared-names": {"weights": {"shared_name": 0.0}},  # packer.sources
     "no-polarity": {"dedup": {"conflict_rules": ("copy", "amount")}},
@@ -259,15 +263,32 @@ def ramdocs_metrics(
 def multihop_metrics(
     cases: Sequence[MultihopCase], packs: Sequence[Packed], used: Sequence[int]
 ) -> Metrics:
-    found, null_tokens = [], []
+    found, answered, null_tokens = [], [], []
     for case, packed, n in zip(cases, packs, used, strict=True):
         if case.null_query:
             null_tokens.append(n)
-        else:
-            texts = _texts(case)
-            found.append(all(whole(packed, e, texts) for e in case.evidence))
+            continue
+        texts = _texts(case)
+        found.append(all(whole(packed, e, texts) for e in case.evidence))
+        holding = answer_passages(case)
+        if holding:
+            answered.append(any(whole(packed, e, texts) for e in holding))
     mean_null = round(sum(null_tokens) / len(null_tokens), 1) if null_tokens else None
-    return {"all_evidence": _share(found), "null_mean_tokens": mean_null}
+    return {
+        "all_evidence": _share(found),
+        "answer_passage": _share(answered),
+        "null_mean_tokens": mean_null,
+    }
+
+
+def answer_passages(case: MultihopCase) -> list[str]:
+    """The candidates holding an inference query's answer, a name ("Which company ...?":
+    "Google"): the held-out news QA set scores a request by whether one of them is
+    packed whole. The other queries' answers are judgements ("Yes", "Consistent"),
+    which a passage holds only by chance."""
+    if not case.inference:
+        return []
+    return [c.evidence_id for c in case.request.candidates if contains(c.text, case.answer)]
 
 
 def conflict_nq_metrics(
@@ -377,7 +398,9 @@ class Dataset:
     """One evaluation set: how to load it, score packs, and what its headline metric is.
 
     `gold` gives a case's gold passages (what the oracle packs first); `sides`
-    its (wrong, right) passages when the set labels conflicts.
+    its (wrong, right) passages when the set labels conflicts; `answer_gold` the
+    passages holding its short answer, where the set scores them
+    (`answer_passage`: what `oracle-answer` packs first).
     """
 
     load: Callable[[Path, int | None], Sequence[Any]]
@@ -386,6 +409,7 @@ class Dataset:
     gold: Callable[[Any], frozenset[str]]
     sides: Sides | None = None
     answers: Callable[[Any], Sequence[str]] = lambda case: ()
+    answer_gold: Callable[[Any], frozenset[str]] | None = None
 
 
 DATASETS: dict[str, Dataset] = {
@@ -411,12 +435,19 @@ DATASETS: dict[str, Dataset] = {
         sides=lambda c: (c.misinfo, c.correct),
         answers=lambda c: c.gold_answers,
     ),
-    "multihop_rag": Dataset(multihop_cases, multihop_metrics, "all_evidence", lambda c: c.evidence),
+    "multihop_rag": Dataset(
+        multihop_cases,
+        multihop_metrics,
+        "all_evidence",
+        lambda c: c.evidence,
+        answer_gold=lambda c: frozenset(answer_passages(c)),
+    ),
     "multihop_rag-50": Dataset(
         partial(multihop_cases, candidates=WIDE_CANDIDATES),
         multihop_metrics,
         "all_evidence",
         lambda c: c.evidence,
+        answer_gold=lambda c: frozenset(answer_passages(c)),
     ),
     "multihop_rag-conflict": Dataset(
         news_conflict_cases,
@@ -439,21 +470,25 @@ DATASETS: dict[str, Dataset] = {
 @dataclass(frozen=True)
 class Tools:
     """What packers are built from: the shared catalog, token counters, and the gold
-    passages of every loaded case (the oracle's labels; ids are unique across sets)."""
+    passages of every loaded case (the oracle's labels; ids are unique across sets),
+    and the passages holding a case's short answer (`oracle-answer`'s)."""
 
     catalog: Catalog
     runtime: PackerRuntime
     count: Callable[[str], int]
     gold: frozenset[str] = frozenset()
+    answer_gold: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class PackerSpec:
-    """A compared packer: its name, order policy, and how to build it for a budget."""
+    """A compared packer: its name, order policy, how to build it for a budget, and which
+    sets it is run on (all by default)."""
 
     name: str
     order_policy: str
     build: Callable[[int, Tools], Packer]
+    runs_on: Callable[[Dataset], bool] = lambda dataset: True
 
 
 def _ours(**overrides: Any) -> Callable[[int, Tools], Packer]:
@@ -484,6 +519,14 @@ PACKERS: list[PackerSpec] = [
         lambda budget, tools: OraclePacker(
             budget, layout_of(PackingConfig(), tools.runtime, budget), tools.gold
         ),
+    ),
+    PackerSpec(
+        "oracle-answer",
+        "gold",
+        lambda budget, tools: OraclePacker(
+            budget, layout_of(PackingConfig(), tools.runtime, budget), tools.answer_gold
+        ),
+        runs_on=lambda dataset: dataset.answer_gold is not None,
     ),
     PackerSpec("naive", "score", _naive()),
     PackerSpec("naive-exact", "score", _naive(count_headers=True)),
@@ -590,7 +633,15 @@ def evaluate(
     runtime = PackerRuntime.load()
     tokens = runtime.tokens
     gold = frozenset().union(*(DATASETS[name].gold(c) for name, cs in cases.items() for c in cs))
-    tools = Tools(catalog, runtime, tiktoken_counter(tokens.encoding), gold)
+    answer_gold = frozenset().union(
+        *(
+            answers(c)
+            for name, cs in cases.items()
+            if (answers := DATASETS[name].answer_gold) is not None
+            for c in cs
+        )
+    )
+    tools = Tools(catalog, runtime, tiktoken_counter(tokens.encoding), gold, answer_gold)
     specs = [s for s in PACKERS if s.name in packers]
     rows = []
     with offline_cl100k_cache():
@@ -598,6 +649,8 @@ def evaluate(
             for spec in specs:
                 packer = spec.build(budget, tools)
                 for name, dataset_cases in cases.items():
+                    if not spec.runs_on(DATASETS[name]):
+                        continue
                     started = time.perf_counter()
                     packs = [packer(case.request) for case in dataset_cases]
                     seconds = time.perf_counter() - started

@@ -58,3 +58,14 @@ def machine() -> dict:
         "commit": commit or "unknown",
         "versions": versions,
     }
+
+
+def stamp(machine: dict) -> str:
+    """A result file's stamp as the report's sentence."""
+    versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items())
+    load = machine.get("load_average")
+    busy = f" (load average {', '.join(map(str, load))} when it started)" if load else ""
+    return (
+        f"Measured {machine['date']} on {machine['cores']} cores ({machine['cpu']}){busy}, "
+        f"Python {machine['python']}, commit {machine['commit']}; {versions}."
+    )

@@ -1,6 +1,6 @@
 """Admissions before the relevance fill: each detected disagreement as a complete pair,
-the two sides of a yes/no question, then (opt-in) a whole passage for each top answer
-the candidates assert.
+the two sides of a yes/no question, the name a "who" question asks in full, then
+(opt-in) a whole passage for each top answer the candidates assert.
 
 A conflict group found before selection is the most valuable evidence a request
 has: the model can only state a disagreement it sees both sides of. So before
@@ -59,6 +59,12 @@ ten candidates, the shortest are look-alikes; fixture 0.48/0.62/0.70/0.83 gap
 closed); requests of six (fixture 0.81/0.87/1.00/1.00, but ConflictNQ -1.6 at
 256: its yes/no requests are a real passage and five fakes, the long real one
 left out); the two shortest only (fixture 0.47/0.65/0.88/0.98).
+
+The answer's name in full (`enable_full_names`, on): for a question asking who,
+when the packed passages name someone only in short form ("Bankman-Fried") and
+candidates give the name in full ("Sam Bankman-Fried"), the cheapest of those
+goes in whole and selection runs again (`full_names.shortened_name`, where it is
+measured).
 
 Answers covered (`enable_answers_first`, off by default): when the packet the
 greedy fill chose carries none of the passages asserting one of the two answers
@@ -121,6 +127,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from packer.answers import Answer, distinct_answers, opposite_sides, positions
+from packer.full_names import shortened_name
 from packer.packet import Packet, Unit
 
 PAIR_RANKS = 3
@@ -276,6 +283,22 @@ def uncovered_answers(state: Packet) -> list[Answer]:
         for a in found[:ANSWERS_COVERED]
         if len(a.carriers) >= LEAST_CARRIERS and not state.taken.intersection(a.carriers)
     ]
+
+
+_PERSON_ASKED = frozenset(("who", "whom", "whose"))
+"""Question words asking a person, whose name a passage may give in short form ("where"
+asks a place, named in full)."""
+
+
+def name_in_full(state: Packet) -> list[Answer]:
+    """For a question asking a name, the full form of the name the packet gives only in
+    short form, as an answer to cover (`full_names.shortened_name`)."""
+    asked = f" {state.policy.question} "
+    if state.policy.answer_kind != "name" or not any(f" {w} " in asked for w in _PERSON_ASKED):
+        return []
+    shown = [state.shown_text(i) for i in state.chosen]
+    found = shortened_name(state.records, shown, state.policy.question_terms, state.memos)
+    return [found] if found is not None else []
 
 
 def answers_first(state: Packet, answers: Sequence[Answer]) -> None:

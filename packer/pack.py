@@ -306,6 +306,7 @@ def _policy(kept: list[Evidence], frame: _Frame, widest: str, as_of: datetime) -
                 ("pairs", config.enable_pairs_first),
                 ("sides", config.enable_sides_first),
                 ("answers", config.enable_answers_first),
+                ("names", config.enable_full_names),
             )
             if on
         ),

@@ -60,9 +60,10 @@ class SelectionPolicy:
     named_days: frozenset[tuple[int | None, int, int]] = frozenset()
     """Days the question names (`named_days`)."""
     calibrated_relevance: bool = True
-    first: frozenset[str] = frozenset()
-    """Admissions before the relevance fill (`packer.first`): `pairs`, `sides`, `answers`."""
     """Relevance by rank and share of the top score (`relevance.calibrated`), not min-max."""
+    first: frozenset[str] = frozenset()
+    """Admissions before the relevance fill (`packer.first`): `pairs`, `sides`, `answers`,
+    `names` (the answer's name in full)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +373,12 @@ class Packet:
         tokens = self.costs.exact(index, text[start:end])  # cached by the fit test
         held_terms = frozenset().union(*held[first : last + 1]) - _ANSWERS
         return Unit((start, end), tokens, held_terms)
+
+    def shown_text(self, index: int) -> str:
+        """What the packet shows of item `index`: its unit, or its whole text."""
+        text = self.records[index].text
+        span = self.units.get(index)
+        return text if span is None else text[span[0] : span[1]]
 
     def reason_left_out(self, index: int) -> ExclusionReason:
         budget = self.policy.evidence_budget

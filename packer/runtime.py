@@ -3,7 +3,7 @@
 Retrieval returns the same passages to many questions, so packing remembers
 what it computed per distinct text: token counts (in the `TokenCounter`),
 the facts of a text, its sentences, statements and negated statements, its typed
-claims, the link key of a title; and what depends on the config alone: the MinHash
+claims and names, the link key of a title; and what depends on the config alone: the MinHash
 LSH bands and permutations (`packer.sketch`). Those memos
 live here, as instance caches, and nowhere else in `packer/`:
 
@@ -25,12 +25,12 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 
 from packer.layout import PromptLayout
-from packer.records import TextFacts, text_facts
+from packer.records import TextFacts, canonical_words, text_facts
 from packer.sketch import Permutations, lsh_bands, permutations
 from packer.statements import Statement, Statements, negated_statements_of, statements_of
 from packer.subjects import title_key
 from packer.tokens import TokenCounter
-from packer.typed_claims import SentenceClaims, claims_of
+from packer.typed_claims import Name, SentenceClaims, claims_of, name_runs
 from packer.units import Sentence, sentences_of
 
 TEXT_FACTS_ENTRIES = 32_768
@@ -54,6 +54,7 @@ class Memos:
         self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
             TYPED_CLAIMS_ENTRIES
         )(claims_of)
+        self.names: Callable[[str], tuple[Name, ...]] = lru_cache(TYPED_CLAIMS_ENTRIES)(self._names)
         self.statements: Callable[[str], Statements] = lru_cache(STATEMENTS_ENTRIES)(
             self._statements
         )
@@ -64,6 +65,13 @@ class Memos:
             lsh_bands
         )
         self.permutations: Callable[[int], Permutations] = lru_cache(CONFIG_ENTRIES)(permutations)
+
+    def _names(self, text: str) -> tuple[Name, ...]:
+        """The names of a text read as one run of words (`typed_claims.name_runs` over the
+        whole text, not sentence by sentence as its typed claims do: a fifth of their
+        cost). A run may then span a sentence's end ("in New York. Unlike ..."), and
+        only the text's first word counts as a sentence's opening."""
+        return name_runs(canonical_words(text, fold=False), self.text_facts(text).canonical_words)
 
     def _statements(self, text: str) -> Statements:
         return statements_of(text, self.sentences(text))

@@ -74,7 +74,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from packer.answers import Answer
-from packer.first import answers_first, pairs_first, sides_first, uncovered_answers
+from packer.first import (
+    answers_first,
+    name_in_full,
+    pairs_first,
+    sides_first,
+    uncovered_answers,
+)
 from packer.layout import BlockCosts
 from packer.packet import Packet, SelectionPolicy, Unit
 from packer.records import Evidence
@@ -139,10 +145,11 @@ def select(
         return state
 
     state = run(())
-    if "answers" in policy.first:
-        missing = uncovered_answers(state)
-        if missing:
-            state = run(missing)
+    missing = uncovered_answers(state) if "answers" in policy.first else []
+    if "names" in policy.first:
+        missing += name_in_full(state)
+    if missing:
+        state = run(missing)
     left_out = {i: state.reason_left_out(i) for i in range(len(records)) if i not in state.taken}
     block_tokens = {i: state.tokens[i] for i in state.chosen}
     return Selection(state.chosen, left_out, state.units, block_tokens)

@@ -13,6 +13,7 @@ what it measured, is `packer.slot_conflicts`.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, name_words
@@ -85,7 +86,7 @@ class SentenceClaims:
     names: frozenset[str]
     """Words written capitalized past the sentence's first (folded): names."""
     named: tuple[Name, ...]
-    """The runs of capitalized words (`_name_runs`), left to right."""
+    """The runs of capitalized words (`name_runs`), left to right."""
 
 
 def _month(word: str) -> int | None:
@@ -154,7 +155,7 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
     return tuple(numbers), tuple(dates)
 
 
-def _name_runs(cased: list[str], words: list[str]) -> tuple[Name, ...]:
+def name_runs(cased: Sequence[str], words: Sequence[str]) -> tuple[Name, ...]:
     """Runs of capitalized words, stopwords left out ("The Hague" is "hague"): a run
     at the sentence's start needs two words (its first word is capitalized anyway).
     Read from the sentence's cased canonical words, which `words` (the folded
@@ -183,6 +184,6 @@ def claims_of(text: str) -> tuple[SentenceClaims, ...]:
         words = canonical_words(sentence)
         cased = canonical_words(sentence, fold=False)
         numbers, dates = _read(words)
-        named = _name_runs(cased, words)
+        named = name_runs(cased, words)
         out.append(SentenceClaims(tuple(words), done, numbers, dates, name_words(cased), named))
     return tuple(out)

@@ -214,6 +214,7 @@ class PackingConfig(_Config):
     enable_pairs_first: bool = True
     enable_sides_first: bool = True
     enable_answers_first: bool = False
+    enable_full_names: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> "PackingConfig":

@@ -56,6 +56,8 @@ WORDS = (
     "  ",
     "\u200b",
     "<|endoftext|>",
+    "Bankman-Fried",
+    "Sam Bankman-Fried",
 )
 
 
@@ -235,7 +237,11 @@ _TENANT = st.sampled_from(TENANTS)
 _REQUEST_NUMBER = st.integers(0, 999)
 _USER = st.sampled_from(USERS)
 _CLEARANCE = st.sampled_from(["public", "internal", "internal", "restricted"])
-_QUESTION = st.one_of(texts(), markup.filter(str.strip), naming_publishers())
+_QUESTION = st.one_of(
+    texts(), markup.filter(str.strip), naming_publishers(), st.builds("Who {}?".format, texts())
+)
+"""Any words, markup, a question naming publishers, or one asking who (whose answer's
+name the packet may give only in short form: `packer.full_names`)."""
 _FACET_LISTS = facet_lists()
 _AS_OF_MONTHS = st.sampled_from([0, 2, 4, 7, 7, 7, 7])
 _ONE_IN_4 = st.integers(0, 3)

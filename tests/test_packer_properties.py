@@ -39,6 +39,7 @@ configs = st.builds(
     enable_pairs_first=st.booleans(),
     enable_sides_first=st.booleans(),
     enable_answers_first=st.booleans(),
+    enable_full_names=st.booleans(),
 )
 
 

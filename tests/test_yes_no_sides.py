@@ -2,13 +2,14 @@
 questions whose passages argue a side mostly in their own words, so that no sentence
 holds two thirds of the question's terms and no side is read (`answers.positions`)."""
 
+import json
 from collections import Counter
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.yes_no_sides import BUDGETS, gap_closed, load, measure
+from benchmarks.yes_no_sides import BUDGETS, gap_closed, load, main, measure, report_section
 from packer import Catalog, PackerRuntime, pack_request
 from packer.answers import positions
 from packer.first import FEW_CANDIDATES
@@ -49,6 +50,22 @@ def test_sides_written_in_other_words_each_get_a_whole_passage():
         gap = gap_closed(on, budget)
         assert gap is None or gap >= 0.5, (budget, on)
     assert off["ours"][BUDGETS[0]] < on["ours"][BUDGETS[0]]
+
+
+def test_the_run_writes_its_figures_for_the_report(tmp_path):
+    """`make eval` writes the figures; the report shows each budget's shares and gap; a
+    variant (`--set`) is printed only, never passed off as the defaults' figures."""
+    out = tmp_path / "yes_no_sides.json"
+    assert main(["--budgets", "150", "300", "--orders", "2", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert [r["budget"] for r in result["rows"]] == [150, 300] and result["orders"] == 2
+    row = result["rows"][0]
+    assert 0.0 <= row["naive"] <= row["oracle"] <= 1.0
+    text = "\n".join(report_section(result))
+    assert f"| 150 | {row['naive']} | {row['ours']} | {row['oracle']} |" in text
+    variant = tmp_path / "variant.json"
+    args = ["--budgets", "150", "--orders", "1", "--out", str(variant)]
+    assert main([*args, "--set", "enable_sides_first=false"]) == 0 and not variant.exists()
 
 
 NUCLEAR = next(q for q in load() if q.question == "Is nuclear power safe?")
