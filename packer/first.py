@@ -291,7 +291,7 @@ asks a place, named in full)."""
 
 
 def name_in_full(state: Packet) -> list[Answer]:
-    """For a question asking a name, the full form of the name the packet gives only in
+    """For a question asking who, the full form of the name the packet shows only in
     short form, as an answer to cover (`full_names.shortened_name`)."""
     asked = f" {state.policy.question} "
     if state.policy.answer_kind != "name" or not any(f" {w} " in asked for w in _PERSON_ASKED):

@@ -68,9 +68,10 @@ class Memos:
 
     def _names(self, text: str) -> tuple[Name, ...]:
         """The names of a text read as one run of words (`typed_claims.name_runs` over the
-        whole text, not sentence by sentence as its typed claims do: a fifth of their
-        cost). A run may then span a sentence's end ("in New York. Unlike ..."), and
-        only the text's first word counts as a sentence's opening."""
+        whole text, not sentence by sentence as its typed claims do: 39 against 85 us an
+        encyclopedia paragraph, 12 against 18 a news fact). A run may then span a
+        sentence's end ("in New York. Unlike ..."), and only the text's first word
+        counts as a sentence's opening."""
         return name_runs(canonical_words(text, fold=False), self.text_facts(text).canonical_words)
 
     def _statements(self, text: str) -> Statements:
