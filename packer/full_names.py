@@ -54,9 +54,9 @@ def names_in(text: str, asked: frozenset[str], memos: Memos, inner: bool = False
     """The names a text holds that share no word with the question (`asked`); with
     `inner`, only those not opening the text."""
     return {
-        n.words
-        for n in memos.names(text)
-        if asked.isdisjoint(n.words) and not (inner and n.at == 0)
+        words
+        for words, at in memos.names(text)
+        if asked.isdisjoint(words) and not (inner and at == 0)
     }
 
 

@@ -25,12 +25,12 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 
 from packer.layout import PromptLayout
-from packer.records import TextFacts, canonical_words, text_facts
+from packer.records import TextFacts, folded_form, text_facts
 from packer.sketch import Permutations, lsh_bands, permutations
 from packer.statements import Statement, Statements, negated_statements_of, statements_of
 from packer.subjects import title_key
 from packer.tokens import TokenCounter
-from packer.typed_claims import Name, SentenceClaims, claims_of, name_runs
+from packer.typed_claims import SentenceClaims, claims_of, name_spans
 from packer.units import Sentence, sentences_of
 
 TEXT_FACTS_ENTRIES = 32_768
@@ -54,7 +54,9 @@ class Memos:
         self.typed_claims: Callable[[str], tuple[SentenceClaims, ...]] = lru_cache(
             TYPED_CLAIMS_ENTRIES
         )(claims_of)
-        self.names: Callable[[str], tuple[Name, ...]] = lru_cache(TYPED_CLAIMS_ENTRIES)(self._names)
+        self.names: Callable[[str], list[tuple[tuple[str, ...], int]]] = lru_cache(
+            TYPED_CLAIMS_ENTRIES
+        )(self._names)
         self.statements: Callable[[str], Statements] = lru_cache(STATEMENTS_ENTRIES)(
             self._statements
         )
@@ -66,13 +68,13 @@ class Memos:
         )
         self.permutations: Callable[[int], Permutations] = lru_cache(CONFIG_ENTRIES)(permutations)
 
-    def _names(self, text: str) -> tuple[Name, ...]:
-        """The names of a text read as one run of words (`typed_claims.name_runs` over the
+    def _names(self, text: str) -> list[tuple[tuple[str, ...], int]]:
+        """The names of a text read as one run of words (`typed_claims.name_spans` over the
         whole text, not sentence by sentence as its typed claims do: 39 against 85 us an
         encyclopedia paragraph, 12 against 18 a news fact). A run may then span a
         sentence's end ("in New York. Unlike ..."), and only the text's first word
         counts as a sentence's opening."""
-        return name_runs(canonical_words(text, fold=False), self.text_facts(text).canonical_words)
+        return name_spans(folded_form(text, fold=False), self.text_facts(text).canonical)
 
     def _statements(self, text: str) -> Statements:
         return statements_of(text, self.sentences(text))

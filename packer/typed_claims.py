@@ -14,9 +14,11 @@ what it measured, is `packer.slot_conflicts`.
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, name_words
+from packer.native import kernels
+from packer.records import MONTHS, STOPWORDS, SYMBOLS, canonical_words, name_words, scan_words
 from packer.units import bounds_of
 
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
@@ -155,25 +157,53 @@ def _read(words: list[str]) -> tuple[tuple[Quantity, ...], tuple[Date, ...]]:
     return tuple(numbers), tuple(dates)
 
 
-def name_runs(cased: Sequence[str], words: Sequence[str]) -> tuple[Name, ...]:
-    """Runs of capitalized words, stopwords left out ("The Hague" is "hague"): a run
-    at the sentence's start needs two words (its first word is capitalized anyway).
-    Read from the sentence's cased canonical words, which `words` (the folded
-    ones) align with; none when the folding changed the word count (a ligature)."""
+def capital_runs(
+    cased: Sequence[str] | str, words: Sequence[str] | str, stopwords: AbstractSet[str]
+) -> list[tuple[tuple[str, ...], int]]:
+    """Runs of capitalized words (two characters or more, the first upper case) of the
+    `cased` words (or of the cased text they are scanned from, `records.scan_words`),
+    each as its folded `words` (or the canonical form they are joined in by single
+    spaces) not in `stopwords` (a run left empty is none) with its first index: a run
+    at index 0 needs two words. None when the two differ in length (in C when built,
+    `_native.capital_runs`, where texts make no str but for a run's words)."""
+    if isinstance(cased, str):
+        cased = scan_words(cased)
+    if isinstance(words, str):
+        words = words.split(" ") if words else []
     if len(cased) != len(words):
-        return ()
+        return []
     capital = [i for i, w in enumerate(cased) if len(w) > 1 and w[0].isupper()]
-    runs: list[Name] = []
+    runs: list[tuple[tuple[str, ...], int]] = []
     start = last = -2
     for i in [*capital, -2]:  # the sentinel closes the last run
         if i == last + 1:
             last = i
             continue
-        named = tuple(w for w in words[start : last + 1] if w not in STOPWORDS)
+        named = tuple(w for w in words[start : last + 1] if w not in stopwords)
         if start >= 0 and named and last > 0:  # a run at the start needs two words
-            runs.append(Name(named, start))
+            runs.append((named, start))
         start = last = i
-    return tuple(runs)
+    return runs
+
+
+_capital_runs = kernels.capital_runs if kernels else capital_runs
+
+
+def name_spans(
+    cased: Sequence[str] | str, words: Sequence[str] | str
+) -> list[tuple[tuple[str, ...], int]]:
+    """Runs of capitalized words, stopwords left out ("The Hague" is "hague"), each with
+    the index it starts at: a run at the sentence's start needs two words (its first
+    word is capitalized anyway). Read from the sentence's cased canonical words (or the
+    cased text they are scanned from), which `words` (the folded ones, or their
+    canonical form) align with; none when the folding changed the word count (a
+    ligature). Plain pairs, for a memo of many texts (a `Name` costs more to make)."""
+    return _capital_runs(cased, words, STOPWORDS)
+
+
+def name_runs(cased: Sequence[str], words: Sequence[str]) -> tuple[Name, ...]:
+    """`name_spans` as `Name`s."""
+    return tuple(Name(named, at) for named, at in name_spans(cased, words))
 
 
 def claims_of(text: str) -> tuple[SentenceClaims, ...]:

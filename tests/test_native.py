@@ -1,14 +1,14 @@
 """The C kernels of the canonical form return what their pure-Python twins return.
 
-`packer/_native.c` replaces eleven functions on the packing path (`scan_words`,
+`packer/_native.c` replaces twelve functions on the packing path (`scan_words`,
 `text_words`, `word_count` of `packer.records`, `sentence_bounds` of
 `packer.units`, `sentence_words` of `packer.statements`, `minhash` of `packer.sketch`,
 `shared_openings` of `packer.reprint_pairs`, `shared_words` and `alignment` of
 `packer.reprints`, `word_postings` of `packer.polarity`, `contained` of
-`packer.records`); packing output must not depend on whether a C compiler was
-present at install. The twins are compared over generated texts (the characters the
-rules turn on, and any Unicode), and every code point is classified in each context a
-rule looks at.
+`packer.records`, `capital_runs` of `packer.typed_claims`); packing output must not
+depend on whether a C compiler was present at install. The twins are compared over
+generated texts (the characters the rules turn on, and any Unicode), and every code
+point is classified in each context a rule looks at.
 """
 
 import sys
@@ -28,6 +28,7 @@ from packer import (  # needs a build
     reprints,
     sketch,
     statements,
+    typed_claims,
     units,
 )
 from packer.native import kernels
@@ -357,6 +358,75 @@ def test_contained_finds_every_term_where_it_stands() -> None:
         _native.Terms(frozenset({"a"})).found_in(b"a")
 
 
+CASED_WORDS = st.sampled_from(
+    ["Sam", "sam", "The", "the", "A", "a", "ÉCOLE", "ǅungla", "İlker", "ß", "Ω", "ω", "1990", "_X",
+     "\u2160x", "x", "Of", "of", "\U0001d400b", ""]
+)  # fmt: skip
+"""Words a capital run turns on: upper case first or not, one character or more, titlecase
+ǅ (no upper case), a Roman numeral (a letter number), a mathematical capital, stopwords
+written either way, the empty word."""
+
+
+@settings(max_examples=3000)
+@given(st.lists(CASED_WORDS, max_size=20), st.integers(-1, 1), st.sampled_from("ltj"))
+def test_capital_runs_equal_the_python_twin(cased: list, misalign: int, form: str) -> None:
+    """Folded as written (stopwords then drop out), or one word more or fewer than the
+    cased words (no run at all); as lists, tuples, or the folded words joined by spaces
+    (an empty word among them splits as `str.split(" ")` splits it)."""
+    words = [w.lower() for w in cased]
+    if misalign > 0:
+        words = [*words, "x"]
+    elif misalign < 0:
+        words = words[:-1]
+    first, second = {
+        "l": (cased, words), "t": (tuple(cased), tuple(words)), "j": (cased, " ".join(words))
+    }[form]  # fmt: skip
+    stop = records.STOPWORDS
+    assert _native.capital_runs(first, second, stop) == typed_claims.capital_runs(
+        first, second, stop
+    )
+
+
+@settings(max_examples=2000)
+@given(TEXTS)
+def test_capital_runs_of_a_cased_text_equal_the_python_twin(text: str) -> None:
+    """Given the cased text rather than its words, and the canonical form rather than
+    the folded words: the runs of the words' lists."""
+    cased = records.folded_form(text, fold=False)
+    words = records.canonical_words(text)
+    joined = records.text_facts(text).canonical
+    stop = records.STOPWORDS
+    expected = typed_claims.capital_runs(records.scan_words(cased), words, stop)
+    assert typed_claims.capital_runs(cased, joined, stop) == expected
+    assert _native.capital_runs(cased, words, stop) == expected
+    assert _native.capital_runs(cased, joined, stop) == expected
+
+
+def test_capital_runs_of_every_code_point_equal_the_python_twin() -> None:
+    """Every code point opening a two-character word: upper case as `str.isupper` reads it."""
+    for first, text in _every_code_point_in("{c}x"):
+        cased = text.split("|")
+        words = [f"w{i}" for i in range(len(cased))]
+        assert _native.capital_runs(cased, words, frozenset()) == typed_claims.capital_runs(
+            cased, words, frozenset()
+        ), first
+
+
+def test_capital_runs_refuse_what_they_cannot_read() -> None:
+    with pytest.raises(TypeError):
+        _native.capital_runs(["Sam"], ["sam"], ["the"])
+    with pytest.raises(TypeError):
+        _native.capital_runs(["Sam", 1], ["sam", "x"], frozenset())
+    with pytest.raises(TypeError):
+        _native.capital_runs(3, [], frozenset())
+    with pytest.raises(TypeError):
+        _native.capital_runs(["Sam"], ["sam"])
+    with pytest.raises(TypeError):
+        _native.capital_runs("Sam", [1], frozenset())
+    with pytest.raises(TypeError):
+        _native.capital_runs("Sam", b"sam", frozenset())
+
+
 def test_the_kernel_symbols_are_the_canonical_symbols() -> None:
     assert _native.SYMBOLS == records.SYMBOLS
 
@@ -384,6 +454,7 @@ def test_packing_without_the_kernels_gives_the_same_prompt(monkeypatch: pytest.M
     monkeypatch.setattr(packet, "term_search", records.TermSearch)
     monkeypatch.setattr(polarity, "term_search", records.TermSearch)
     monkeypatch.setattr(polarity, "_word_postings", polarity.word_postings)
+    monkeypatch.setattr(typed_claims, "_capital_runs", typed_claims.capital_runs)
     result = golden._pack()  # a new runtime: no memo of the kernels' results
     prompt = "\n\n".join(f"### {m.role}\n{m.content}" for m in result.prompt.messages) + "\n"
     assert prompt == (golden.GOLDEN / "prompt.txt").read_text()
