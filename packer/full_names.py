@@ -14,25 +14,26 @@ longer form of "FTX"). Names are read from a text's canonical words as one run
 answer to cover (`first.answers_first`: selection runs again with the cheapest
 of them first).
 
-Measured on the full visible sets at 150/256/512/1024 against the rule off: a
-passage holding the answer packed whole (`benchmarks.quality`, `answer_passage`:
-MultiHop-RAG's inference queries, whose answer is a name) on `multihop_rag-50`
-75.5/92.1/97.1/98.6 -> 88.5/96.4/97.1/98.6 (gap to the oracle that packs those
-passages first closed 0.23/0.68 -> 0.64/0.85), MultiHop-RAG 92.9 -> 94.7 at 150;
-the primary metrics: every evidence fact of `multihop_rag-50` -0.6/-0.7 at
-150/256 (the full name takes a fact's room), MultiHop-RAG -0.2 at 150, HotpotQA,
-ConflictNQ and RAMDocs -0.2 in one cell each, every other cell unchanged. On
-the speed bench (17% of its questions ask who) it costs about 6 us a candidate
-cold, 1 warm. Rejected: a name one packed passage mentions (answer passage
-91.4/97.1 at 150/256, but RAMDocs and ConflictNQ -0.4 at 256); "where"
-questions as well (89.2/97.1, the same other cells, a fifth more requests
-read); names read sentence by sentence from the typed claims (the same
-MultiHop-RAG cells, 7.1 against 5.6 us a candidate cold); the first of several
-equally mentioned names alone ("FTX" beside "Bankman-Fried", both in three
-passages: the longer form of each is sought, the most carried kept); the
-carrier best by utility per token instead of the cheapest (the same cells); a
-carrier admitted only in the room the fill left (the fill leaves none for a
-whole passage: no cell moved).
+Measured on the full visible sets at 150/256/512/1024/2048 against the rule off
+(`make eval`, ablation `no-full-names`): a passage holding the answer packed whole
+(`benchmarks.quality`, `answer_passage`: MultiHop-RAG's inference queries, whose
+answer is a name) on `multihop_rag-50` 75.5/92.1 -> 88.5/96.4 at 150/256 (gap to the
+oracle that packs those passages first closed 0.23/0.68 -> 0.64/0.85), MultiHop-RAG
+92.9 -> 94.7 at 150; the primary metrics: every evidence fact of `multihop_rag-50`
+-0.6/-0.7 at 150/256 (the full name takes a fact's room), MultiHop-RAG -0.2 at 150,
+HotpotQA -0.2 at 256 and 512, hotpotqa-notitle -0.2 at 512, ConflictNQ -0.2 at 256,
+RAMDocs -0.2 at 150 (one question each), every other cell unchanged. On the speed
+bench (17% of its questions ask who) it costs about 3 us a candidate cold (4%), 1.3
+warm (3%), most of it reading names (`Memos.names`, in C). Rejected: a name one
+packed passage mentions (answer passage 91.4/97.1 at 150/256, but RAMDocs and
+ConflictNQ -0.4 at 256); "where" questions as well (89.2/97.1, the same other
+cells, a fifth more requests read); names read sentence by sentence from the
+typed claims (the same MultiHop-RAG cells, 7.1 against 5.6 us a candidate cold in
+Python); the first of several equally mentioned names alone ("FTX" beside
+"Bankman-Fried", both in three passages: the longer form of each is sought, the
+most carried kept); the carrier best by utility per token instead of the
+cheapest (the same cells); a carrier admitted only in the room the fill left (the
+fill leaves none for a whole passage: no cell moved).
 """
 
 from collections import Counter
