@@ -128,20 +128,26 @@ def gaps(
     return out
 
 
+def _gap_target(name: str, cells: Sequence[Row]) -> Target:
+    """One set's gap target over its cells: met when every cell where the gap is judged
+    closes `GAP_GOAL` of it; not measured when none is judged."""
+    judged = [c for c in cells if c["closed"] is not None]
+    if not judged:
+        return Target(name, None, "no budget with a gap to judge" if cells else "")
+    detail = ", ".join(f"{c['budget']}: {c['closed']}" for c in judged)
+    return Target(name, all(c["closed"] >= GAP_GOAL for c in judged), detail)
+
+
 def gap_closed(rows: Sequence[Row]) -> list[Target]:
     """Gap closed >= 0.5 per dataset at every budget where the gap is judged."""
-    out = []
     cells = gaps(rows)
-    for dataset in dict.fromkeys(r["dataset"] for r in rows if r["packer"] == OURS):
-        mine = [c for c in cells if c["dataset"] == dataset]
-        judged = [c for c in mine if c["closed"] is not None]
-        name = f"{dataset}: gap to the oracle closed >= {GAP_GOAL} where it exceeds {GAP_POINTS:g}"
-        if not judged:
-            out.append(Target(name, None, "no budget with a gap to judge" if mine else ""))
-            continue
-        detail = ", ".join(f"{c['budget']}: {c['closed']}" for c in judged)
-        out.append(Target(name, all(c["closed"] >= GAP_GOAL for c in judged), detail))
-    return out
+    return [
+        _gap_target(
+            f"{dataset}: gap to the oracle closed >= {GAP_GOAL} where it exceeds {GAP_POINTS:g}",
+            [c for c in cells if c["dataset"] == dataset],
+        )
+        for dataset in dict.fromkeys(r["dataset"] for r in rows if r["packer"] == OURS)
+    ]
 
 
 ANSWER_ORACLE = "oracle-answer"
@@ -151,20 +157,15 @@ ANSWER_ORACLE = "oracle-answer"
 def answer_passage_gap(rows: Sequence[Row]) -> list[Target]:
     """The held-out news QA set's own measure on the visible news sets: a passage holding
     the answer packed whole, gap to `ANSWER_ORACLE` closed >= 0.5 where it is judged."""
-    out = []
     cells = gaps(rows, metric="answer_passage", oracle=ANSWER_ORACLE)
-    for dataset in dict.fromkeys(c["dataset"] for c in cells):
-        judged = [c for c in cells if c["dataset"] == dataset and c["closed"] is not None]
-        name = (
+    return [
+        _gap_target(
             f"{dataset}: a passage holding the answer packed whole, gap to {ANSWER_ORACLE}"
-            f" closed >= {GAP_GOAL} where it exceeds {GAP_POINTS:g}"
+            f" closed >= {GAP_GOAL} where it exceeds {GAP_POINTS:g}",
+            [c for c in cells if c["dataset"] == dataset],
         )
-        if not judged:
-            out.append(Target(name, None, "no budget with a gap to judge"))
-            continue
-        detail = ", ".join(f"{c['budget']}: {c['closed']}" for c in judged)
-        out.append(Target(name, all(c["closed"] >= GAP_GOAL for c in judged), detail))
-    return out
+        for dataset in dict.fromkeys(c["dataset"] for c in cells)
+    ]
 
 
 def not_below_naive_exact(rows: Sequence[Row]) -> list[Target]:

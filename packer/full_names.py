@@ -98,6 +98,6 @@ def shortened_name(
     if not carriers:
         return None
     full = max(carriers, key=lambda n: (len(carriers[n]), -carriers[n][0]))
-    if any(_ends_with(n, full) for text in shown for n in names_in(text, asked, memos)):
+    if any(_ends_with(n, full) for n in mentioned):  # a shown text gives it already
         return None
     return Answer(" ".join(full), tuple(carriers[full]))
